@@ -1,0 +1,199 @@
+//! [`Gpu`]: a device, its context, a stream, and the lab's PTX module loaded on it.
+
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits, sys,
+};
+use cudarc::nvrtc::Ptx;
+
+use crate::error::{DriverContext, Error, Result};
+use crate::ptx;
+
+/// One CUDA device with the lab's kernels loaded: context, a stream of its own, and the module
+/// built from the PTX for the highest architecture not above the device's compute capability.
+///
+/// Cheap to clone (reference-counted); [`Gpu::with_new_stream`] gives an independent stream on
+/// the same context and module, for concurrent users.
+#[derive(Clone, Debug)]
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    ptx_arch: u32,
+}
+
+impl Gpu {
+    /// Whether an NVIDIA driver (`libcuda`) can be loaded on this machine.
+    pub fn driver_available() -> bool {
+        // SAFETY: only tries to dlopen the driver library; no CUDA call is made.
+        unsafe { sys::is_culib_present() }
+    }
+
+    /// Number of CUDA devices, or [`Error::NoDriver`].
+    pub fn device_count() -> Result<usize> {
+        if !Self::driver_available() {
+            return Err(Error::NoDriver);
+        }
+        Ok(CudaContext::device_count().during("counting CUDA devices")? as usize)
+    }
+
+    /// Opens device `device` (0-based) and loads the PTX.
+    ///
+    /// # Errors
+    /// [`Error::NoDriver`], [`Error::DeviceOutOfRange`], [`Error::NoCompatiblePtx`] (device
+    /// older than every embedded architecture), [`Error::Driver`] (context creation or PTX JIT).
+    pub fn new(device: usize) -> Result<Self> {
+        let count = Self::device_count()?;
+        if device >= count {
+            return Err(Error::DeviceOutOfRange { device, count });
+        }
+        let ctx = CudaContext::new(device).during("creating the CUDA context")?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .during("reading the compute capability")?;
+        let (ptx_arch, text) =
+            ptx::for_compute_capability(major, minor).ok_or_else(|| Error::NoCompatiblePtx {
+                major,
+                minor,
+                built: ptx::built_archs(),
+            })?;
+        let module = ctx
+            .load_module(Ptx::from_src(text))
+            .during(format!("loading the sm_{ptx_arch} PTX"))?;
+        let stream = ctx.new_stream().during("creating a stream")?;
+        Ok(Self {
+            ctx,
+            stream,
+            module,
+            ptx_arch,
+        })
+    }
+
+    /// The same device and module with a new stream of its own.
+    pub fn with_new_stream(&self) -> Result<Self> {
+        Ok(Self {
+            stream: self.ctx.new_stream().during("creating a stream")?,
+            ..self.clone()
+        })
+    }
+
+    /// The CUDA context.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The stream every launcher of this handle uses.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The architecture of the PTX loaded (`90` for `sm_90`).
+    pub fn ptx_arch(&self) -> u32 {
+        self.ptx_arch
+    }
+
+    /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
+    pub fn name(&self) -> Result<String> {
+        self.ctx.name().during("reading the device name")
+    }
+
+    /// Compute capability `(major, minor)`.
+    pub fn compute_capability(&self) -> Result<(i32, i32)> {
+        self.ctx
+            .compute_capability()
+            .during("reading the compute capability")
+    }
+
+    /// Number of streaming multiprocessors.
+    pub fn sm_count(&self) -> Result<u32> {
+        let n = self
+            .ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .during("reading the multiprocessor count")?;
+        Ok(n as u32)
+    }
+
+    /// Maximum resident threads per multiprocessor (2048 on Volta to Hopper).
+    pub fn max_threads_per_sm(&self) -> Result<u32> {
+        let n = self
+            .ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
+            .during("reading the threads per multiprocessor")?;
+        Ok(n as u32)
+    }
+
+    /// The kernel named `name` (an `.entry` of the PTX).
+    pub fn function(&self, name: &str) -> Result<CudaFunction> {
+        self.module
+            .load_function(name)
+            .during(format!("looking up kernel {name}"))
+    }
+
+    /// Copies `data` to the device.
+    pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<CudaSlice<T>> {
+        self.stream.clone_htod(data).during("copying to the device")
+    }
+
+    /// A device buffer of `len` elements, every one set to `poison` (so an element a kernel
+    /// forgets to write is caught by the comparison with the reference).
+    pub fn poisoned<T: DeviceRepr + Clone>(&self, len: usize, poison: T) -> Result<CudaSlice<T>> {
+        self.upload(&vec![poison; len])
+    }
+
+    /// A zeroed device buffer of `len` elements.
+    pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
+        self.stream
+            .alloc_zeros(len)
+            .during("allocating device memory")
+    }
+
+    /// Copies a device buffer back to the host, waiting for the stream; `kernel` names the
+    /// work whose completion this waits for, so an error raised by it says which kernel failed.
+    pub fn download<T: DeviceRepr + Default + Clone>(
+        &self,
+        data: &CudaSlice<T>,
+        kernel: &str,
+    ) -> Result<Vec<T>> {
+        self.stream
+            .clone_dtoh(data)
+            .during(format!("{kernel} (running, or copying its result back)"))
+    }
+
+    /// Writes `data` at the start of the `__constant__` symbol `symbol` (CUDA's
+    /// `cudaMemcpyToSymbol`), through the driver's `cuModuleGetGlobal`.
+    ///
+    /// # Errors
+    /// [`Error::ConstantTooLarge`] if `data` is larger than the symbol; [`Error::Driver`] if the
+    /// module has no such symbol.
+    pub fn write_constant<T: DeviceRepr>(&self, symbol: &'static str, data: &[T]) -> Result<()> {
+        let mut global = self
+            .module
+            .get_global(symbol, &self.stream)
+            .during(format!("looking up __constant__ {symbol}"))?;
+        let requested = std::mem::size_of_val(data);
+        if requested > global.len() {
+            return Err(Error::ConstantTooLarge {
+                symbol,
+                capacity: global.len(),
+                requested,
+            });
+        }
+        // SAFETY: the view covers `requested` bytes of the symbol (checked above), reinterpreted
+        // as `data.len()` elements of `T`; `T: DeviceRepr` has no invalid bit patterns on device.
+        let mut typed =
+            unsafe { global.transmute_mut::<T>(data.len()) }.ok_or(Error::ConstantTooLarge {
+                symbol,
+                capacity: requested,
+                requested,
+            })?;
+        self.stream
+            .memcpy_htod(data, &mut typed)
+            .during(format!("writing __constant__ {symbol}"))
+    }
+
+    /// Waits until all work queued on this handle's stream has finished.
+    pub fn synchronize(&self, during: &str) -> Result<()> {
+        self.stream.synchronize().during(during.to_string())
+    }
+}

@@ -1,0 +1,101 @@
+//! Launch-configuration helpers shared by the launchers: grid sizing with validation, and the
+//! "grid x block" text the tables print.
+
+use cudarc::driver::LaunchConfig;
+
+use crate::error::{Error, Result};
+
+/// Largest `gridDim.x` CUDA allows (2^31 - 1).
+pub const MAX_GRID_X: u64 = (1 << 31) - 1;
+/// Largest number of threads in a block.
+pub const MAX_BLOCK_THREADS: u32 = 1024;
+
+/// Blocks of `per_block` elements needed to cover `n` elements: `ceil(n / per_block)`.
+///
+/// # Errors
+/// [`Error::InvalidLaunch`] if that exceeds [`MAX_GRID_X`] or `per_block` is 0.
+pub fn blocks_to_cover(kernel: &'static str, n: usize, per_block: u64) -> Result<u32> {
+    if per_block == 0 {
+        return Err(Error::InvalidLaunch {
+            kernel,
+            reason: "a block must cover at least one element".into(),
+        });
+    }
+    let blocks = (n as u64).div_ceil(per_block);
+    if blocks > MAX_GRID_X {
+        return Err(Error::InvalidLaunch {
+            kernel,
+            reason: format!(
+                "{n} elements need {blocks} blocks of {per_block}, more than the grid limit {MAX_GRID_X}"
+            ),
+        });
+    }
+    Ok(blocks as u32)
+}
+
+/// Checks a one-dimensional block size: `1..=1024`, and a multiple of `multiple_of` (e.g. 32
+/// for kernels that need whole warps).
+pub fn check_block(kernel: &'static str, block: u32, multiple_of: u32) -> Result<()> {
+    if block == 0 || block > MAX_BLOCK_THREADS || block % multiple_of.max(1) != 0 {
+        return Err(Error::InvalidLaunch {
+            kernel,
+            reason: format!(
+                "block of {block} threads: must be 1..={MAX_BLOCK_THREADS} and a multiple of {multiple_of}"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// A one-dimensional launch: `grid` blocks of `block` threads, `shared_mem_bytes` of dynamic
+/// shared memory.
+pub fn linear(grid: u32, block: u32, shared_mem_bytes: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes,
+    }
+}
+
+/// `"8 x 128"` for a 1D launch, `"(256,256) x (32,32)"` for a 2D one.
+pub fn describe(cfg: &LaunchConfig) -> String {
+    let dims = |(x, y, z): (u32, u32, u32)| match (y, z) {
+        (1, 1) => x.to_string(),
+        (_, 1) => format!("({x},{y})"),
+        _ => format!("({x},{y},{z})"),
+    };
+    format!("{} x {}", dims(cfg.grid_dim), dims(cfg.block_dim))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn covering_grids() {
+        assert_eq!(blocks_to_cover("k", 0, 256).unwrap(), 0);
+        assert_eq!(blocks_to_cover("k", 1, 256).unwrap(), 1);
+        assert_eq!(blocks_to_cover("k", 257, 256).unwrap(), 2);
+        assert!(blocks_to_cover("k", usize::MAX, 1).is_err());
+        assert!(blocks_to_cover("k", 5, 0).is_err());
+    }
+
+    #[test]
+    fn block_checks() {
+        assert!(check_block("k", 256, 32).is_ok());
+        assert!(check_block("k", 0, 1).is_err());
+        assert!(check_block("k", 2048, 1).is_err());
+        assert!(check_block("k", 48, 32).is_err());
+    }
+
+    #[test]
+    fn describes_launches() {
+        assert_eq!(describe(&linear(8, 128, 0)), "8 x 128");
+        let cfg = LaunchConfig {
+            grid_dim: (256, 256, 1),
+            block_dim: (32, 32, 1),
+            shared_mem_bytes: 0,
+        };
+        assert_eq!(describe(&cfg), "(256,256) x (32,32)");
+    }
+}

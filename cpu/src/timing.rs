@@ -1,0 +1,166 @@
+//! Timing with CUDA events, and the memcpy ceiling every bandwidth figure is judged against.
+//!
+//! Method: `warmup` untimed runs (module JIT, caches, clocks), then `reps` runs each between two
+//! events created with timing enabled, recorded on the same stream; the median is the figure
+//! reported, min and max show the spread. Bandwidth counts the bytes a kernel must move through
+//! DRAM (each input read once, each output written once) over the median time. Inputs are sized
+//! beyond the L2 cache (50 MB on an H100) by the callers that report bandwidth.
+
+use cudarc::driver::{CudaEvent, sys};
+
+use crate::context::Gpu;
+use crate::error::{DriverContext, Error, Result};
+
+/// Statistics of one timed operation, in milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timing {
+    /// Median of the timed repetitions.
+    pub median_ms: f64,
+    /// Fastest repetition.
+    pub min_ms: f64,
+    /// Slowest repetition.
+    pub max_ms: f64,
+    /// Number of timed repetitions.
+    pub reps: usize,
+}
+
+impl Timing {
+    /// Effective bandwidth in GB/s (10^9 bytes per second) for `bytes` moved per repetition,
+    /// at the median time.
+    pub fn gbps(&self, bytes: u64) -> f64 {
+        gbps(bytes, self.median_ms)
+    }
+
+    fn from_samples(mut samples: Vec<f64>) -> Self {
+        samples.sort_by(f64::total_cmp);
+        let n = samples.len();
+        let median = if n % 2 == 1 {
+            samples[n / 2]
+        } else {
+            (samples[n / 2 - 1] + samples[n / 2]) / 2.0
+        };
+        Self {
+            median_ms: median,
+            min_ms: samples[0],
+            max_ms: samples[n - 1],
+            reps: n,
+        }
+    }
+}
+
+/// `bytes / ms` in GB/s (10^9 bytes per second).
+pub fn gbps(bytes: u64, ms: f64) -> f64 {
+    bytes as f64 / (ms * 1e-3) / 1e9
+}
+
+fn timing_event(gpu: &Gpu) -> Result<CudaEvent> {
+    // `None` would create the event with timing disabled; elapsed time then fails.
+    gpu.context()
+        .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+        .during("creating a timing event")
+}
+
+/// Runs `work` (which queues GPU work on `gpu`'s stream) `warmup` times untimed, then `reps`
+/// times between CUDA events, and returns the statistics.
+///
+/// # Errors
+/// [`Error::InvalidInput`] if `reps` is 0; any error `work` returns; driver errors from the
+/// events (a kernel fault surfaces at the synchronisation, named `during`).
+pub fn time_gpu(
+    gpu: &Gpu,
+    during: &str,
+    warmup: usize,
+    reps: usize,
+    mut work: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
+    if reps == 0 {
+        return Err(Error::InvalidInput(
+            "at least one timed repetition is needed".into(),
+        ));
+    }
+    for _ in 0..warmup {
+        work()?;
+    }
+    gpu.synchronize(during)?;
+    let mut events = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let (start, end) = (timing_event(gpu)?, timing_event(gpu)?);
+        start.record(gpu.stream()).during("recording an event")?;
+        work()?;
+        end.record(gpu.stream()).during("recording an event")?;
+        events.push((start, end));
+    }
+    gpu.synchronize(during)?;
+    let samples = events
+        .iter()
+        .map(|(start, end)| {
+            start
+                .elapsed_ms(end)
+                .map(f64::from)
+                .during("reading an event time")
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Timing::from_samples(samples))
+}
+
+/// Bytes copied by the default [`memcpy_ceiling`]: 512 MiB, ten times an H100's L2.
+pub const CEILING_COPY_BYTES: usize = 512 << 20;
+
+/// The device-to-device copy bandwidth of this run: the ceiling for memory-bound kernels.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ceiling {
+    /// Bytes moved per copy, counting read plus written (twice the buffer size).
+    pub bytes_moved: u64,
+    /// Timing of the copy.
+    pub timing: Timing,
+    /// Bandwidth in GB/s at the median time.
+    pub gbps: f64,
+}
+
+impl Ceiling {
+    /// `gbps` as a percentage of this ceiling.
+    pub fn percent(&self, gbps: f64) -> f64 {
+        100.0 * gbps / self.gbps
+    }
+}
+
+/// Times a device-to-device `cuMemcpyDtoDAsync` of `bytes` bytes (`cudaMemcpy` D2D), the
+/// ceiling reported beside every kernel's bandwidth.
+pub fn memcpy_ceiling(gpu: &Gpu, bytes: usize, warmup: usize, reps: usize) -> Result<Ceiling> {
+    let words = bytes / 4;
+    let src = gpu.zeros::<u32>(words)?;
+    let mut dst = gpu.zeros::<u32>(words)?;
+    let timing = time_gpu(gpu, "device-to-device memcpy", warmup, reps, || {
+        gpu.stream()
+            .memcpy_dtod(&src, &mut dst)
+            .during("device-to-device memcpy")
+    })?;
+    let bytes_moved = 2 * (words as u64) * 4;
+    Ok(Ceiling {
+        bytes_moved,
+        timing,
+        gbps: timing.gbps(bytes_moved),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_min_max() {
+        let t = Timing::from_samples(vec![3.0, 1.0, 2.0]);
+        assert_eq!(
+            (t.median_ms, t.min_ms, t.max_ms, t.reps),
+            (2.0, 1.0, 3.0, 3)
+        );
+        let t = Timing::from_samples(vec![4.0, 1.0, 2.0, 3.0]);
+        assert_eq!(t.median_ms, 2.5);
+    }
+
+    #[test]
+    fn bandwidth_units() {
+        // 1 GB in 1 ms is 1000 GB/s.
+        assert!((gbps(1_000_000_000, 1.0) - 1000.0).abs() < 1e-9);
+    }
+}

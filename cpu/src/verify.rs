@@ -1,0 +1,146 @@
+//! Comparison of GPU output with the CPU reference.
+//!
+//! Integer results must match exactly. Float results are compared with `approx`'s
+//! `relative_eq!`, with an absolute floor and a relative bound that the caller scales with the
+//! work behind each element (number of roundings, magnitude of the terms). NaN never passes.
+
+use std::fmt::Debug;
+
+/// The first element where GPU and reference differ, and the worst error seen.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mismatch {
+    /// Index of the first element outside the tolerance.
+    pub index: usize,
+    /// GPU value there.
+    pub got: String,
+    /// Reference value there.
+    pub expected: String,
+    /// Number of elements outside the tolerance.
+    pub count: usize,
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} mismatching element(s), first at index {}: got {}, expected {}",
+            self.count, self.index, self.got, self.expected
+        )
+    }
+}
+
+/// Exact comparison; lengths must match (a length difference is reported at the shorter length).
+pub fn exact<T: PartialEq + Debug>(got: &[T], expected: &[T]) -> Result<(), Mismatch> {
+    if got.len() != expected.len() {
+        return Err(Mismatch {
+            index: got.len().min(expected.len()),
+            got: format!("{} elements", got.len()),
+            expected: format!("{} elements", expected.len()),
+            count: got.len().abs_diff(expected.len()),
+        });
+    }
+    let mut bad = got
+        .iter()
+        .zip(expected)
+        .enumerate()
+        .filter(|(_, (g, e))| g != e);
+    match bad.next() {
+        None => Ok(()),
+        Some((index, (g, e))) => Err(Mismatch {
+            index,
+            got: format!("{g:?}"),
+            expected: format!("{e:?}"),
+            count: 1 + bad.count(),
+        }),
+    }
+}
+
+/// Tolerance for comparing an `f32` result with an `f64` reference.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    /// Relative bound (`approx`'s `max_relative`).
+    pub relative: f64,
+    /// Absolute floor (`approx`'s `epsilon`), for values near zero.
+    pub absolute: f64,
+}
+
+impl Tolerance {
+    /// A bound for results of `roundings` successive `f32` roundings: `roundings * 2^-24`
+    /// relative, with `absolute` as the floor.
+    pub fn f32_roundings(roundings: usize, absolute: f64) -> Self {
+        Self {
+            relative: roundings.max(1) as f64 * f32::EPSILON as f64 / 2.0,
+            absolute,
+        }
+    }
+}
+
+/// Largest absolute difference between `got` and `expected` (NaN if any element is NaN).
+pub fn max_abs_error(got: &[f32], expected: &[f64]) -> f64 {
+    got.iter()
+        .zip(expected)
+        .map(|(&g, &e)| (g as f64 - e).abs())
+        .fold(0.0, |acc, d| {
+            if d.is_nan() || acc.is_nan() {
+                f64::NAN
+            } else {
+                acc.max(d)
+            }
+        })
+}
+
+/// Compares an `f32` GPU result with an `f64` reference within `tol`. NaN never matches.
+pub fn close(got: &[f32], expected: &[f64], tol: Tolerance) -> Result<(), Mismatch> {
+    if got.len() != expected.len() {
+        return exact(&vec![0u8; got.len()], &vec![0u8; expected.len()]);
+    }
+    let ok = |g: f32, e: f64| {
+        let g = g as f64;
+        !g.is_nan()
+            && approx::relative_eq!(g, e, epsilon = tol.absolute, max_relative = tol.relative)
+    };
+    let mut bad = got
+        .iter()
+        .zip(expected)
+        .enumerate()
+        .filter(|(_, (g, e))| !ok(**g, **e));
+    match bad.next() {
+        None => Ok(()),
+        Some((index, (g, e))) => Err(Mismatch {
+            index,
+            got: format!("{g:e}"),
+            expected: format!("{e:e}"),
+            count: 1 + bad.count(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_finds_first_and_counts() {
+        assert!(exact(&[1, 2, 3], &[1, 2, 3]).is_ok());
+        let m = exact(&[1, 9, 3, 8], &[1, 2, 3, 4]).unwrap_err();
+        assert_eq!((m.index, m.count), (1, 2));
+        assert!(exact(&[1, 2], &[1, 2, 3]).is_err());
+    }
+
+    #[test]
+    fn close_respects_tolerance_and_rejects_nan() {
+        let tol = Tolerance::f32_roundings(1, 0.0);
+        assert!(close(&[1.0, 2.0], &[1.0, 2.0], tol).is_ok());
+        assert!(close(&[1.0 + 1e-3], &[1.0], tol).is_err());
+        assert!(close(&[f32::NAN], &[1.0], tol).is_err());
+        assert!(close(&[1.0], &[1.0, 2.0], tol).is_err());
+        let loose = Tolerance::f32_roundings(100_000, 0.0);
+        assert!(close(&[1.0 + 1e-3], &[1.0], loose).is_ok());
+    }
+
+    #[test]
+    fn max_abs_error_is_nan_aware() {
+        assert_eq!(max_abs_error(&[1.0, 2.5], &[1.0, 2.0]), 0.5);
+        assert!(max_abs_error(&[f32::NAN], &[1.0]).is_nan());
+    }
+}

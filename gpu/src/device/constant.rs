@@ -1,0 +1,107 @@
+//! `__constant__` memory: a small read-only array in device memory, cached per SM and broadcast
+//! to a warp in one transaction when all its lanes read the same address.
+//!
+//! Declared once with [`constant_memory!`](crate::constant_memory), which works on both
+//! targets: the host sees the symbol name and size (to write it through the driver's
+//! `cuModuleGetGlobal`, CUDA's `cudaMemcpyToSymbol`), the device build also gets the PTX
+//! `.const` declaration and a `read` function.
+
+/// Declares a `__constant__` array shared by host and device.
+///
+/// `constant_memory!(pub C_COEFFICIENTS: [f32; 8]);` defines a unit struct `C_COEFFICIENTS` with
+/// - `SYMBOL`: the PTX symbol name (here `"C_COEFFICIENTS"`), for the host's symbol copy;
+/// - `LEN` (elements) and `BYTES` (size in bytes);
+/// - on the device, `C_COEFFICIENTS::read(i) -> f32`, a `ld.const` of element `i`
+///   (traps if `i >= LEN`).
+///
+/// Element types: `f32`, `i32`, `u32`, `f64`, `i64`, `u64`. Total constant memory per module is
+/// 64 KiB. The array starts zeroed when the module is loaded.
+#[macro_export]
+macro_rules! constant_memory {
+    ($(#[$meta:meta])* $vis:vis $name:ident : [$t:ty; $n:expr]) => {
+        $(#[$meta])*
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug)]
+        $vis struct $name;
+
+        impl $name {
+            /// PTX symbol name, for `cuModuleGetGlobal` (CUDA: `cudaMemcpyToSymbol`).
+            pub const SYMBOL: &'static str = stringify!($name);
+            /// Number of elements.
+            pub const LEN: usize = $n;
+            /// Size in bytes.
+            pub const BYTES: usize = ($n) * ::core::mem::size_of::<$t>();
+        }
+
+        #[cfg(target_arch = "nvptx64")]
+        ::core::arch::global_asm!(
+            concat!(".visible .const .align 8 .b8 ", stringify!($name), "[{bytes}];"),
+            bytes = const ($n) * ::core::mem::size_of::<$t>(),
+        );
+
+        #[cfg(target_arch = "nvptx64")]
+        impl $name {
+            /// Reads element `i` with `ld.const` (traps if `i >= LEN`).
+            #[inline(always)]
+            pub fn read(i: usize) -> $t {
+                assert!(i < $n);
+                let base: u64;
+                // SAFETY: `mov` of a `.const` variable yields its address in the constant
+                // state space; no memory is accessed.
+                unsafe {
+                    ::core::arch::asm!(
+                        concat!("mov.u64 {a}, ", stringify!($name), ";"),
+                        a = out(reg64) base,
+                        options(pure, nomem, nostack),
+                    );
+                }
+                let address = base + (i * ::core::mem::size_of::<$t>()) as u64;
+                // SAFETY: `i < LEN`, so `address` lies inside the declaration above.
+                unsafe { <$t as $crate::device::ConstWord>::load_const(address) }
+            }
+        }
+    };
+}
+
+/// Element types that [`constant_memory!`](crate::constant_memory) arrays can hold.
+#[cfg(target_arch = "nvptx64")]
+pub trait ConstWord: Copy {
+    /// `ld.const` of one element.
+    ///
+    /// # Safety
+    /// `address` is a constant-state-space address inside a `.const` declaration, aligned for `Self`.
+    unsafe fn load_const(address: u64) -> Self;
+}
+
+#[cfg(target_arch = "nvptx64")]
+macro_rules! const_word {
+    ($t:ty, $ptx:literal, $class:ident) => {
+        impl ConstWord for $t {
+            #[inline(always)]
+            unsafe fn load_const(address: u64) -> Self {
+                let value: $t;
+                // SAFETY: the caller passes an in-bounds, aligned constant-space address;
+                // constant memory does not change during a launch, hence `pure, readonly`.
+                unsafe {
+                    core::arch::asm!(concat!("ld.const.", $ptx, " {v}, [{a}];"),
+                        v = out($class) value, a = in(reg64) address,
+                        options(pure, readonly, nostack));
+                }
+                value
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "nvptx64")]
+const_word!(f32, "f32", reg32);
+#[cfg(target_arch = "nvptx64")]
+const_word!(i32, "s32", reg32);
+#[cfg(target_arch = "nvptx64")]
+const_word!(u32, "u32", reg32);
+#[cfg(target_arch = "nvptx64")]
+const_word!(f64, "f64", reg64);
+#[cfg(target_arch = "nvptx64")]
+const_word!(i64, "s64", reg64);
+#[cfg(target_arch = "nvptx64")]
+const_word!(u64, "u64", reg64);

@@ -1,0 +1,103 @@
+//! Thread, block and grid indices (CUDA's `threadIdx`, `blockIdx`, `blockDim`, `gridDim`).
+
+use core::arch::nvptx;
+
+/// A three-component launch index or extent, as CUDA's `uint3` / `dim3`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dim3 {
+    /// Fastest-varying component (consecutive `x` are consecutive lanes of a warp).
+    pub x: u32,
+    /// Second component.
+    pub y: u32,
+    /// Slowest-varying component.
+    pub z: u32,
+}
+
+/// This thread's index within its block (`threadIdx`); `x < block_dim().x`, and so on.
+#[inline(always)]
+pub fn thread_idx() -> Dim3 {
+    // SAFETY: reading the `%tid` special registers has no side effects and is valid in any kernel.
+    unsafe {
+        Dim3 {
+            x: nvptx::_thread_idx_x() as u32,
+            y: nvptx::_thread_idx_y() as u32,
+            z: nvptx::_thread_idx_z() as u32,
+        }
+    }
+}
+
+/// This block's index within the grid (`blockIdx`).
+#[inline(always)]
+pub fn block_idx() -> Dim3 {
+    // SAFETY: reading the `%ctaid` special registers has no side effects.
+    unsafe {
+        Dim3 {
+            x: nvptx::_block_idx_x() as u32,
+            y: nvptx::_block_idx_y() as u32,
+            z: nvptx::_block_idx_z() as u32,
+        }
+    }
+}
+
+/// Threads per block in each dimension (`blockDim`), as given at launch.
+#[inline(always)]
+pub fn block_dim() -> Dim3 {
+    // SAFETY: reading the `%ntid` special registers has no side effects.
+    unsafe {
+        Dim3 {
+            x: nvptx::_block_dim_x() as u32,
+            y: nvptx::_block_dim_y() as u32,
+            z: nvptx::_block_dim_z() as u32,
+        }
+    }
+}
+
+/// Blocks per grid in each dimension (`gridDim`), as given at launch.
+#[inline(always)]
+pub fn grid_dim() -> Dim3 {
+    // SAFETY: reading the `%nctaid` special registers has no side effects.
+    unsafe {
+        Dim3 {
+            x: nvptx::_grid_dim_x() as u32,
+            y: nvptx::_grid_dim_y() as u32,
+            z: nvptx::_grid_dim_z() as u32,
+        }
+    }
+}
+
+/// `blockIdx.x * blockDim.x + threadIdx.x`, computed in 64 bits so that grids covering more
+/// than 2^32 elements do not wrap.
+#[inline(always)]
+pub fn global_index_x() -> usize {
+    block_idx().x as usize * block_dim().x as usize + thread_idx().x as usize
+}
+
+/// `blockIdx.y * blockDim.y + threadIdx.y`, in 64 bits.
+#[inline(always)]
+pub fn global_index_y() -> usize {
+    block_idx().y as usize * block_dim().y as usize + thread_idx().y as usize
+}
+
+/// Threads in the whole grid along x (`blockDim.x * gridDim.x`): the step of a grid-stride loop.
+#[inline(always)]
+pub fn grid_stride_x() -> usize {
+    block_dim().x as usize * grid_dim().x as usize
+}
+
+/// This thread's lane within its warp (`%laneid`, 0..32).
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    let lane: u32;
+    // SAFETY: reads a special register; no memory access.
+    unsafe {
+        core::arch::asm!("mov.u32 {l}, %laneid;", l = out(reg32) lane,
+            options(pure, nomem, nostack));
+    }
+    lane
+}
+
+/// This thread's warp within a one-dimensional block (`threadIdx.x / warpSize`).
+#[inline(always)]
+pub fn warp_id() -> u32 {
+    thread_idx().x / super::WARP_SIZE
+}

@@ -1,0 +1,63 @@
+//! Device support: this project's counterpart of rust-cuda's `cuda_std`.
+//!
+//! Everything a kernel needs beyond plain Rust: thread, block and grid indices, barriers,
+//! shared memory (dynamic and statically sized), `__constant__` memory, warp shuffles,
+//! atomics, the SM clock and the panic handler. `unsafe` stays in this module, behind small
+//! functions that read like their CUDA C++ counterparts (`threadIdx.x` is
+//! [`thread_idx()`]`.x`, `__syncthreads()` is [`syncthreads()`], `__shfl_down_sync` is
+//! [`shfl_down_sync`], `atomicAdd` is [`atomic_add`]).
+//!
+//! Only the constants ([`WARP_SIZE`], [`FULL_MASK`]) and the [`constant_memory!`](crate::constant_memory) declarations
+//! exist on the host; the rest is compiled for `nvptx64` alone.
+//!
+//! How each piece reaches PTX (rustc's nvptx backend has no `__shared__` or `__constant__`
+//! attributes):
+//! - indices and `bar.sync` come from `core::arch::nvptx`;
+//! - dynamic shared memory is `core::intrinsics::gpu::gpu_launch_sized_workgroup_mem`
+//!   (`extern __shared__`), so loads through it stay `ld.shared`;
+//! - statically sized shared arrays and `__constant__` arrays are module-level PTX
+//!   declarations written with `global_asm!`, addressed with inline PTX;
+//! - warp shuffles are the `llvm.nvvm.shfl.sync.*` intrinsics; atomics, `bar.warp.sync`,
+//!   fences and `%clock64` are inline PTX with CUDA's default semantics (relaxed, GPU scope).
+
+/// Threads in a warp on every NVIDIA GPU so far (`warpSize`).
+pub const WARP_SIZE: u32 = 32;
+
+/// Member mask naming all 32 lanes of a warp (`0xffffffff` in CUDA's `*_sync` intrinsics).
+pub const FULL_MASK: u32 = 0xffff_ffff;
+
+mod constant;
+
+#[cfg(target_arch = "nvptx64")]
+mod atomic;
+#[cfg(target_arch = "nvptx64")]
+mod index;
+#[cfg(target_arch = "nvptx64")]
+mod memory;
+#[cfg(target_arch = "nvptx64")]
+mod panic;
+#[cfg(target_arch = "nvptx64")]
+mod shared;
+#[cfg(target_arch = "nvptx64")]
+mod sync;
+#[cfg(target_arch = "nvptx64")]
+mod warp;
+
+#[cfg(target_arch = "nvptx64")]
+pub use atomic::{AtomicAdd, AtomicMinMax, atomic_add, atomic_cas, atomic_max, atomic_min};
+#[cfg(target_arch = "nvptx64")]
+pub use index::{
+    Dim3, block_dim, block_idx, global_index_x, global_index_y, grid_dim, grid_stride_x, lane_id,
+    thread_idx, warp_id,
+};
+#[cfg(target_arch = "nvptx64")]
+pub use memory::{clock64, load_global_nc};
+#[cfg(target_arch = "nvptx64")]
+pub use shared::{DynamicShared, SharedArray};
+#[cfg(target_arch = "nvptx64")]
+pub use sync::{syncthreads, syncwarp, threadfence, threadfence_block};
+#[cfg(target_arch = "nvptx64")]
+pub use warp::{WarpShuffle, shfl_down_sync, shfl_idx_sync, shfl_up_sync, shfl_xor_sync};
+
+#[cfg(target_arch = "nvptx64")]
+pub use constant::ConstWord;

@@ -1,0 +1,219 @@
+//! Shared memory: the block's fast on-chip scratchpad (CUDA's `__shared__`).
+//!
+//! Two forms, as in CUDA:
+//! - [`DynamicShared`]: `extern __shared__ T s[];`, sized by the launch's `shared_mem_bytes`.
+//! - [`SharedArray`], made by [`static_shared!`](crate::static_shared): `__shared__ T s[N];`,
+//!   sized at compile time; the host passes nothing for it.
+//!
+//! Shared memory is shared by all threads of a block, so element access is `unsafe`: the caller
+//! orders conflicting accesses with [`syncthreads`](super::syncthreads) (or
+//! [`syncwarp`](super::syncwarp) inside one warp). Indices are bounds-checked; an out-of-range
+//! index traps the kernel instead of touching another array.
+
+use core::marker::PhantomData;
+
+/// The block's dynamic shared memory viewed as an array of `T` (`extern __shared__ T s[];`).
+///
+/// Its length is the launch's `shared_mem_bytes / size_of::<T>()`, read from PTX's
+/// `%dynamic_smem_size`. Loads and stores compile to `ld.shared` / `st.shared`.
+#[derive(Clone, Copy)]
+pub struct DynamicShared<T> {
+    ptr: *mut T,
+    len: usize,
+}
+
+impl<T: Copy> DynamicShared<T> {
+    /// The dynamic shared memory of this launch. Every call in a block returns the same memory.
+    #[inline(always)]
+    pub fn get() -> Self {
+        let bytes: u32;
+        // SAFETY: reading `%dynamic_smem_size` has no side effects.
+        unsafe {
+            core::arch::asm!("mov.u32 {b}, %dynamic_smem_size;", b = out(reg32) bytes,
+                options(pure, nomem, nostack));
+        }
+        Self {
+            ptr: core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>(),
+            len: bytes as usize / core::mem::size_of::<T>(),
+        }
+    }
+
+    /// Elements of `T` that fit in the launch's dynamic shared memory.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the launch gave no dynamic shared memory.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Generic pointer to element 0.
+    #[inline(always)]
+    pub fn as_ptr(&self) -> *mut T {
+        self.ptr
+    }
+
+    /// Reads element `i`.
+    ///
+    /// # Safety
+    /// No other thread may write element `i` between the barriers around this read.
+    #[inline(always)]
+    pub unsafe fn read(&self, i: usize) -> T {
+        assert!(i < self.len);
+        // SAFETY: `i` is in bounds; races are excluded by the caller.
+        unsafe { self.ptr.add(i).read() }
+    }
+
+    /// Writes element `i`.
+    ///
+    /// # Safety
+    /// No other thread may access element `i` between the barriers around this write.
+    #[inline(always)]
+    pub unsafe fn write(&self, i: usize, value: T) {
+        assert!(i < self.len);
+        // SAFETY: `i` is in bounds; races are excluded by the caller.
+        unsafe { self.ptr.add(i).write(value) }
+    }
+
+    /// Volatile read of element `i` (CUDA's `volatile T*` for warp-synchronous code).
+    ///
+    /// # Safety
+    /// As [`read`](Self::read); within a warp, the writer and this read must be separated by
+    /// [`syncwarp`](super::syncwarp).
+    #[inline(always)]
+    pub unsafe fn read_volatile(&self, i: usize) -> T {
+        assert!(i < self.len);
+        // SAFETY: in bounds; ordering is the caller's.
+        unsafe { self.ptr.add(i).read_volatile() }
+    }
+
+    /// Volatile write of element `i`.
+    ///
+    /// # Safety
+    /// As [`write`](Self::write).
+    #[inline(always)]
+    pub unsafe fn write_volatile(&self, i: usize, value: T) {
+        assert!(i < self.len);
+        // SAFETY: in bounds; ordering is the caller's.
+        unsafe { self.ptr.add(i).write_volatile(value) }
+    }
+}
+
+/// A statically sized shared array (`__shared__ T s[N];`), made by
+/// [`static_shared!`](crate::static_shared).
+#[derive(Clone, Copy)]
+pub struct SharedArray<T, const N: usize> {
+    ptr: *mut T,
+    _marker: PhantomData<T>,
+}
+
+impl<T: Copy, const N: usize> SharedArray<T, N> {
+    /// Wraps the generic address of a `.shared` declaration of at least `N * size_of::<T>()` bytes.
+    ///
+    /// # Safety
+    /// `ptr` must point to such a declaration, aligned for `T`. Use
+    /// [`static_shared!`](crate::static_shared) rather than calling this.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn from_declaration(ptr: *mut T) -> Self {
+        Self {
+            ptr,
+            _marker: PhantomData,
+        }
+    }
+
+    /// Number of elements, `N`.
+    #[inline(always)]
+    pub const fn len(&self) -> usize {
+        N
+    }
+
+    /// Whether `N == 0`.
+    #[inline(always)]
+    pub const fn is_empty(&self) -> bool {
+        N == 0
+    }
+
+    /// Generic pointer to element 0.
+    #[inline(always)]
+    pub fn as_ptr(&self) -> *mut T {
+        self.ptr
+    }
+
+    /// Reads element `i` (traps if `i >= N`).
+    ///
+    /// # Safety
+    /// No other thread may write element `i` between the barriers around this read.
+    #[inline(always)]
+    pub unsafe fn read(&self, i: usize) -> T {
+        assert!(i < N);
+        // SAFETY: in bounds; races are excluded by the caller.
+        unsafe { self.ptr.add(i).read() }
+    }
+
+    /// Writes element `i` (traps if `i >= N`).
+    ///
+    /// # Safety
+    /// No other thread may access element `i` between the barriers around this write.
+    #[inline(always)]
+    pub unsafe fn write(&self, i: usize, value: T) {
+        assert!(i < N);
+        // SAFETY: in bounds; races are excluded by the caller.
+        unsafe { self.ptr.add(i).write(value) }
+    }
+
+    /// Volatile read of element `i`, for warp-synchronous code.
+    ///
+    /// # Safety
+    /// As [`read`](Self::read); within a warp, separate writer and reader with
+    /// [`syncwarp`](super::syncwarp).
+    #[inline(always)]
+    pub unsafe fn read_volatile(&self, i: usize) -> T {
+        assert!(i < N);
+        // SAFETY: in bounds; ordering is the caller's.
+        unsafe { self.ptr.add(i).read_volatile() }
+    }
+
+    /// Volatile write of element `i`.
+    ///
+    /// # Safety
+    /// As [`write`](Self::write).
+    #[inline(always)]
+    pub unsafe fn write_volatile(&self, i: usize, value: T) {
+        assert!(i < N);
+        // SAFETY: in bounds; ordering is the caller's.
+        unsafe { self.ptr.add(i).write_volatile(value) }
+    }
+}
+
+/// Declares a statically sized shared array and evaluates to its [`SharedArray`] handle:
+/// `let tile = static_shared!(s_tile: [f32; 256]);` is CUDA's `__shared__ float s_tile[256];`.
+///
+/// The name becomes a module-level PTX `.shared` variable, so it must be unique in the crate
+/// (prefix it with `s_` and the kernel's name). Its size counts in the kernel's static shared
+/// memory (`ptxas -v`: "smem"), not in the launch's `shared_mem_bytes`.
+#[macro_export]
+macro_rules! static_shared {
+    ($name:ident : [$t:ty; $n:expr]) => {{
+        ::core::arch::global_asm!(
+            concat!(".shared .align {align} .b8 ", stringify!($name), "[{bytes}];"),
+            align = const if ::core::mem::align_of::<$t>() < 4 { 4 } else { ::core::mem::align_of::<$t>() },
+            bytes = const ($n) * ::core::mem::size_of::<$t>(),
+        );
+        let address: u64;
+        // SAFETY: `mov` of a `.shared` variable yields its shared-window address and `cvta`
+        // turns it into a generic pointer; no memory is accessed.
+        unsafe {
+            ::core::arch::asm!(
+                concat!("mov.u64 {a}, ", stringify!($name), ";\n\tcvta.shared.u64 {a}, {a};"),
+                a = out(reg64) address,
+                options(pure, nomem, nostack),
+            );
+        }
+        // SAFETY: the declaration above holds `$n` elements of `$t`, aligned for `$t`.
+        unsafe { $crate::device::SharedArray::<$t, { $n }>::from_declaration(address as *mut $t) }
+    }};
+}

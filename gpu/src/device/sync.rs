@@ -1,0 +1,40 @@
+//! Barriers and memory fences.
+
+/// Block-wide barrier (`__syncthreads()`, PTX `bar.sync 0`): every thread of the block waits
+/// here, and shared- and global-memory writes made before it are visible to the block after it.
+///
+/// Must be reached by all threads of the block (not inside a branch some threads skip).
+#[inline(always)]
+pub fn syncthreads() {
+    // SAFETY: `bar.sync` has no memory-safety preconditions; a divergent barrier is a
+    // correctness bug the caller must avoid, reported by compute-sanitizer's synccheck.
+    unsafe { core::arch::nvptx::_syncthreads() }
+}
+
+/// Warp-level barrier (`__syncwarp(mask)`, PTX `bar.warp.sync`): the lanes named in `mask`
+/// wait for each other and their memory accesses are ordered among them.
+///
+/// Since Volta (independent thread scheduling) the lanes of a warp are not guaranteed to run in
+/// lock step, so warp-synchronous code that exchanges values through shared memory needs this
+/// between steps. Every lane named in `mask` must execute it with the same `mask`.
+#[inline(always)]
+pub fn syncwarp(mask: u32) {
+    // SAFETY: `bar.warp.sync` only synchronises; the asm clobbers memory (no `nomem`) so the
+    // compiler does not move shared-memory accesses across it.
+    unsafe { core::arch::asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
+}
+
+/// Device-wide fence (`__threadfence()`, PTX `fence.acq_rel.gpu` / `membar.gl`): this
+/// thread's writes before it are seen by every thread of the grid before its writes after it.
+#[inline(always)]
+pub fn threadfence() {
+    // SAFETY: a fence has no preconditions; it clobbers memory so accesses stay on their side.
+    unsafe { core::arch::asm!("membar.gl;", options(nostack)) }
+}
+
+/// Block-wide fence (`__threadfence_block()`, PTX `membar.cta`).
+#[inline(always)]
+pub fn threadfence_block() {
+    // SAFETY: as for `threadfence`.
+    unsafe { core::arch::asm!("membar.cta;", options(nostack)) }
+}

@@ -1,0 +1,105 @@
+//! Warp shuffles: lanes of one warp exchange registers without shared memory
+//! (CUDA's `__shfl_*_sync`, PTX `shfl.sync`, through the `llvm.nvvm.shfl.sync.*` intrinsics).
+//!
+//! Every lane named in `mask` must execute the same shuffle. A lane whose source lies outside
+//! the warp gets its own value back (CUDA semantics with `width = 32`).
+
+unsafe extern "C" {
+    #[link_name = "llvm.nvvm.shfl.sync.down.i32"]
+    fn shfl_sync_down_i32(mask: u32, value: i32, delta: u32, clamp: u32) -> i32;
+    #[link_name = "llvm.nvvm.shfl.sync.up.i32"]
+    fn shfl_sync_up_i32(mask: u32, value: i32, delta: u32, clamp: u32) -> i32;
+    #[link_name = "llvm.nvvm.shfl.sync.bfly.i32"]
+    fn shfl_sync_bfly_i32(mask: u32, value: i32, lane_mask: u32, clamp: u32) -> i32;
+    #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
+    fn shfl_sync_idx_i32(mask: u32, value: i32, lane: u32, clamp: u32) -> i32;
+}
+
+/// `c` operand of `shfl.sync` for a full 32-lane segment: clamp at lane 31 for down/xor/idx,
+/// at lane 0 for up.
+const CLAMP_HIGH: u32 = 0x1f;
+const CLAMP_LOW: u32 = 0;
+
+#[derive(Clone, Copy)]
+#[doc(hidden)]
+pub enum Mode {
+    Down,
+    Up,
+    Xor,
+    Idx,
+}
+
+#[inline(always)]
+fn shuffle_word(mode: Mode, mask: u32, word: i32, operand: u32) -> i32 {
+    // SAFETY: `shfl.sync` reads only registers; the caller's lanes agree on `mask`
+    // (a mismatch is undefined in CUDA too and reported by compute-sanitizer's synccheck).
+    unsafe {
+        match mode {
+            Mode::Down => shfl_sync_down_i32(mask, word, operand, CLAMP_HIGH),
+            Mode::Up => shfl_sync_up_i32(mask, word, operand, CLAMP_LOW),
+            Mode::Xor => shfl_sync_bfly_i32(mask, word, operand, CLAMP_HIGH),
+            Mode::Idx => shfl_sync_idx_i32(mask, word, operand, CLAMP_HIGH),
+        }
+    }
+}
+
+/// Values that can cross lanes: 32-bit types in one `shfl.sync`, 64-bit types in two.
+pub trait WarpShuffle: Copy {
+    #[doc(hidden)]
+    fn shuffle(self, mode: Mode, mask: u32, operand: u32) -> Self;
+}
+
+macro_rules! shuffle_32 {
+    ($($t:ty),*) => {$(
+        impl WarpShuffle for $t {
+            #[inline(always)]
+            fn shuffle(self, mode: Mode, mask: u32, operand: u32) -> Self {
+                <$t>::from_ne_bytes(shuffle_word(mode, mask, i32::from_ne_bytes(self.to_ne_bytes()), operand).to_ne_bytes())
+            }
+        }
+    )*};
+}
+shuffle_32!(i32, u32, f32);
+
+macro_rules! shuffle_64 {
+    ($($t:ty),*) => {$(
+        impl WarpShuffle for $t {
+            #[inline(always)]
+            fn shuffle(self, mode: Mode, mask: u32, operand: u32) -> Self {
+                let bits = u64::from_ne_bytes(self.to_ne_bytes());
+                let lo = shuffle_word(mode, mask, bits as u32 as i32, operand) as u32 as u64;
+                let hi = shuffle_word(mode, mask, (bits >> 32) as u32 as i32, operand) as u32 as u64;
+                <$t>::from_ne_bytes((lo | (hi << 32)).to_ne_bytes())
+            }
+        }
+    )*};
+}
+shuffle_64!(i64, u64, f64);
+
+/// `__shfl_down_sync(mask, value, delta)`: the value of lane `lane_id() + delta`
+/// (own value where that is past lane 31). The step of a warp tree reduction.
+#[inline(always)]
+pub fn shfl_down_sync<T: WarpShuffle>(mask: u32, value: T, delta: u32) -> T {
+    value.shuffle(Mode::Down, mask, delta)
+}
+
+/// `__shfl_up_sync(mask, value, delta)`: the value of lane `lane_id() - delta`
+/// (own value below lane `delta`). The step of a warp scan.
+#[inline(always)]
+pub fn shfl_up_sync<T: WarpShuffle>(mask: u32, value: T, delta: u32) -> T {
+    value.shuffle(Mode::Up, mask, delta)
+}
+
+/// `__shfl_xor_sync(mask, value, lane_mask)`: the value of lane `lane_id() ^ lane_mask`.
+/// A butterfly reduction with it leaves the total in every lane.
+#[inline(always)]
+pub fn shfl_xor_sync<T: WarpShuffle>(mask: u32, value: T, lane_mask: u32) -> T {
+    value.shuffle(Mode::Xor, mask, lane_mask)
+}
+
+/// `__shfl_sync(mask, value, src_lane)`: the value of lane `src_lane` (a broadcast when all
+/// lanes pass the same `src_lane`).
+#[inline(always)]
+pub fn shfl_idx_sync<T: WarpShuffle>(mask: u32, value: T, src_lane: u32) -> T {
+    value.shuffle(Mode::Idx, mask, src_lane)
+}

@@ -1,0 +1,29 @@
+//! The lab's GPU side: every kernel, written in Rust, compiled to PTX by rustc's
+//! `nvptx64-nvidia-cuda` backend (see `xtask` for the builder).
+//!
+//! The crate builds for two targets:
+//! - `nvptx64-nvidia-cuda`: the kernels (`extern "ptx-kernel"` entry points), the
+//!   [`device`] support module and a panic handler that traps.
+//! - the host: only the items both sides must agree on (kernel entry names, block and tile
+//!   constants, `__constant__` symbol names and sizes, `#[repr(C)]` parameter types), so the
+//!   `cpu` crate depends on this crate instead of repeating literals.
+//!
+//! Each pattern lives in one module with the same name in `gpu`, `cpu`, the tests and the docs.
+#![no_std]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        abi_ptx,
+        stdarch_nvptx,
+        asm_experimental_arch,
+        core_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem,
+        link_llvm_intrinsics
+    )
+)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+
+pub mod device;
+pub mod smoke;
+pub mod vector_add;

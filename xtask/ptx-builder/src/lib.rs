@@ -1,0 +1,352 @@
+//! The PTX builder: compiles the `gpu` crate with rustc's own `nvptx64-nvidia-cuda` backend and
+//! writes one PTX file per GPU architecture.
+//!
+//! Used by `cargo xtask build-ptx` and by `cpu/build.rs` (which embeds the PTX in the host
+//! library), so the two always build the same way.
+//!
+//! How (see the repository's README, "How the PTX is made"):
+//! `cargo rustc -p gpu --release --crate-type cdylib --target nvptx64-nvidia-cuda
+//! -Zbuild-std=core -- --emit=asm -C linker=true` with `-C target-cpu=sm_XX` in the rustflags
+//! and the release profile forced to `lto = "fat"`, `codegen-units = 1`, `panic = "abort"`.
+//! Fat LTO merges the kernels and `core` into one module; `--emit=asm` writes it as
+//! `deps/gpu.s`, which is the PTX. The link step has nothing left to do (`-C linker=true`).
+//! The prebuilt `rust-std` of the target and the `llvm-bitcode-linker` are not needed.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::str::FromStr;
+
+/// The target triple of rustc's PTX backend.
+pub const TARGET: &str = "nvptx64-nvidia-cuda";
+
+/// Architectures built when none is asked for: `sm_70` (portable: the driver JIT-compiles it
+/// for Volta and every newer GPU) and `sm_90` (Hopper, H100/H200).
+pub const DEFAULT_ARCHS: [Arch; 2] = [Arch(70), Arch(90)];
+
+/// A GPU architecture, `sm_XX`: compute capability `X.X` as one number (`sm_90` is 90).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Arch(pub u32);
+
+impl Arch {
+    /// The PTX file name this builder writes for the architecture: `gpu_sm_XX.ptx`.
+    pub fn ptx_file_name(self) -> String {
+        format!("gpu_{self}.ptx")
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sm_{}", self.0)
+    }
+}
+
+impl FromStr for Arch {
+    type Err = BuildError;
+
+    /// Parses `sm_70`, `70`, or `compute_70`; architectures below `sm_70` are refused (the
+    /// kernels use `*.sync` warp intrinsics and `bar.warp.sync`, Volta and newer).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let digits = s.trim_start_matches("sm_").trim_start_matches("compute_");
+        match digits.parse::<u32>() {
+            Ok(n) if (70..=199).contains(&n) => Ok(Arch(n)),
+            _ => Err(BuildError::InvalidArch(s.to_string())),
+        }
+    }
+}
+
+/// What can go wrong while building PTX; each message says what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The architecture string is not `sm_XX` with XX >= 70.
+    #[error(
+        "invalid GPU architecture `{0}`: expected sm_XX with XX >= 70 (e.g. sm_70, sm_80, sm_90)"
+    )]
+    InvalidArch(String),
+    /// A program (cargo or rustc) could not be started.
+    #[error("could not run `{program}`: {source}; is rustup installed and on PATH?")]
+    Spawn {
+        /// The program that failed to start.
+        program: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The active toolchain has no `rust-src` component, needed to build `core` for the GPU.
+    #[error(
+        "the Rust toolchain at {sysroot} has no `rust-src` component, which is needed to build `core` for {TARGET}; \
+         run `rustup component add rust-src` in this repository (rust-toolchain.toml pins the toolchain)"
+    )]
+    MissingRustSrc {
+        /// The toolchain's sysroot.
+        sysroot: String,
+    },
+    /// The active toolchain is not a nightly (the build needs `-Zbuild-std` and nightly features).
+    #[error(
+        "the active Rust toolchain is not a nightly (`{version}`); the GPU build needs the nightly pinned in \
+         rust-toolchain.toml: run `rustup toolchain install` in this repository"
+    )]
+    NotNightly {
+        /// `rustc --version` of the active toolchain.
+        version: String,
+    },
+    /// Cargo failed to compile the `gpu` crate.
+    #[error("building the gpu crate for {arch} failed ({status}):\n{stderr}")]
+    Compile {
+        /// The architecture being built.
+        arch: Arch,
+        /// Cargo's exit status.
+        status: std::process::ExitStatus,
+        /// The end of cargo's error output.
+        stderr: String,
+    },
+    /// The build succeeded but left no PTX where expected.
+    #[error("the build for {arch} wrote no PTX at {path}")]
+    MissingOutput {
+        /// The architecture being built.
+        arch: Arch,
+        /// Where the PTX was expected.
+        path: PathBuf,
+    },
+    /// The PTX is not usable: wrong target or an unresolved external function.
+    #[error("the PTX for {arch} is not usable: {reason}")]
+    InvalidPtx {
+        /// The architecture being built.
+        arch: Arch,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+}
+
+/// One PTX build: which workspace, which architectures, where to put the results.
+#[derive(Clone, Debug)]
+pub struct PtxBuild {
+    /// The workspace root holding `gpu/` and `rust-toolchain.toml`.
+    pub workspace_root: PathBuf,
+    /// Cargo's target directory for the GPU build; must differ from the outer build's (cargo
+    /// locks its target directory for the whole build). One subdirectory per architecture.
+    pub target_dir: PathBuf,
+    /// Where the PTX files are written (`gpu_sm_XX.ptx`).
+    pub out_dir: PathBuf,
+    /// Architectures to build, in order.
+    pub archs: Vec<Arch>,
+}
+
+impl PtxBuild {
+    /// A build of [`DEFAULT_ARCHS`] for the workspace at `workspace_root`, with the GPU build's
+    /// target directory at `target/ptx-build` and output into `out_dir`.
+    pub fn new(workspace_root: impl Into<PathBuf>, out_dir: impl Into<PathBuf>) -> Self {
+        let workspace_root = workspace_root.into();
+        Self {
+            target_dir: workspace_root.join("target").join("ptx-build"),
+            workspace_root,
+            out_dir: out_dir.into(),
+            archs: DEFAULT_ARCHS.to_vec(),
+        }
+    }
+
+    /// Files and folders whose change requires a rebuild (for `cargo:rerun-if-changed`).
+    pub fn inputs(&self) -> Vec<PathBuf> {
+        [
+            "gpu/src",
+            "gpu/Cargo.toml",
+            "rust-toolchain.toml",
+            "Cargo.lock",
+        ]
+        .iter()
+        .map(|p| self.workspace_root.join(p))
+        .collect()
+    }
+
+    /// Builds every architecture and returns the PTX paths written, in `archs` order.
+    ///
+    /// A file whose content did not change is left untouched (its timestamp too).
+    pub fn build(&self) -> Result<Vec<PathBuf>, BuildError> {
+        check_toolchain(&self.workspace_root)?;
+        std::fs::create_dir_all(&self.out_dir).map_err(|source| BuildError::Io {
+            path: self.out_dir.clone(),
+            source,
+        })?;
+        self.archs
+            .iter()
+            .map(|&arch| self.build_arch(arch))
+            .collect()
+    }
+
+    fn build_arch(&self, arch: Arch) -> Result<PathBuf, BuildError> {
+        let target_dir = self.target_dir.join(arch.to_string());
+        let mut cmd = Command::new(cargo_program());
+        clean_environment(&mut cmd);
+        cmd.current_dir(&self.workspace_root)
+            .args(["rustc", "--package", "gpu", "--lib", "--release"])
+            .args([
+                "--crate-type",
+                "cdylib",
+                "--target",
+                TARGET,
+                "-Zbuild-std=core",
+            ])
+            .arg("--target-dir")
+            .arg(&target_dir)
+            .args(["--", "--emit=asm", "-C", "linker=true"])
+            // In the rustflags (not after `--`) so that `core` is built for the same chip.
+            .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={arch}"))
+            .env("CARGO_PROFILE_RELEASE_LTO", "fat")
+            .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")
+            .env("CARGO_PROFILE_RELEASE_PANIC", "abort")
+            .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "3")
+            .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+            .env("CARGO_PROFILE_RELEASE_INCREMENTAL", "false");
+        let output = cmd.output().map_err(|source| BuildError::Spawn {
+            program: cargo_program().to_string_lossy().into_owned(),
+            source,
+        })?;
+        if !output.status.success() {
+            return Err(BuildError::Compile {
+                arch,
+                status: output.status,
+                stderr: tail(&String::from_utf8_lossy(&output.stderr), 60),
+            });
+        }
+        let produced = target_dir
+            .join(TARGET)
+            .join("release")
+            .join("deps")
+            .join("gpu.s");
+        let ptx = std::fs::read_to_string(&produced).map_err(|_| BuildError::MissingOutput {
+            arch,
+            path: produced.clone(),
+        })?;
+        validate_ptx(arch, &ptx)?;
+        let dest = self.out_dir.join(arch.ptx_file_name());
+        if std::fs::read_to_string(&dest).ok().as_deref() != Some(ptx.as_str()) {
+            std::fs::write(&dest, &ptx).map_err(|source| BuildError::Io {
+                path: dest.clone(),
+                source,
+            })?;
+        }
+        Ok(dest)
+    }
+}
+
+/// Checks that PTX text targets `arch` and calls no function it does not define.
+pub fn validate_ptx(arch: Arch, ptx: &str) -> Result<(), BuildError> {
+    let target = format!(".target {arch}");
+    if !ptx.lines().any(|l| l.trim_start().starts_with(&target)) {
+        return Err(BuildError::InvalidPtx {
+            arch,
+            reason: format!("no `{target}` directive"),
+        });
+    }
+    if let Some(line) = ptx.lines().find(|l| l.contains(".extern .func")) {
+        return Err(BuildError::InvalidPtx {
+            arch,
+            reason: format!("unresolved external function: `{}`", line.trim()),
+        });
+    }
+    Ok(())
+}
+
+/// Names of the kernels (`.entry` directives) in PTX text, in order of appearance.
+pub fn entry_names(ptx: &str) -> Vec<&str> {
+    ptx.lines()
+        .filter_map(|l| {
+            let rest = l
+                .trim_start()
+                .strip_prefix(".visible .entry ")
+                .or_else(|| l.trim_start().strip_prefix(".entry "))?;
+            Some(rest.split(['(', ' ']).next().unwrap_or(rest).trim())
+        })
+        .collect()
+}
+
+fn cargo_program() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+/// Removes what an outer cargo (running a build script, clippy or a test) sets for itself, so
+/// the nested build is configured by this builder alone. `CARGO_HOME`, `RUSTC` and
+/// `RUSTUP_TOOLCHAIN` stay: they name the same registry and toolchain.
+fn clean_environment(cmd: &mut Command) {
+    for (key, _) in std::env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        let outer = (key.contains("CARGO") && key != "CARGO_HOME")
+            || matches!(
+                key,
+                "RUSTFLAGS"
+                    | "RUSTDOCFLAGS"
+                    | "RUSTC_WRAPPER"
+                    | "RUSTC_WORKSPACE_WRAPPER"
+                    | "MAKEFLAGS"
+                    | "MFLAGS"
+            );
+        if outer {
+            cmd.env_remove(key);
+        }
+    }
+}
+
+fn check_toolchain(workspace_root: &Path) -> Result<(), BuildError> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let run = |args: &[&str]| -> Result<String, BuildError> {
+        let mut cmd = Command::new(&rustc);
+        clean_environment(&mut cmd);
+        let out = cmd
+            .current_dir(workspace_root)
+            .args(args)
+            .output()
+            .map_err(|source| BuildError::Spawn {
+                program: rustc.to_string_lossy().into_owned(),
+                source,
+            })?;
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    let version = run(&["--version"])?;
+    if !version.contains("nightly") {
+        return Err(BuildError::NotNightly { version });
+    }
+    let sysroot = run(&["--print", "sysroot"])?;
+    let core = Path::new(&sysroot).join("lib/rustlib/src/rust/library/core/Cargo.toml");
+    if !core.is_file() {
+        return Err(BuildError::MissingRustSrc { sysroot });
+    }
+    Ok(())
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arch_parses_and_rejects() {
+        assert_eq!("sm_90".parse::<Arch>().unwrap(), Arch(90));
+        assert_eq!("70".parse::<Arch>().unwrap(), Arch(70));
+        assert_eq!("compute_80".parse::<Arch>().unwrap(), Arch(80));
+        assert!("sm_61".parse::<Arch>().is_err());
+        assert!("sm_x".parse::<Arch>().is_err());
+        assert_eq!(Arch(90).ptx_file_name(), "gpu_sm_90.ptx");
+    }
+
+    #[test]
+    fn entries_and_validation() {
+        let ptx = ".version 7.8\n.target sm_90\n.address_size 64\n\n.visible .entry vector_add(\n\t.param .u64 a\n)\n{\n}\n.entry other( )\n";
+        assert_eq!(entry_names(ptx), vec!["vector_add", "other"]);
+        assert!(validate_ptx(Arch(90), ptx).is_ok());
+        assert!(validate_ptx(Arch(70), ptx).is_err());
+        let bad = format!("{ptx}.extern .func foo();\n");
+        assert!(validate_ptx(Arch(90), &bad).is_err());
+    }
+}
