@@ -1,0 +1,182 @@
+//! GPU tests: every kernel against its CPU reference on fresh seeded random inputs, outputs
+//! poisoned before each launch, sizes that are not multiples of the block; and the launchers'
+//! refusals of bad input. Where no NVIDIA driver or device is present every trial is reported
+//! as ignored; `cargo test -- --include-ignored` (or the bundle's `run.sh`) runs them anyway.
+//!
+//! A failure names the variant, the case, the seed (replay with `GPU_LAB_SEED=<seed>`) and the
+//! first mismatching index.
+
+use cpu::{Error, smoke, vector_add, verify};
+use lab_tests::{base_seed, gpu, gpu_trial};
+use libtest_mimic::{Arguments, Failed, Trial};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Named sizes: empty, one element, around one block of 256, not a power of two, large.
+const CASES: [(&str, usize); 8] = [
+    ("empty", 0),
+    ("one", 1),
+    ("under_a_warp", 31),
+    ("block_minus_1", 255),
+    ("block_plus_1", 257),
+    ("odd_prime", 4099),
+    ("not_a_power_of_two", 100_003),
+    ("large_2e20_plus_3", (1 << 20) + 3),
+];
+
+fn seed_for(name: &str) -> u64 {
+    name.bytes().fold(base_seed(), |h, b| {
+        h.wrapping_mul(0x100_0000_01b3).wrapping_add(b as u64)
+    })
+}
+
+fn vector_add_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for variant in vector_add::Variant::ALL {
+        for (case, n) in CASES {
+            let name = format!("vector_add::{}::{case}", variant.kernel_name());
+            let seed = seed_for(&name);
+            trials.push(gpu_trial(name, move || {
+                let gpu = gpu()?;
+                let mut rng = StdRng::seed_from_u64(seed);
+                let x: Vec<f32> = (0..n).map(|_| rng.random_range(-1e3..1e3)).collect();
+                let y: Vec<f32> = (0..n).map(|_| rng.random_range(-1e3..1e3)).collect();
+                let got = vector_add::run(&gpu, variant, &x, &y).map_err(|e| e.to_string())?;
+                verify::exact(&got, &vector_add::reference(&x, &y))
+                    .map_err(|m| format!("{} n={n} seed={seed}: {m}", variant.kernel_name()).into())
+            }));
+        }
+    }
+    trials
+}
+
+fn smoke_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for variant in smoke::Variant::ALL {
+        for (case, n) in CASES {
+            let name = format!("smoke::{}::{case}", variant.kernel_name());
+            let seed = seed_for(&name);
+            trials.push(gpu_trial(name, move || {
+                let gpu = gpu()?;
+                let outcome = smoke::check(&gpu, variant, n, seed).map_err(|e| e.to_string())?;
+                outcome
+                    .result
+                    .map_err(|m| format!("{} n={n} seed={seed}: {m}", variant.kernel_name()).into())
+            }));
+        }
+    }
+    trials
+}
+
+fn expect_err<T: std::fmt::Debug>(
+    result: cpu::Result<T>,
+    matches: impl Fn(&Error) -> bool,
+) -> Result<(), Failed> {
+    match result {
+        Err(e) if matches(&e) => Ok(()),
+        other => Err(format!("expected a typed error, got {other:?}").into()),
+    }
+}
+
+fn error_trials() -> Vec<Trial> {
+    vec![
+        gpu_trial("errors::vector_add_length_mismatch".into(), || {
+            let gpu = gpu()?;
+            expect_err(
+                vector_add::run(&gpu, vector_add::Variant::VectorAdd, &[1.0; 10], &[1.0; 9]),
+                |e| {
+                    matches!(
+                        e,
+                        Error::LengthMismatch {
+                            what: "y",
+                            expected: 10,
+                            actual: 9
+                        }
+                    )
+                },
+            )
+        }),
+        gpu_trial("errors::vector_add_grid_does_not_cover".into(), || {
+            let gpu = gpu()?;
+            let (x, y) = (
+                gpu.upload(&[1.0f32; 2000]).unwrap(),
+                gpu.upload(&[1.0f32; 2000]).unwrap(),
+            );
+            let mut z = gpu.zeros::<f32>(2000).unwrap();
+            let cfg = cpu::launch::linear(8, 128, 0);
+            expect_err(
+                vector_add::launch_with_config(
+                    &gpu,
+                    vector_add::Variant::VectorAdd,
+                    &x,
+                    &y,
+                    &mut z,
+                    cfg,
+                ),
+                |e| matches!(e, Error::InvalidLaunch { .. }),
+            )
+        }),
+        gpu_trial("errors::dynamic_shared_block_too_large".into(), || {
+            let gpu = gpu()?;
+            expect_err(smoke::dynamic_shared_reverse(&gpu, &[1.0; 10], 2048), |e| {
+                matches!(e, Error::InvalidLaunch { .. })
+            })
+        }),
+        gpu_trial("errors::warp_shuffle_partial_warp_block".into(), || {
+            let gpu = gpu()?;
+            expect_err(smoke::warp_shuffle(&gpu, &[1; 10], 48), |e| {
+                matches!(e, Error::InvalidLaunch { .. })
+            })
+        }),
+        gpu_trial(
+            "errors::constant_polynomial_wrong_coefficient_count".into(),
+            || {
+                let gpu = gpu()?;
+                expect_err(smoke::constant_polynomial(&gpu, &[1.0; 9], &[1.0]), |e| {
+                    matches!(
+                        e,
+                        Error::LengthMismatch {
+                            what: "coefficients",
+                            ..
+                        }
+                    )
+                })
+            },
+        ),
+        gpu_trial("errors::constant_symbol_too_small".into(), || {
+            let gpu = gpu()?;
+            let symbol = gpu::smoke::C_SMOKE_COEFFICIENTS::SYMBOL;
+            expect_err(gpu.write_constant(symbol, &[0.0f32; 9]), |e| {
+                matches!(
+                    e,
+                    Error::ConstantTooLarge {
+                        capacity: 32,
+                        requested: 36,
+                        ..
+                    }
+                )
+            })
+        }),
+        gpu_trial("errors::device_out_of_range".into(), || {
+            expect_err(cpu::Gpu::new(1 << 20), |e| {
+                matches!(e, Error::DeviceOutOfRange { .. })
+            })
+        }),
+    ]
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let mut trials = vector_add_trials();
+    trials.extend(smoke_trials());
+    trials.extend(error_trials());
+    if !lab_tests::gpu_available() {
+        eprintln!("no CUDA device could be opened: the GPU tests are reported as ignored");
+    } else {
+        eprintln!(
+            "GPU tests: base seed {} (replay with GPU_LAB_SEED)",
+            base_seed()
+        );
+    }
+    libtest_mimic::run(&args, trials).exit();
+}

@@ -1,0 +1,49 @@
+//! Shared pieces of the GPU tests: the device handle, seeds, and trials that show as ignored
+//! where no NVIDIA driver or device is present.
+
+use std::sync::OnceLock;
+
+use cpu::Gpu;
+use libtest_mimic::{Failed, Trial};
+
+/// Whether a CUDA device can be opened; decided once per test binary.
+pub fn gpu_available() -> bool {
+    shared_gpu().is_some()
+}
+
+fn shared_gpu() -> Option<&'static Gpu> {
+    static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
+    GPU.get_or_init(|| Gpu::new(0).ok()).as_ref()
+}
+
+/// A handle on device 0 with a stream of its own (trials run in parallel threads).
+pub fn gpu() -> Result<Gpu, Failed> {
+    match shared_gpu() {
+        Some(g) => g.with_new_stream().map_err(|e| e.to_string().into()),
+        None => Err(Gpu::new(0)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+            .into()),
+    }
+}
+
+/// The base seed of this run: `GPU_LAB_SEED` if set (to replay a failure), else fresh.
+pub fn base_seed() -> u64 {
+    static SEED: OnceLock<u64> = OnceLock::new();
+    *SEED.get_or_init(|| {
+        std::env::var("GPU_LAB_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(rand::random)
+    })
+}
+
+/// A GPU trial: ignored (with the reason in the runner's listing) where no GPU can be opened,
+/// so it is never counted as passed there.
+pub fn gpu_trial(
+    name: String,
+    test: impl FnOnce() -> Result<(), Failed> + Send + 'static,
+) -> Trial {
+    Trial::test(name, test).with_ignored_flag(!gpu_available())
+}
