@@ -1,1 +1,253 @@
-fn main() {}
+//! Project tasks, run as `cargo xtask <task>`:
+//! - `build-ptx [--arch sm_XX]... [--out DIR]`: builds the `gpu` crate to one PTX file per
+//!   architecture (default sm_70 and sm_90) and prints the paths written, one per line, last.
+//! - `bundle [--out DIR]`: release `demo`, every test executable and the PTX in one folder with
+//!   a `run.sh`, to run on a machine that has an NVIDIA driver but no Rust.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use ptx_builder::{Arch, DEFAULT_ARCHS, PtxBuild};
+
+#[derive(Parser)]
+#[command(about = "Project tasks: build-ptx, bundle")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Build the gpu crate to PTX, one file per architecture.
+    BuildPtx {
+        /// Architecture (sm_XX, XX >= 70); repeat for several. Default: sm_70 and sm_90.
+        #[arg(long = "arch", value_parser = parse_arch)]
+        archs: Vec<Arch>,
+        /// Output folder (default target/ptx).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Build release binaries, test executables and PTX into a folder with run.sh.
+    Bundle {
+        /// Output folder (default bundle/, git-ignored).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+fn parse_arch(s: &str) -> Result<Arch, String> {
+    s.parse()
+        .map_err(|e: ptx_builder::BuildError| e.to_string())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask/ lives in the workspace root")
+        .to_path_buf()
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let root = workspace_root();
+    match cli.task {
+        Task::BuildPtx { archs, out } => {
+            let paths = build_ptx(&root, archs, out.unwrap_or_else(|| root.join("target/ptx")))?;
+            for p in paths {
+                println!("{}", p.display());
+            }
+            Ok(())
+        }
+        Task::Bundle { out } => bundle(&root, &out.unwrap_or_else(|| root.join("bundle"))),
+    }
+}
+
+fn build_ptx(root: &Path, mut archs: Vec<Arch>, out: PathBuf) -> Result<Vec<PathBuf>> {
+    if archs.is_empty() {
+        archs = DEFAULT_ARCHS.to_vec();
+    }
+    let mut build = PtxBuild::new(root, out);
+    build.archs = archs;
+    eprintln!(
+        "building PTX for {}",
+        build
+            .archs
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(build.build()?)
+}
+
+fn cargo(root: &Path, args: &[&str]) -> Result<std::process::Output> {
+    let program = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(program)
+        .current_dir(root)
+        .args(args)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("running cargo {}", args.join(" ")))?;
+    if !output.status.success() {
+        bail!("cargo {} failed ({})", args.join(" "), output.status);
+    }
+    Ok(output)
+}
+
+fn copy_executable(from: &Path, to: &Path) -> Result<()> {
+    std::fs::copy(from, to)
+        .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+    Ok(())
+}
+
+fn bundle(root: &Path, out: &Path) -> Result<()> {
+    if out.exists() {
+        std::fs::remove_dir_all(out)
+            .with_context(|| format!("removing the old {}", out.display()))?;
+    }
+    for dir in ["bin", "tests", "ptx"] {
+        std::fs::create_dir_all(out.join(dir))
+            .with_context(|| format!("creating {}", out.join(dir).display()))?;
+    }
+
+    cargo(
+        root,
+        &["build", "--release", "--package", "cpu", "--bin", "demo"],
+    )?;
+    copy_executable(&root.join("target/release/demo"), &out.join("bin/demo"))?;
+
+    let listing = cargo(
+        root,
+        &[
+            "test",
+            "--release",
+            "--workspace",
+            "--no-run",
+            "--message-format=json",
+        ],
+    )?;
+    let mut tests = 0;
+    for line in String::from_utf8_lossy(&listing.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if msg["reason"] != "compiler-artifact" || msg["profile"]["test"] != true {
+            continue;
+        }
+        let Some(exe) = msg["executable"].as_str() else {
+            continue;
+        };
+        let crate_dir = Path::new(msg["manifest_path"].as_str().unwrap_or_default())
+            .parent()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name = format!(
+            "{crate_dir}-{}",
+            msg["target"]["name"].as_str().unwrap_or("test")
+        );
+        copy_executable(Path::new(exe), &out.join("tests").join(name))?;
+        tests += 1;
+    }
+    if tests == 0 {
+        bail!("cargo reported no test executables");
+    }
+
+    build_ptx(root, Vec::new(), out.join("ptx"))?;
+    let run_sh = out.join("run.sh");
+    std::fs::write(&run_sh, RUN_SH).with_context(|| format!("writing {}", run_sh.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&run_sh, std::fs::Permissions::from_mode(0o755))?;
+    }
+    println!("{}", out.display());
+    Ok(())
+}
+
+/// The bundle's entry point (see README "Running on a GPU machine without Rust").
+const RUN_SH: &str = r#"#!/usr/bin/env bash
+# Runs this bundle on a machine with an NVIDIA driver (no Rust needed).
+#   ./run.sh            all GPU tests (ignored ones included), then demo smoke and demo vector-add
+#   ./run.sh tests      only the test executables
+#   ./run.sh demo       only demo smoke and demo vector-add
+#   ./run.sh sanitize   compute-sanitizer memcheck, racecheck, synccheck over the demos at small sizes
+#   ./run.sh resources  ptxas -v over the PTX (registers, shared memory, spills), where ptxas exists
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+mode=${1:-all}
+failed=()
+
+find_tool() {
+  command -v "$1" 2>/dev/null && return
+  for d in /usr/local/cuda/bin /usr/local/cuda-*/bin /opt/nvidia/*/bin; do
+    [ -x "$d/$1" ] && { echo "$d/$1"; return; }
+  done
+}
+
+run_tests() {
+  for t in "$here"/tests/*; do
+    echo "== test executable $(basename "$t")"
+    "$t" --include-ignored || failed+=("tests/$(basename "$t")")
+  done
+}
+
+run_demo() {
+  echo "== demo smoke"; "$here/bin/demo" smoke || failed+=("demo smoke")
+  echo "== demo vector-add"; "$here/bin/demo" vector-add || failed+=("demo vector-add")
+}
+
+run_sanitize() {
+  local cs; cs=$(find_tool compute-sanitizer)
+  if [ -z "$cs" ]; then echo "compute-sanitizer not found: skipped"; return; fi
+  local summary=()
+  for tool in memcheck racecheck synccheck; do
+    for pattern in "smoke --size 20000" "vector-add --size 100003 --reps 2"; do
+      local log; log=$(mktemp)
+      "$cs" --tool "$tool" --error-exitcode 99 "$here/bin/demo" $pattern --reps 2 >"$log" 2>&1
+      local rc=$?
+      local errors; errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+' "$log" | tail -1 | grep -Eo '[0-9]+')
+      [ "$tool" = racecheck ] && errors=$(grep -Eo 'RACECHECK SUMMARY: [0-9]+ hazard' "$log" | grep -Eo '[0-9]+' || echo "${errors:-?}")
+      summary+=("$(printf '%-10s %-34s exit %-3s errors %s' "$tool" "demo $pattern" "$rc" "${errors:-?}")")
+      [ "$rc" -eq 0 ] || { failed+=("sanitize $tool $pattern"); tail -30 "$log"; }
+      rm -f "$log"
+    done
+  done
+  echo "== compute-sanitizer summary"; printf '%s\n' "${summary[@]}"
+}
+
+run_resources() {
+  local px; px=$(find_tool ptxas)
+  if [ -z "$px" ]; then echo "ptxas not found: skipped"; return; fi
+  for f in "$here"/ptx/*.ptx; do
+    local arch; arch=$(basename "$f" .ptx); arch=${arch#gpu_}
+    echo "== ptxas -v $arch"
+    "$px" -arch="$arch" -v "$f" -o /dev/null 2>&1 | grep -E "Compiling entry|Used|spill" || failed+=("ptxas $arch")
+  done
+}
+
+case "$mode" in
+  all) run_tests; run_demo ;;
+  tests) run_tests ;;
+  demo) run_demo ;;
+  sanitize) run_sanitize ;;
+  resources) run_resources ;;
+  *) echo "usage: $0 [all|tests|demo|sanitize|resources]" >&2; exit 2 ;;
+esac
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED: ${failed[*]}"; exit 1
+fi
+echo "run.sh $mode: all passed"
+"#;
