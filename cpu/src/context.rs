@@ -1,6 +1,6 @@
 //! [`Gpu`]: a device, its context, a stream, and the lab's PTX module loaded on it.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits, sys,
@@ -21,6 +21,7 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
     ptx_arch: u32,
+    constant_memory: Arc<Mutex<()>>,
 }
 
 impl Gpu {
@@ -67,6 +68,7 @@ impl Gpu {
             stream,
             module,
             ptx_arch,
+            constant_memory: Arc::new(Mutex::new(())),
         })
     }
 
@@ -190,6 +192,18 @@ impl Gpu {
         self.stream
             .memcpy_htod(data, &mut typed)
             .during(format!("writing __constant__ {symbol}"))
+    }
+
+    /// Exclusive use of the module's `__constant__` memory.
+    ///
+    /// Constant memory belongs to the module, not to a stream: two handles (e.g. from
+    /// [`Gpu::with_new_stream`]) that write a symbol and launch concurrently would read each
+    /// other's values. A launcher that writes constant memory holds this guard from the write
+    /// until its kernel has completed.
+    pub fn lock_constant_memory(&self) -> MutexGuard<'_, ()> {
+        self.constant_memory
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Waits until all work queued on this handle's stream has finished.

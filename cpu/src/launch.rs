@@ -36,7 +36,7 @@ pub fn blocks_to_cover(kernel: &'static str, n: usize, per_block: u64) -> Result
 /// Checks a one-dimensional block size: `1..=1024`, and a multiple of `multiple_of` (e.g. 32
 /// for kernels that need whole warps).
 pub fn check_block(kernel: &'static str, block: u32, multiple_of: u32) -> Result<()> {
-    if block == 0 || block > MAX_BLOCK_THREADS || block % multiple_of.max(1) != 0 {
+    if block == 0 || block > MAX_BLOCK_THREADS || !block.is_multiple_of(multiple_of.max(1)) {
         return Err(Error::InvalidLaunch {
             kernel,
             reason: format!(

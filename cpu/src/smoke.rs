@@ -143,8 +143,10 @@ pub fn constant_polynomial(gpu: &Gpu, coefficients: &[f32], x: &[f32]) -> Result
             actual: coefficients.len(),
         });
     }
-    gpu.write_constant(k::C_SMOKE_COEFFICIENTS::SYMBOL, coefficients)?;
     let n = x.len();
+    // Held until the kernel has finished (the download below waits for it).
+    let _constants = gpu.lock_constant_memory();
+    gpu.write_constant(k::C_SMOKE_COEFFICIENTS::SYMBOL, coefficients)?;
     let d_x = gpu.upload(x)?;
     let mut d_y = gpu.poisoned(n, f32::NAN)?;
     if n > 0 {

@@ -63,7 +63,10 @@ pub mod kernels {
     ///
     /// Launch: any block size and grid size.
     ///
-    /// Parameters and safety: as [`vector_add`].
+    /// Parameters: as [`vector_add`].
+    ///
+    /// # Safety
+    /// As [`vector_add`]: the three pointers are valid for `n` elements; `z` overlaps neither input.
     ///
     /// Performance: 12 bytes per element, one FADD: memory-bound.
     #[unsafe(no_mangle)]

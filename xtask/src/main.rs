@@ -183,7 +183,8 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 #   ./run.sh tests      only the test executables
 #   ./run.sh demo       only demo smoke and demo vector-add
 #   ./run.sh sanitize   compute-sanitizer memcheck, racecheck, synccheck over the demos at small sizes
-#   ./run.sh resources  ptxas -v over the PTX (registers, shared memory, spills), where ptxas exists
+#   ./run.sh resources  ptxas -v over the PTX (registers, shared memory, spills), where ptxas exists;
+#                       every PTX is assembled for PTXAS_ARCH (default sm_90: CUDA 13 no longer targets sm_70)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mode=${1:-all}
@@ -213,7 +214,7 @@ run_sanitize() {
   if [ -z "$cs" ]; then echo "compute-sanitizer not found: skipped"; return; fi
   local summary=()
   for tool in memcheck racecheck synccheck; do
-    for pattern in "smoke --size 20000" "vector-add --size 100003 --reps 2"; do
+    for pattern in "smoke --size 20000" "vector-add --size 100003"; do
       local log; log=$(mktemp)
       "$cs" --tool "$tool" --error-exitcode 99 "$here/bin/demo" $pattern --reps 2 >"$log" 2>&1
       local rc=$?
@@ -231,9 +232,9 @@ run_resources() {
   local px; px=$(find_tool ptxas)
   if [ -z "$px" ]; then echo "ptxas not found: skipped"; return; fi
   for f in "$here"/ptx/*.ptx; do
-    local arch; arch=$(basename "$f" .ptx); arch=${arch#gpu_}
-    echo "== ptxas -v $arch"
-    "$px" -arch="$arch" -v "$f" -o /dev/null 2>&1 | grep -E "Compiling entry|Used|spill" || failed+=("ptxas $arch")
+    local arch=${PTXAS_ARCH:-sm_90}
+    echo "== ptxas -arch=$arch -v $(basename "$f")"
+    "$px" -arch="$arch" -v "$f" -o /dev/null 2>&1 | grep -E "Compiling entry|Used|spill|rror" || failed+=("ptxas $(basename "$f")")
   done
 }
 
