@@ -6,7 +6,7 @@
 //! A failure names the variant, the case, the seed (replay with `GPU_LAB_SEED=<seed>`) and the
 //! first mismatching index.
 
-use cpu::{Error, smoke, vector_add, verify};
+use cpu::{Error, smoke, transpose, vector_add, verify};
 use lab_tests::{base_seed, gpu, gpu_trial};
 use libtest_mimic::{Arguments, Failed, Trial};
 use rand::rngs::StdRng;
@@ -63,6 +63,48 @@ fn smoke_trials() -> Vec<Trial> {
                     .result
                     .map_err(|m| format!("{} n={n} seed={seed}: {m}", variant.kernel_name()).into())
             }));
+        }
+    }
+    trials
+}
+
+/// The shapes: single element, one row, odd sizes around a tile, non-square, large.
+const SHAPES: [(usize, usize); 8] = [
+    (1, 1),
+    (1, 8193),
+    (8193, 1),
+    (31, 33),
+    (1023, 517),
+    (4096, 4096),
+    (8192, 8192),
+    (8191, 8193),
+];
+
+fn transpose_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for variant in transpose::Variant::ALL {
+        for (rows, cols) in SHAPES {
+            let name = format!("transpose::{}::{rows}x{cols}", variant.kernel_name());
+            let seed = seed_for(&name);
+            let trial = gpu_trial(name, move || {
+                let gpu = gpu()?;
+                let mut rng = StdRng::seed_from_u64(seed);
+                let input: Vec<f32> = (0..rows * cols).map(|_| rng.random()).collect();
+                let got =
+                    transpose::run(&gpu, variant, &input, rows, cols).map_err(|e| e.to_string())?;
+                let expected = if variant.transposes() {
+                    transpose::reference(&input, rows, cols)
+                } else {
+                    input
+                };
+                verify::exact(&got, &expected).map_err(|m| {
+                    format!("{} {rows}x{cols} seed={seed}: {m}", variant.kernel_name()).into()
+                })
+            });
+            // The vec4 kernel refuses shapes that are not multiples of 4 (tested below).
+            if variant.supports(rows, cols) {
+                trials.push(trial);
+            }
         }
     }
     trials
@@ -157,6 +199,58 @@ fn error_trials() -> Vec<Trial> {
                 )
             })
         }),
+        gpu_trial("errors::transpose_vec4_needs_multiples_of_4".into(), || {
+            let gpu = gpu()?;
+            expect_err(
+                transpose::run(
+                    &gpu,
+                    transpose::Variant::TransposeTiledVec4,
+                    &[0.0; 31 * 33],
+                    31,
+                    33,
+                ),
+                |e| matches!(e, Error::InvalidLaunch { .. }),
+            )
+        }),
+        gpu_trial("errors::transpose_shape_mismatch".into(), || {
+            let gpu = gpu()?;
+            expect_err(
+                transpose::run(
+                    &gpu,
+                    transpose::Variant::TransposeSharedPadded,
+                    &[0.0; 10],
+                    3,
+                    4,
+                ),
+                |e| {
+                    matches!(
+                        e,
+                        Error::LengthMismatch {
+                            what: "input",
+                            expected: 12,
+                            actual: 10
+                        }
+                    )
+                },
+            )
+        }),
+        gpu_trial("errors::transpose_grid_y_limit".into(), || {
+            let gpu = gpu()?;
+            let input = gpu.zeros::<f32>(1 << 22).map_err(|e| e.to_string())?;
+            let mut output = gpu.zeros::<f32>(1 << 22).map_err(|e| e.to_string())?;
+            // 4M rows x 1 column: 131072 blocks of 32 rows along y, over the 65535 limit.
+            expect_err(
+                transpose::launch(
+                    &gpu,
+                    transpose::Variant::TransposeNaiveRow,
+                    &input,
+                    &mut output,
+                    1 << 22,
+                    1,
+                ),
+                |e| matches!(e, Error::InvalidLaunch { .. }),
+            )
+        }),
         gpu_trial("errors::device_out_of_range".into(), || {
             expect_err(cpu::Gpu::new(1 << 20), |e| {
                 matches!(e, Error::DeviceOutOfRange { .. })
@@ -169,6 +263,7 @@ fn main() {
     let args = Arguments::from_args();
     let mut trials = vector_add_trials();
     trials.extend(smoke_trials());
+    trials.extend(transpose_trials());
     trials.extend(error_trials());
     if !lab_tests::gpu_available() {
         eprintln!("no CUDA device could be opened: the GPU tests are reported as ignored");

@@ -10,6 +10,7 @@ fn host_kernel_names() -> Vec<&'static str> {
         .map(|v| v.kernel_name())
         .collect();
     names.extend(cpu::smoke::Variant::ALL.iter().map(|v| v.kernel_name()));
+    names.extend(cpu::transpose::Variant::ALL.iter().map(|v| v.kernel_name()));
     names
 }
 

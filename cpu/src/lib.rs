@@ -14,6 +14,7 @@ pub mod launch;
 pub mod ptx;
 pub mod smoke;
 pub mod timing;
+pub mod transpose;
 pub mod vector_add;
 pub mod verify;
 

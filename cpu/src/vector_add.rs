@@ -15,31 +15,40 @@ pub enum Variant {
     VectorAdd,
     /// Grid-stride loop over a grid sized to the GPU (one wave of resident blocks).
     VectorAddGridStride,
+    /// Grid-stride loop with 16-byte (`float4`) loads and stores.
+    VectorAddVec4,
 }
 
 impl Variant {
     /// Every variant.
-    pub const ALL: [Variant; 2] = [Variant::VectorAdd, Variant::VectorAddGridStride];
+    pub const ALL: [Variant; 3] = [
+        Variant::VectorAdd,
+        Variant::VectorAddGridStride,
+        Variant::VectorAddVec4,
+    ];
 
     /// The kernel's `.entry` name in the PTX.
     pub fn kernel_name(self) -> &'static str {
         match self {
             Variant::VectorAdd => k::VECTOR_ADD,
             Variant::VectorAddGridStride => k::VECTOR_ADD_GRID_STRIDE,
+            Variant::VectorAddVec4 => k::VECTOR_ADD_VEC4,
         }
     }
 
     /// The launch the host uses for `n` elements: blocks of [`k::BLOCK_SIZE`] threads; a grid
     /// covering `n` for [`Variant::VectorAdd`], one wave of resident blocks (SMs x blocks per
-    /// SM, at most enough to cover `n`) for [`Variant::VectorAddGridStride`].
+    /// SM, at most enough to cover `n`, or `n / 4` groups of four for
+    /// [`Variant::VectorAddVec4`]) for the grid-stride variants.
     pub fn launch_config(self, gpu: &Gpu, n: usize) -> Result<LaunchConfig> {
         let covering = launch::blocks_to_cover(self.kernel_name(), n, k::BLOCK_SIZE as u64)?;
+        let wave = || -> Result<u32> {
+            Ok(gpu.sm_count()? * (gpu.max_threads_per_sm()? / k::BLOCK_SIZE).max(1))
+        };
         let grid = match self {
             Variant::VectorAdd => covering,
-            Variant::VectorAddGridStride => {
-                let wave = gpu.sm_count()? * (gpu.max_threads_per_sm()? / k::BLOCK_SIZE).max(1);
-                wave.min(covering)
-            }
+            Variant::VectorAddGridStride => wave()?.min(covering),
+            Variant::VectorAddVec4 => wave()?.min(covering.div_ceil(4)).max(1),
         };
         Ok(launch::linear(grid, k::BLOCK_SIZE, 0))
     }
@@ -106,6 +115,12 @@ pub fn launch_with_config(
             ),
         });
     }
+    if variant == Variant::VectorAddVec4 && threads < (n % 4) as u64 {
+        return Err(Error::InvalidLaunch {
+            kernel,
+            reason: format!("{threads} threads cannot add the {} tail elements", n % 4),
+        });
+    }
     if n == 0 {
         return Ok(());
     }
@@ -119,8 +134,9 @@ pub fn launch_with_config(
     let mut args = gpu.stream().launch_builder(&f);
     args.arg(x).arg(y).arg(z).arg(&n);
     // SAFETY: the arguments match `vector_add(x: *const f32, y: *const f32, z: *mut f32, n: usize)`
-    // (and its grid-stride twin): three device buffers of `n` f32 each (lengths checked above),
-    // `z` distinct from the inputs (it is borrowed mutably), and `n` as a 64-bit count.
+    // (and its grid-stride and vec4 twins): three device buffers of `n` f32 each (lengths
+    // checked above; cudarc allocations are at least 256-byte aligned, as the vec4 kernel
+    // needs), `z` distinct from the inputs (it is borrowed mutably), `n` as a 64-bit count.
     unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
     Ok(())
 }
@@ -173,6 +189,9 @@ mod tests {
     #[test]
     fn variants_name_their_kernels() {
         let names: Vec<_> = Variant::ALL.iter().map(|v| v.kernel_name()).collect();
-        assert_eq!(names, ["vector_add", "vector_add_grid_stride"]);
+        assert_eq!(
+            names,
+            ["vector_add", "vector_add_grid_stride", "vector_add_vec4"]
+        );
     }
 }

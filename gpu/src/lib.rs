@@ -26,4 +26,5 @@
 
 pub mod device;
 pub mod smoke;
+pub mod transpose;
 pub mod vector_add;

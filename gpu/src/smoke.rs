@@ -242,9 +242,11 @@ pub mod kernels {
 
     /// Global-memory atomics on `i32`: `results[0] += v` (`atomicAdd`, wrapping),
     /// `results[1] = max` (`atomicMax`), `results[2] = min` (`atomicMin`) over `values`, and
-    /// `results[3]` counts the elements with an `atomicCAS` retry loop.
+    /// `results[3]` counts the elements with an `atomicCAS` retry loop (lane 0 of each warp adds
+    /// its warp's count).
     ///
-    /// Launch: any block size, grid covering `n` (grid-stride loop).
+    /// Launch: block size a multiple of 32, any grid (grid-stride loop; the grid stride is then a
+    /// multiple of 32, so every warp's lanes share one loop trip count).
     ///
     /// # Safety
     /// `values` is valid for `n` elements; `results` for 4, initialised by the host to
@@ -263,14 +265,23 @@ pub mod kernels {
                 atomic_add(results, v);
                 atomic_max(results.add(1), v);
                 atomic_min(results.add(2), v);
-                let counter = results.add(3) as *mut u32;
-                let mut old = counter.read_volatile();
-                loop {
-                    let seen = atomic_cas(counter, old, old.wrapping_add(1));
-                    if seen == old {
-                        break;
+            }
+            // One compare-and-swap loop per warp (lane 0 adds the warp's count of valid
+            // elements): the same retry pattern with 32x less contention on one address.
+            if lane_id() == 0 {
+                let warp_base = i - i % WARP_SIZE as usize;
+                let count = (n - warp_base).min(WARP_SIZE as usize) as u32;
+                // SAFETY: slot 3 of `results`, updated only atomically.
+                unsafe {
+                    let counter = results.add(3) as *mut u32;
+                    let mut old = counter.read_volatile();
+                    loop {
+                        let seen = atomic_cas(counter, old, old.wrapping_add(count));
+                        if seen == old {
+                            break;
+                        }
+                        old = seen;
                     }
-                    old = seen;
                 }
             }
             i += grid_stride_x();

@@ -10,6 +10,9 @@ pub const VECTOR_ADD: &str = "vector_add";
 /// Entry name of [`vector_add_grid_stride`](kernels::vector_add_grid_stride) in the PTX.
 pub const VECTOR_ADD_GRID_STRIDE: &str = "vector_add_grid_stride";
 
+/// Entry name of [`vector_add_vec4`](kernels::vector_add_vec4) in the PTX.
+pub const VECTOR_ADD_VEC4: &str = "vector_add_vec4";
+
 /// Threads per block the host launches both kernels with (a multiple of the warp size; any
 /// block size works).
 pub const BLOCK_SIZE: u32 = 256;
@@ -24,7 +27,7 @@ pub const SEED_BLOCK: u32 = 128;
 /// The kernels (device build only).
 #[cfg(target_arch = "nvptx64")]
 pub mod kernels {
-    use crate::device::{global_index_x, grid_stride_x};
+    use crate::device::{global_index_x, grid_stride_x, load_global_v4, store_global_v4};
 
     /// `z[i] = x[i] + y[i]`, one element per thread (the seed's `vecAdd`).
     ///
@@ -82,6 +85,48 @@ pub mod kernels {
             // SAFETY: `i < n` and the caller guarantees `n` valid elements per pointer.
             unsafe { *z.add(i) = *x.add(i) + *y.add(i) };
             i += stride;
+        }
+    }
+
+    /// `z = x + y` with 16-byte accesses: a grid-stride loop over `n / 4` groups of four
+    /// floats, each moved with one `float4` load per input and one `float4` store; the last
+    /// `n % 4` elements are added one by one by the first threads of the grid.
+    ///
+    /// Algorithm: a warp instruction moves 512 contiguous bytes instead of 128, so a quarter of
+    /// the memory instructions keep the same bytes in flight.
+    ///
+    /// Launch: any block size and grid size (the host uses one wave of resident blocks).
+    ///
+    /// # Safety
+    /// As [`vector_add`], and the three pointers are 16-byte aligned (device allocations are).
+    ///
+    /// Performance: 12 bytes per element, one FADD: memory-bound.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn vector_add_vec4(
+        x: *const f32,
+        y: *const f32,
+        z: *mut f32,
+        n: usize,
+    ) {
+        let groups = n / 4;
+        let stride = grid_stride_x();
+        let mut g = global_index_x();
+        while g < groups {
+            // SAFETY: `4g + 3 < n`; 16-byte aligned because the bases are and `4g` floats is 16g bytes.
+            unsafe {
+                let a = load_global_v4(x.add(4 * g));
+                let b = load_global_v4(y.add(4 * g));
+                store_global_v4(
+                    z.add(4 * g),
+                    [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]],
+                );
+            }
+            g += stride;
+        }
+        let tail = 4 * groups + global_index_x();
+        if tail < n {
+            // SAFETY: `tail < n`.
+            unsafe { *z.add(tail) = *x.add(tail) + *y.add(tail) };
         }
     }
 }

@@ -29,3 +29,39 @@ pub fn clock64() -> u64 {
     unsafe { core::arch::asm!("mov.u64 {c}, %clock64;", c = out(reg64) cycles, options(nostack)) }
     cycles
 }
+
+/// Loads four consecutive `f32` with one 16-byte access (`float4` load, PTX `ld.global.v4.f32`).
+///
+/// # Safety
+/// `address` points into global memory, is 16-byte aligned and valid for four floats.
+#[inline(always)]
+pub unsafe fn load_global_v4(address: *const f32) -> [f32; 4] {
+    let (a, b, c, d): (f32, f32, f32, f32);
+    // SAFETY: the caller guarantees a valid, 16-byte aligned global address; the asm does not
+    // claim `pure` so it is not moved across barriers or stores.
+    unsafe {
+        core::arch::asm!(
+            "cvta.to.global.u64 {g}, {p};\n\tld.global.v4.f32 {{{a}, {b}, {c}, {d}}}, [{g}];",
+            a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+            p = in(reg64) address, g = out(reg64) _,
+            options(readonly, nostack));
+    }
+    [a, b, c, d]
+}
+
+/// Stores four consecutive `f32` with one 16-byte access (`float4` store, PTX `st.global.v4.f32`).
+///
+/// # Safety
+/// `address` points into global memory, is 16-byte aligned and valid for four floats, and no
+/// other thread accesses them concurrently.
+#[inline(always)]
+pub unsafe fn store_global_v4(address: *mut f32, value: [f32; 4]) {
+    // SAFETY: the caller guarantees a valid, 16-byte aligned, exclusively owned global address.
+    unsafe {
+        core::arch::asm!(
+            "cvta.to.global.u64 {g}, {p};\n\tst.global.v4.f32 [{g}], {{{a}, {b}, {c}, {d}}};",
+            a = in(reg32) value[0], b = in(reg32) value[1], c = in(reg32) value[2], d = in(reg32) value[3],
+            p = in(reg64) address, g = out(reg64) _,
+            options(nostack));
+    }
+}

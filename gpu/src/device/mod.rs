@@ -51,7 +51,7 @@ pub use index::{
     thread_idx, warp_id,
 };
 #[cfg(target_arch = "nvptx64")]
-pub use memory::{clock64, load_global_nc};
+pub use memory::{clock64, load_global_nc, load_global_v4, store_global_v4};
 #[cfg(target_arch = "nvptx64")]
 pub use shared::{DynamicShared, SharedArray};
 #[cfg(target_arch = "nvptx64")]
