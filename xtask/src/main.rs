@@ -179,9 +179,9 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
 /// The bundle's entry point (see README "Running on a GPU machine without Rust").
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # Runs this bundle on a machine with an NVIDIA driver (no Rust needed).
-#   ./run.sh            all GPU tests (ignored ones included), then demo smoke and demo vector-add
+#   ./run.sh            all GPU tests (ignored ones included), then demo smoke, vector-add, transpose
 #   ./run.sh tests      only the test executables
-#   ./run.sh demo       only demo smoke and demo vector-add
+#   ./run.sh demo       only demo smoke, vector-add and transpose
 #   ./run.sh sanitize   compute-sanitizer memcheck, racecheck, synccheck over the demos at small sizes
 #   ./run.sh resources  ptxas -v over the PTX (registers, shared memory, spills), where ptxas exists;
 #                       every PTX is assembled for PTXAS_ARCH (default sm_90: CUDA 13 no longer targets sm_70)
@@ -207,6 +207,7 @@ run_tests() {
 run_demo() {
   echo "== demo smoke"; "$here/bin/demo" smoke || failed+=("demo smoke")
   echo "== demo vector-add"; "$here/bin/demo" vector-add || failed+=("demo vector-add")
+  echo "== demo transpose"; "$here/bin/demo" transpose || failed+=("demo transpose")
 }
 
 run_sanitize() {
@@ -214,13 +215,13 @@ run_sanitize() {
   if [ -z "$cs" ]; then echo "compute-sanitizer not found: skipped"; return; fi
   local summary=()
   for tool in memcheck racecheck synccheck; do
-    for pattern in "smoke --size 20000" "vector-add --size 100003"; do
+    for pattern in "smoke --size 20000" "vector-add --size 100003" "transpose --rows 1020 --cols 516"; do
       local log; log=$(mktemp)
       "$cs" --tool "$tool" --error-exitcode 99 "$here/bin/demo" $pattern --reps 2 >"$log" 2>&1
       local rc=$?
       local errors; errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+' "$log" | tail -1 | grep -Eo '[0-9]+')
       [ "$tool" = racecheck ] && errors=$(grep -Eo 'RACECHECK SUMMARY: [0-9]+ hazard' "$log" | grep -Eo '[0-9]+' || echo "${errors:-?}")
-      summary+=("$(printf '%-10s %-34s exit %-3s errors %s' "$tool" "demo $pattern" "$rc" "${errors:-?}")")
+      summary+=("$(printf '%-10s %-40s exit %-3s errors %s' "$tool" "demo $pattern" "$rc" "${errors:-?}")")
       [ "$rc" -eq 0 ] || { failed+=("sanitize $tool $pattern"); tail -30 "$log"; }
       rm -f "$log"
     done
