@@ -50,6 +50,34 @@ pub mod kernels {
         (base, n.saturating_sub(base).min(block_size))
     }
 
+    /// The body of both reverse kernels: stage the block's segment in shared memory through
+    /// `write`, barrier, read it back reversed through `read`.
+    ///
+    /// # Safety
+    /// `input` and `output` are valid for `n` floats and do not overlap; `write` and `read`
+    /// access a shared array of at least `blockDim.x` elements (unsafe calls inside the closures
+    /// are covered by this function's contract: one writer per slot, reads after the barrier).
+    #[inline(always)]
+    unsafe fn reverse_segment(
+        input: *const f32,
+        output: *mut f32,
+        n: usize,
+        write: impl Fn(usize, f32),
+        read: impl Fn(usize) -> f32,
+    ) {
+        let t = thread_idx().x as usize;
+        let (base, len) = segment(block_idx().x as usize, block_dim().x as usize, n);
+        if t < len {
+            // SAFETY: `base + t < n`; each thread writes its own shared slot.
+            write(t, unsafe { *input.add(base + t) });
+        }
+        syncthreads();
+        if t < len {
+            // SAFETY: `base + t < n`; slot `len-1-t` was written before the barrier.
+            unsafe { *output.add(base + t) = read(len - 1 - t) };
+        }
+    }
+
     /// Static shared memory: each block reverses its segment of `input` into `output` through a
     /// `__shared__ float s[256]`, with a barrier between the writes and the reads.
     ///
@@ -66,17 +94,8 @@ pub mod kernels {
         n: usize,
     ) {
         let s = crate::static_shared!(s_smoke_reverse: [f32; STATIC_REVERSE_BLOCK as usize]);
-        let t = thread_idx().x as usize;
-        let (base, len) = segment(block_idx().x as usize, block_dim().x as usize, n);
-        if t < len {
-            // SAFETY: `base + t < n`; each thread writes its own shared slot.
-            unsafe { s.write(t, *input.add(base + t)) };
-        }
-        syncthreads();
-        if t < len {
-            // SAFETY: `base + t < n`; slot `len-1-t` was written before the barrier.
-            unsafe { *output.add(base + t) = s.read(len - 1 - t) };
-        }
+        // SAFETY: forwarded; the block size is at most the array's length (else the bound traps).
+        unsafe { reverse_segment(input, output, n, |i, v| s.write(i, v), |i| s.read(i)) }
     }
 
     /// Dynamic shared memory: as [`smoke_static_shared_reverse`], with `extern __shared__`
@@ -93,17 +112,8 @@ pub mod kernels {
         n: usize,
     ) {
         let s = DynamicShared::<f32>::get();
-        let t = thread_idx().x as usize;
-        let (base, len) = segment(block_idx().x as usize, block_dim().x as usize, n);
-        if t < len {
-            // SAFETY: `base + t < n`; each thread writes its own shared slot.
-            unsafe { s.write(t, *input.add(base + t)) };
-        }
-        syncthreads();
-        if t < len {
-            // SAFETY: `base + t < n`; slot `len-1-t` was written before the barrier.
-            unsafe { *output.add(base + t) = s.read(len - 1 - t) };
-        }
+        // SAFETY: forwarded; the launch gives `4 * blockDim.x` bytes (else the bound traps).
+        unsafe { reverse_segment(input, output, n, |i, v| s.write(i, v), |i| s.read(i)) }
     }
 
     /// Constant memory: `y[i] = c[0] + c[1] x[i] + ... + c[7] x[i]^7` by Horner's rule, `c` in
