@@ -7,8 +7,8 @@
 //! first mismatching index.
 
 use cpu::{Error, smoke, transpose, vector_add, verify};
-use lab_tests::{base_seed, gpu, gpu_trial};
-use libtest_mimic::{Arguments, Failed, Trial};
+use lab_tests::{base_seed, expect_err, gpu, gpu_trial, seed_for};
+use libtest_mimic::{Arguments, Trial};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -23,12 +23,6 @@ const CASES: [(&str, usize); 8] = [
     ("not_a_power_of_two", 100_003),
     ("large_2e20_plus_3", (1 << 20) + 3),
 ];
-
-fn seed_for(name: &str) -> u64 {
-    name.bytes().fold(base_seed(), |h, b| {
-        h.wrapping_mul(0x100_0000_01b3).wrapping_add(b as u64)
-    })
-}
 
 fn vector_add_trials() -> Vec<Trial> {
     let mut trials = Vec::new();
@@ -108,16 +102,6 @@ fn transpose_trials() -> Vec<Trial> {
         }
     }
     trials
-}
-
-fn expect_err<T: std::fmt::Debug>(
-    result: cpu::Result<T>,
-    matches: impl Fn(&Error) -> bool,
-) -> Result<(), Failed> {
-    match result {
-        Err(e) if matches(&e) => Ok(()),
-        other => Err(format!("expected a typed error, got {other:?}").into()),
-    }
 }
 
 fn error_trials() -> Vec<Trial> {

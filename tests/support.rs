@@ -47,3 +47,22 @@ pub fn gpu_trial(
 ) -> Trial {
     Trial::test(name, test).with_ignored_flag(!gpu_available())
 }
+
+/// A seed for one named trial, derived from the run's [`base_seed`] so that every trial gets
+/// different data and a failure replays with the same `GPU_LAB_SEED`.
+pub fn seed_for(name: &str) -> u64 {
+    name.bytes().fold(base_seed(), |h, b| {
+        h.wrapping_mul(0x100_0000_01b3).wrapping_add(b as u64)
+    })
+}
+
+/// Passes when `result` is an error for which `matches` holds.
+pub fn expect_err<T: std::fmt::Debug>(
+    result: cpu::Result<T>,
+    matches: impl Fn(&cpu::Error) -> bool,
+) -> Result<(), Failed> {
+    match result {
+        Err(e) if matches(&e) => Ok(()),
+        other => Err(format!("expected a typed error, got {other:?}").into()),
+    }
+}

@@ -179,15 +179,18 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
 /// The bundle's entry point (see README "Running on a GPU machine without Rust").
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # Runs this bundle on a machine with an NVIDIA driver (no Rust needed).
-#   ./run.sh            all GPU tests (ignored ones included), then demo smoke, vector-add, transpose
+#   ./run.sh            all GPU tests (ignored ones included), then every pattern's demo
 #   ./run.sh tests      only the test executables
-#   ./run.sh demo       only demo smoke, vector-add and transpose
-#   ./run.sh sanitize   compute-sanitizer memcheck, racecheck, synccheck over the demos at small sizes
+#   ./run.sh demo [PATTERN]...      only the demos (all, or the patterns named)
+#   ./run.sh sanitize [PATTERN]...  compute-sanitizer memcheck, racecheck, synccheck over the
+#                       demos at small sizes (all, or the patterns named)
 #   ./run.sh resources  ptxas -v over the PTX (registers, shared memory, spills), where ptxas exists;
 #                       every PTX is assembled for PTXAS_ARCH (default sm_90: CUDA 13 no longer targets sm_70)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mode=${1:-all}
+shift || true
+only=("$@")
 failed=()
 
 find_tool() {
@@ -204,10 +207,25 @@ run_tests() {
   done
 }
 
+# One entry per pattern: the demo at its defaults, and the arguments it is sanitized with.
+demos=(smoke vector-add transpose)
+sanitize_cases=(
+  "smoke --size 20000"
+  "vector-add --size 100003"
+  "transpose --rows 1020 --cols 516"
+)
+
+# Patterns named after the mode (./run.sh demo reduce) narrow the demo and sanitize runs.
+selected() {
+  [ ${#only[@]} -eq 0 ] && return 0
+  local p; for p in "${only[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1
+}
+
 run_demo() {
-  echo "== demo smoke"; "$here/bin/demo" smoke || failed+=("demo smoke")
-  echo "== demo vector-add"; "$here/bin/demo" vector-add || failed+=("demo vector-add")
-  echo "== demo transpose"; "$here/bin/demo" transpose || failed+=("demo transpose")
+  for d in "${demos[@]}"; do
+    selected "$d" || continue
+    echo "== demo $d"; "$here/bin/demo" "$d" || failed+=("demo $d")
+  done
 }
 
 run_sanitize() {
@@ -215,7 +233,8 @@ run_sanitize() {
   if [ -z "$cs" ]; then echo "compute-sanitizer not found: skipped"; return; fi
   local summary=()
   for tool in memcheck racecheck synccheck; do
-    for pattern in "smoke --size 20000" "vector-add --size 100003" "transpose --rows 1020 --cols 516"; do
+    for pattern in "${sanitize_cases[@]}"; do
+      selected "${pattern%% *}" || continue
       local log; log=$(mktemp)
       "$cs" --tool "$tool" --error-exitcode 99 "$here/bin/demo" $pattern --reps 2 >"$log" 2>&1
       local rc=$?

@@ -1,0 +1,138 @@
+//! `demo`: runs the lab's patterns on an NVIDIA GPU, checks every output against the CPU
+//! reference and prints tables like the seed posts', with each bandwidth beside the same run's
+//! device-to-device memcpy bandwidth.
+//!
+//! `cargo run --release --bin demo -- <pattern> [--size N] [--reps R] [--device D]`;
+//! `demo list` lists the patterns and their variants.
+
+use std::process::ExitCode;
+
+mod smoke;
+mod transpose;
+mod vector_add;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use comfy_table::{Table, presets::ASCII_MARKDOWN};
+use cpu::timing::{self, CEILING_COPY_BYTES, Ceiling};
+use cpu::{Gpu, verify};
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "GPU parallel patterns in Rust: run, verify and time each kernel"
+)]
+pub(crate) struct Cli {
+    /// CUDA device index.
+    #[arg(long, global = true, default_value_t = 0)]
+    pub device: usize,
+    /// Timed repetitions per kernel (the median is reported).
+    #[arg(long, global = true, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
+    /// Seed of the random inputs.
+    #[arg(long, global = true, default_value_t = 2026)]
+    pub seed: u64,
+    #[command(subcommand)]
+    pattern: Pattern,
+}
+
+#[derive(Subcommand)]
+enum Pattern {
+    /// List the patterns and their variants (kernels).
+    List,
+    /// z = x + y on f32: the seed's toy launch, then every variant at a large size, timed.
+    VectorAdd {
+        /// Elements (default 2^26: 768 MiB moved per launch, far beyond the L2 cache).
+        #[arg(long, default_value_t = 1 << 26)]
+        size: usize,
+    },
+    /// Matrix transpose: the seed's five versions, a copy baseline and the tiled kernels, timed.
+    Transpose {
+        /// Rows of the input matrix.
+        #[arg(long, default_value_t = 8192)]
+        rows: usize,
+        /// Columns of the input matrix.
+        #[arg(long, default_value_t = 8192)]
+        cols: usize,
+    },
+    /// One kernel per device-support feature, each checked against the CPU.
+    Smoke {
+        /// Elements per smoke kernel (not a multiple of the block size by default).
+        #[arg(long, default_value_t = 100_003)]
+        size: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: &Cli) -> Result<()> {
+    if let Pattern::List = cli.pattern {
+        list();
+        return Ok(());
+    }
+    let gpu = Gpu::new(cli.device)?;
+    let (major, minor) = gpu.compute_capability()?;
+    println!(
+        "device {}: {} (compute capability {major}.{minor}, {} SMs), PTX sm_{}",
+        cli.device,
+        gpu.name()?,
+        gpu.sm_count()?,
+        gpu.ptx_arch()
+    );
+    match cli.pattern {
+        Pattern::List => unreachable!("handled above"),
+        Pattern::VectorAdd { size } => vector_add::run(&gpu, cli, size),
+        Pattern::Smoke { size } => smoke::run(&gpu, cli, size),
+        Pattern::Transpose { rows, cols } => transpose::run(&gpu, cli, rows, cols),
+    }
+}
+
+fn list() {
+    let mut table = Table::new();
+    table
+        .load_preset(ASCII_MARKDOWN)
+        .set_header(["pattern", "variant", "kernel"]);
+    for v in cpu::vector_add::Variant::ALL {
+        table.add_row(["vector-add", &variant_name(v), v.kernel_name()]);
+    }
+    for v in cpu::transpose::Variant::ALL {
+        table.add_row(["transpose", &variant_name(v), v.kernel_name()]);
+    }
+    for v in cpu::smoke::Variant::ALL {
+        table.add_row(["smoke", &variant_name(v), v.kernel_name()]);
+    }
+    println!("{table}");
+}
+
+pub(crate) fn variant_name(v: impl clap::ValueEnum) -> String {
+    v.to_possible_value()
+        .map(|p| p.get_name().to_string())
+        .unwrap_or_default()
+}
+
+pub(crate) fn ceiling(gpu: &Gpu, reps: u32) -> Result<Ceiling> {
+    let c = timing::memcpy_ceiling(gpu, CEILING_COPY_BYTES, 3, reps as usize)?;
+    println!(
+        "memcpy ceiling: device-to-device copy of {} MiB, median {:.3} ms, {:.1} GB/s (bytes read + written)",
+        CEILING_COPY_BYTES >> 20,
+        c.timing.median_ms,
+        c.gbps
+    );
+    Ok(c)
+}
+
+pub(crate) fn verdict(check: &Result<(), verify::Mismatch>) -> String {
+    match check {
+        Ok(()) => "PASS".into(),
+        Err(m) => format!("FAIL: {m}"),
+    }
+}
