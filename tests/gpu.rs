@@ -7,6 +7,9 @@
 //! first mismatching index.
 
 use cpu::{Error, smoke, transpose, vector_add, verify};
+
+#[path = "gpu/reduction.rs"]
+mod reduction;
 use lab_tests::{base_seed, expect_err, gpu, gpu_trial, seed_for};
 use libtest_mimic::{Arguments, Trial};
 use rand::rngs::StdRng;
@@ -248,6 +251,7 @@ fn main() {
     let mut trials = vector_add_trials();
     trials.extend(smoke_trials());
     trials.extend(transpose_trials());
+    trials.extend(reduction::trials());
     trials.extend(error_trials());
     if !lab_tests::gpu_available() {
         eprintln!("no CUDA device could be opened: the GPU tests are reported as ignored");

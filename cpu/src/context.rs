@@ -125,6 +125,17 @@ impl Gpu {
         Ok(n as u32)
     }
 
+    /// The device's L2 cache size in bytes.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the attribute cannot be read.
+    pub fn l2_cache_bytes(&self) -> Result<usize> {
+        Ok(self
+            .ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+            .during("reading the L2 cache size")? as usize)
+    }
+
     /// The kernel named `name` (an `.entry` of the PTX).
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
         self.module

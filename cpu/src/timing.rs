@@ -6,7 +6,7 @@
 //! DRAM (each input read once, each output written once) over the median time. Inputs are sized
 //! beyond the L2 cache (50 MB on an H100) by the callers that report bandwidth.
 
-use cudarc::driver::{CudaEvent, sys};
+use cudarc::driver::{CudaEvent, CudaSlice, sys};
 
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};
@@ -71,6 +71,23 @@ pub fn time_gpu(
     during: &str,
     warmup: usize,
     reps: usize,
+    work: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
+    time_gpu_with_setup(gpu, during, warmup, reps, || Ok(()), work)
+}
+
+/// As [`time_gpu`], with `setup` queued on the same stream before each run, outside the timed
+/// interval: restoring an input a kernel reduces in place, or flushing the L2 cache
+/// ([`L2Flush`]) so that each timed run starts cold.
+///
+/// # Errors
+/// As [`time_gpu`]; also any error `setup` returns.
+pub fn time_gpu_with_setup(
+    gpu: &Gpu,
+    during: &str,
+    warmup: usize,
+    reps: usize,
+    mut setup: impl FnMut() -> Result<()>,
     mut work: impl FnMut() -> Result<()>,
 ) -> Result<Timing> {
     if reps == 0 {
@@ -79,16 +96,20 @@ pub fn time_gpu(
         ));
     }
     for _ in 0..warmup {
+        setup()?;
         work()?;
     }
+    // Every event exists before the first is recorded, so no driver call for event creation
+    // sits between a start and its end.
+    let events = (0..reps)
+        .map(|_| Ok((timing_event(gpu)?, timing_event(gpu)?)))
+        .collect::<Result<Vec<_>>>()?;
     gpu.synchronize(during)?;
-    let mut events = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        let (start, end) = (timing_event(gpu)?, timing_event(gpu)?);
+    for (start, end) in &events {
+        setup()?;
         start.record(gpu.stream()).during("recording an event")?;
         work()?;
         end.record(gpu.stream()).during("recording an event")?;
-        events.push((start, end));
     }
     gpu.synchronize(during)?;
     let samples = events
@@ -101,6 +122,35 @@ pub fn time_gpu(
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Timing::from_samples(samples))
+}
+
+/// Evicts the L2 cache by writing a buffer twice its size (an H100's L2 is 50 MB), for
+/// [`time_gpu_with_setup`]: inputs smaller than the L2 would otherwise be timed from cache.
+pub struct L2Flush {
+    buffer: CudaSlice<u8>,
+}
+
+impl L2Flush {
+    /// Allocates twice the device's L2 size (at least 8 MiB).
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the attribute query or the allocation fails.
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        let l2 = gpu.l2_cache_bytes()?;
+        Ok(Self {
+            buffer: gpu.zeros::<u8>((2 * l2).max(8 << 20))?,
+        })
+    }
+
+    /// Queues the flush (a memset of the buffer) on `gpu`'s stream.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the memset cannot be queued.
+    pub fn flush(&mut self, gpu: &Gpu) -> Result<()> {
+        gpu.stream()
+            .memset_zeros(&mut self.buffer)
+            .during("flushing the L2 cache")
+    }
 }
 
 /// Bytes copied by the default [`memcpy_ceiling`]: 512 MiB, ten times an H100's L2.

@@ -25,6 +25,8 @@
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 pub mod device;
+pub mod reduction;
 pub mod smoke;
+pub mod square_sum;
 pub mod transpose;
 pub mod vector_add;

@@ -65,3 +65,25 @@ pub unsafe fn store_global_v4(address: *mut f32, value: [f32; 4]) {
             options(nostack));
     }
 }
+
+/// Loads four consecutive 32-bit words with one 16-byte access through the read-only data
+/// path (PTX `ld.global.nc.v4.u32`, CUDA's `__ldg` of an `int4`/`float4`). The caller
+/// reinterprets the bits (`i32::from_ne_bytes`, `f32::from_bits`).
+///
+/// # Safety
+/// `address` points into global memory, is 16-byte aligned, is valid for four words, and no
+/// thread writes them during the launch.
+#[inline(always)]
+pub unsafe fn load_global_nc_v4_u32(address: *const u32) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: the caller guarantees a valid, 16-byte aligned global address that is read-only
+    // for this launch, so the load may be treated as pure.
+    unsafe {
+        core::arch::asm!(
+            "cvta.to.global.u64 {g}, {p};\n\tld.global.nc.v4.u32 {{{a}, {b}, {c}, {d}}}, [{g}];",
+            a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+            p = in(reg64) address, g = out(reg64) _,
+            options(pure, readonly, nostack));
+    }
+    [a, b, c, d]
+}

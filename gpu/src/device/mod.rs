@@ -51,11 +51,11 @@ pub use index::{
     thread_idx, warp_id,
 };
 #[cfg(target_arch = "nvptx64")]
-pub use memory::{clock64, load_global_nc, load_global_v4, store_global_v4};
+pub use memory::{clock64, load_global_nc, load_global_nc_v4_u32, load_global_v4, store_global_v4};
 #[cfg(target_arch = "nvptx64")]
 pub use shared::{DynamicShared, SharedArray};
 #[cfg(target_arch = "nvptx64")]
-pub use sync::{syncthreads, syncwarp, threadfence, threadfence_block};
+pub use sync::{syncthreads, syncthreads_or, syncwarp, threadfence, threadfence_block};
 #[cfg(target_arch = "nvptx64")]
 pub use warp::{WarpShuffle, shfl_down_sync, shfl_idx_sync, shfl_up_sync, shfl_xor_sync};
 

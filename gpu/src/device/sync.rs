@@ -24,6 +24,22 @@ pub fn syncwarp(mask: u32) {
     unsafe { core::arch::asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) }
 }
 
+/// Block-wide barrier that also tells every thread whether `predicate` held for any thread of
+/// the block (`__syncthreads_or(predicate)`, PTX `bar.red.or.pred`). Same rules as
+/// [`syncthreads`]: every thread of the block must reach it.
+#[inline(always)]
+pub fn syncthreads_or(predicate: bool) -> bool {
+    let any: u32;
+    // SAFETY: as for `syncthreads`; the asm clobbers memory so accesses stay on their side.
+    unsafe {
+        core::arch::asm!(
+            "{{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, {x}, 0;\n\tbar.red.or.pred q, 0, p;\n\tselp.u32 {r}, 1, 0, q;\n\t}}",
+            x = in(reg32) predicate as u32, r = out(reg32) any,
+            options(nostack));
+    }
+    any != 0
+}
+
 /// Device-wide fence (`__threadfence()`, PTX `fence.acq_rel.gpu` / `membar.gl`): this
 /// thread's writes before it are seen by every thread of the grid before its writes after it.
 #[inline(always)]

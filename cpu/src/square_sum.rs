@@ -1,0 +1,212 @@
+//! Sum of squares of `i32` (seed "【转】CUDA优化小记录", seven versions): launchers for the
+//! kernels in `gpu::square_sum`, the host-side addition of their partial sums (as the seed
+//! does), the one-launch version, and the CPU reference.
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use gpu::square_sum as k;
+
+use crate::context::Gpu;
+use crate::error::{DriverContext, Error, Result};
+use crate::launch;
+use crate::reduction::{ReduceSum, SumKind};
+
+/// The seed's seven versions and the one-launch version, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Variant {
+    /// 1: one thread.
+    V1,
+    /// 2: one block, a contiguous chunk per thread.
+    V2,
+    /// 3: one block, strided (coalesced) access.
+    V3,
+    /// 4: 32 blocks x 256 threads, one partial per thread.
+    V4,
+    /// 5: shared memory, thread 0 adds its block.
+    V5,
+    /// 6: tree reduction in shared memory.
+    V6,
+    /// 7: unrolled tree, last warp with `__syncwarp` only.
+    V7,
+    /// Beyond the seed: one launch, `int4` loads, warp shuffles, last block adds the partials.
+    Reduce,
+}
+
+/// [`SumKind`] of the one-launch square sum (same arguments as `reduce_sum_i32`).
+pub struct SquareSumI32;
+
+impl SumKind for SquareSumI32 {
+    type Input = i32;
+    type Acc = i32;
+    const KERNEL: &'static str = k::SQUARE_SUM_REDUCE;
+}
+
+impl Variant {
+    /// Every variant, in order.
+    pub const ALL: [Variant; 8] = [
+        Variant::V1,
+        Variant::V2,
+        Variant::V3,
+        Variant::V4,
+        Variant::V5,
+        Variant::V6,
+        Variant::V7,
+        Variant::Reduce,
+    ];
+
+    /// The kernel's `.entry` name in the PTX.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Variant::V1 => k::SQUARE_SUM_V1,
+            Variant::V2 => k::SQUARE_SUM_V2,
+            Variant::V3 => k::SQUARE_SUM_V3,
+            Variant::V4 => k::SQUARE_SUM_V4,
+            Variant::V5 => k::SQUARE_SUM_V5,
+            Variant::V6 => k::SQUARE_SUM_V6,
+            Variant::V7 => k::SQUARE_SUM_V7,
+            Variant::Reduce => k::SQUARE_SUM_REDUCE,
+        }
+    }
+
+    /// What the version changes, in a few words (the demo's table).
+    pub fn idea(self) -> &'static str {
+        match self {
+            Variant::V1 => "one thread",
+            Variant::V2 => "1 block, contiguous chunk per thread",
+            Variant::V3 => "1 block, strided: coalesced",
+            Variant::V4 => "32 blocks, partial per thread",
+            Variant::V5 => "shared memory, thread 0 adds",
+            Variant::V6 => "tree in shared memory",
+            Variant::V7 => "unrolled tree, syncwarp last warp",
+            Variant::Reduce => "one launch: int4, shuffles, last block",
+        }
+    }
+
+    /// The seed's launch (grid, block) for versions 1 to 7; `None` for the one-launch version
+    /// (sized by [`ReduceSum::launch_config`]).
+    pub fn seed_launch(self) -> Option<(u32, u32)> {
+        match self {
+            Variant::V1 => Some((1, 1)),
+            Variant::V2 | Variant::V3 => Some((1, k::THREAD_NUM)),
+            Variant::Reduce => None,
+            _ => Some((k::BLOCK_NUM, k::THREAD_NUM)),
+        }
+    }
+
+    /// Partial sums the version leaves for the host (1 for the one-launch version: the total).
+    pub fn partials(self) -> usize {
+        match self {
+            Variant::V1 | Variant::Reduce => 1,
+            Variant::V2 | Variant::V3 => k::THREAD_NUM as usize,
+            Variant::V4 => (k::BLOCK_NUM * k::THREAD_NUM) as usize,
+            _ => k::BLOCK_NUM as usize,
+        }
+    }
+}
+
+/// Device state for one version: the partial sums it writes (or, for
+/// [`Variant::Reduce`], the one-launch reducer's scratch space).
+pub struct SquareSum {
+    variant: Variant,
+    partials: CudaSlice<i32>,
+    reducer: Option<ReduceSum<SquareSumI32>>,
+}
+
+impl SquareSum {
+    /// Allocates the partials (poisoned with `i32::MIN`) or the reducer for `variant`.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if an allocation or device query fails.
+    pub fn new(gpu: &Gpu, variant: Variant) -> Result<Self> {
+        Ok(Self {
+            variant,
+            partials: gpu.poisoned(variant.partials(), i32::MIN)?,
+            reducer: match variant {
+                Variant::Reduce => Some(ReduceSum::new(gpu)?),
+                _ => None,
+            },
+        })
+    }
+
+    /// Queues the version over `input` with its seed launch and returns the configuration.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the launch fails.
+    pub fn launch(&mut self, gpu: &Gpu, input: &CudaSlice<i32>) -> Result<LaunchConfig> {
+        if let Some(reducer) = self.reducer.as_mut() {
+            return reducer.launch(gpu, input);
+        }
+        let kernel = self.variant.kernel_name();
+        let (grid, block) = self
+            .variant
+            .seed_launch()
+            .ok_or_else(|| Error::InvalidInput(format!("{kernel} has no seed launch")))?;
+        let cfg = launch::linear(grid, block, 0);
+        let n = input.len();
+        let f = gpu.function(kernel)?;
+        let mut args = gpu.stream().launch_builder(&f);
+        args.arg(input).arg(&n).arg(&mut self.partials);
+        // SAFETY: the kernels take `(input: *const i32, n: usize, out: *mut i32)`; `input`
+        // holds `n` elements; `out` holds `partials()` elements, which is what the seed launch
+        // writes (1 for v1, blockDim for v2/v3, grid*block for v4, grid for v5-v7, whose
+        // blocks are the THREAD_NUM threads their shared arrays are sized for).
+        unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
+        Ok(cfg)
+    }
+
+    /// Downloads the partials and adds them on the host (the one-launch version returns its
+    /// total).
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the copy fails or the kernel faulted.
+    pub fn sum(&self, gpu: &Gpu) -> Result<i32> {
+        if let Some(reducer) = &self.reducer {
+            return reducer.result(gpu);
+        }
+        let partials = gpu.download(&self.partials, self.variant.kernel_name())?;
+        Ok(partials.iter().fold(0i32, |a, &x| a.wrapping_add(x)))
+    }
+}
+
+/// Uploads `input`, runs `variant` and returns the sum of squares.
+///
+/// # Errors
+/// As [`SquareSum::new`] and [`SquareSum::launch`].
+pub fn run(gpu: &Gpu, variant: Variant, input: &[i32]) -> Result<i32> {
+    let d_input = gpu.upload(input)?;
+    let mut s = SquareSum::new(gpu, variant)?;
+    s.launch(gpu, &d_input)?;
+    s.sum(gpu)
+}
+
+/// CPU reference: `sum(x * x)` in `i32` modulo 2^32, exact for every summation order.
+pub fn reference(input: &[i32]) -> i32 {
+    input
+        .iter()
+        .fold(0i32, |a, &x| a.wrapping_add(x.wrapping_mul(x)))
+}
+
+/// Bytes a square sum of `n` elements must read.
+pub fn bytes_read(n: usize) -> u64 {
+    4 * n as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_squares_and_wraps() {
+        assert_eq!(reference(&[1, -2, 3]), 14);
+        assert_eq!(reference(&[]), 0);
+        assert_eq!(reference(&[1 << 16]), 0);
+        assert_eq!(reference(&[46341]), 46341i32.wrapping_mul(46341));
+    }
+
+    #[test]
+    fn seed_launches() {
+        assert_eq!(Variant::V1.seed_launch(), Some((1, 1)));
+        assert_eq!(Variant::V4.partials(), 8192);
+        assert_eq!(Variant::V7.partials(), 32);
+        assert_eq!(Variant::ALL.len(), 8);
+    }
+}
