@@ -71,24 +71,26 @@ pub fn time_gpu(
     during: &str,
     warmup: usize,
     reps: usize,
-    work: impl FnMut() -> Result<()>,
+    mut work: impl FnMut() -> Result<()>,
 ) -> Result<Timing> {
-    time_gpu_with_setup(gpu, during, warmup, reps, || Ok(()), work)
+    time_gpu_with_setup(gpu, during, warmup, reps, &mut (), |_| Ok(()), |_| work())
 }
 
 /// As [`time_gpu`], with `setup` queued on the same stream before each run, outside the timed
 /// interval: restoring an input a kernel reduces in place, or flushing the L2 cache
-/// ([`L2Flush`]) so that each timed run starts cold.
+/// ([`L2Flush`]) so that each timed run starts cold. Both closures get `state`, the mutable
+/// state they share (a kernel's working buffers, the flush buffer).
 ///
 /// # Errors
 /// As [`time_gpu`]; also any error `setup` returns.
-pub fn time_gpu_with_setup(
+pub fn time_gpu_with_setup<S>(
     gpu: &Gpu,
     during: &str,
     warmup: usize,
     reps: usize,
-    mut setup: impl FnMut() -> Result<()>,
-    mut work: impl FnMut() -> Result<()>,
+    state: &mut S,
+    mut setup: impl FnMut(&mut S) -> Result<()>,
+    mut work: impl FnMut(&mut S) -> Result<()>,
 ) -> Result<Timing> {
     if reps == 0 {
         return Err(Error::InvalidInput(
@@ -96,8 +98,8 @@ pub fn time_gpu_with_setup(
         ));
     }
     for _ in 0..warmup {
-        setup()?;
-        work()?;
+        setup(state)?;
+        work(state)?;
     }
     // Every event exists before the first is recorded, so no driver call for event creation
     // sits between a start and its end.
@@ -106,9 +108,9 @@ pub fn time_gpu_with_setup(
         .collect::<Result<Vec<_>>>()?;
     gpu.synchronize(during)?;
     for (start, end) in &events {
-        setup()?;
+        setup(state)?;
         start.record(gpu.stream()).during("recording an event")?;
-        work()?;
+        work(state)?;
         end.record(gpu.stream()).during("recording an event")?;
     }
     gpu.synchronize(during)?;

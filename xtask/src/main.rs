@@ -208,11 +208,13 @@ run_tests() {
 }
 
 # One entry per pattern: the demo at its defaults, and the arguments it is sanitized with.
-demos=(smoke vector-add transpose)
+demos=(smoke vector-add transpose reduce square-sum)
 sanitize_cases=(
   "smoke --size 20000"
   "vector-add --size 100003"
   "transpose --rows 1020 --cols 516"
+  "reduce --size 100003 --block 256"
+  "square-sum --size 100003"
 )
 
 # Patterns named after the mode (./run.sh demo reduce) narrow the demo and sanitize runs.

@@ -7,6 +7,7 @@
 
 use std::process::ExitCode;
 
+mod reduction;
 mod smoke;
 mod transpose;
 mod vector_add;
@@ -55,6 +56,23 @@ enum Pattern {
         #[arg(long, default_value_t = 8192)]
         cols: usize,
     },
+    /// Parallel reduction: the seed's nine kernels (table as in the seed), the template kernel
+    /// per block size, and `reduce_sum` (i32, f32, f32 in f64) at 2^20 and 2^26 elements.
+    #[command(alias = "reduction")]
+    Reduce {
+        /// Elements (default 2^24 i32, as the seed).
+        #[arg(long, default_value_t = gpu::reduction::SEED_N)]
+        size: usize,
+        /// Threads per block of the seed kernels (a power of two, 64..=1024 for all of them).
+        #[arg(long, default_value_t = gpu::reduction::SEED_BLOCK)]
+        block: u32,
+    },
+    /// Sum of squares: the seed's seven versions and the one-launch version.
+    SquareSum {
+        /// Elements (default 1048576 i32, the seed's DATA_SIZE).
+        #[arg(long, default_value_t = gpu::square_sum::DATA_SIZE)]
+        size: usize,
+    },
     /// One kernel per device-support feature, each checked against the CPU.
     Smoke {
         /// Elements per smoke kernel (not a multiple of the block size by default).
@@ -92,6 +110,8 @@ fn run(cli: &Cli) -> Result<()> {
         Pattern::List => unreachable!("handled above"),
         Pattern::VectorAdd { size } => vector_add::run(&gpu, cli, size),
         Pattern::Smoke { size } => smoke::run(&gpu, cli, size),
+        Pattern::Reduce { size, block } => reduction::run(&gpu, cli, size, block),
+        Pattern::SquareSum { size } => reduction::run_square_sum(&gpu, cli, size),
         Pattern::Transpose { rows, cols } => transpose::run(&gpu, cli, rows, cols),
     }
 }
@@ -106,6 +126,23 @@ fn list() {
     }
     for v in cpu::transpose::Variant::ALL {
         table.add_row(["transpose", &variant_name(v), v.kernel_name()]);
+    }
+    for v in cpu::reduction::Variant::ALL {
+        let kernels = match v {
+            cpu::reduction::Variant::CompleteUnroll => gpu::reduction::REDUCE_COMPLETE_UNROLL
+                .iter()
+                .map(|(_, name)| *name)
+                .collect::<Vec<_>>()
+                .join(", "),
+            _ => v.kernel_name().to_string(),
+        };
+        table.add_row(["reduce", &variant_name(v), &kernels]);
+    }
+    for v in cpu::reduction::SumVariant::ALL {
+        table.add_row(["reduce", "reduce-sum", v.kernel_name()]);
+    }
+    for v in cpu::square_sum::Variant::ALL {
+        table.add_row(["square-sum", &variant_name(v), v.kernel_name()]);
     }
     for v in cpu::smoke::Variant::ALL {
         table.add_row(["smoke", &variant_name(v), v.kernel_name()]);

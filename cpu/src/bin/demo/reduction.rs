@@ -1,0 +1,385 @@
+//! `demo reduce` (the seed's nine reductions, the template's block sizes, `reduce_sum`) and
+//! `demo square-sum` (the seed's seven versions and the one-launch version).
+
+use anyhow::{Result, bail};
+use comfy_table::{Table, presets::ASCII_MARKDOWN};
+use cpu::reduction::{self, ReduceSum, SeedWork, SumF32, SumF32F64, SumI32, SumKind};
+use cpu::timing::{self, Ceiling, L2Flush, Timing};
+use cpu::{Gpu, launch, square_sum, verify};
+use cudarc::driver::CudaSlice;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::{Cli, ceiling, verdict};
+
+const WARMUP: usize = 3;
+
+fn exact(got: i32, expected: i32) -> Result<(), verify::Mismatch> {
+    verify::exact(&[got], &[expected])
+}
+
+/// `demo reduce`: the seed's table for this GPU, then the template kernel per block size,
+/// then `reduce_sum` at 2^20 and 2^26 elements (and `size`).
+pub fn run(gpu: &Gpu, cli: &Cli, size: usize, block: u32) -> Result<()> {
+    let ceiling = ceiling(gpu, cli.reps)?;
+    let mut flush = L2Flush::new(gpu)?;
+    let mut rng = StdRng::seed_from_u64(cli.seed);
+    // The book's data: `(int)(rand() & 0xFF)`.
+    let input: Vec<i32> = (0..size).map(|_| rng.random_range(0..=255)).collect();
+    let expected = reduction::reference(&input);
+    let d_input = gpu.upload(&input)?;
+    let bytes = reduction::bytes_read(size);
+    let mut failures = 0;
+
+    let mut table = Table::new();
+    table.load_preset(ASCII_MARKDOWN).set_header([
+        "kernel",
+        "seed",
+        "grid x block",
+        "median ms",
+        "step speedup",
+        "cumulative",
+        "GB/s",
+        "% of memcpy",
+        "seed K80 ms",
+        "verdict",
+    ]);
+    let seed_size = size == gpu::reduction::SEED_N && block == gpu::reduction::SEED_BLOCK;
+    let (mut first, mut previous) = (None::<f64>, None::<f64>);
+    let mut speedups = |ms: f64| {
+        let step = previous.map_or("-".into(), |p| format!("{:.2}", p / ms));
+        let cumulative = first.map_or("-".into(), |f| format!("{:.2}", f / ms));
+        first.get_or_insert(ms);
+        previous = Some(ms);
+        (step, cumulative)
+    };
+    for variant in reduction::Variant::ALL {
+        let mut work = SeedWork::new(gpu, variant, &d_input, block)?;
+        let cfg = work.launch(gpu)?;
+        let check = exact(work.sum(gpu)?, expected);
+        failures += check.is_err() as usize;
+        let t = timing::time_gpu_with_setup(
+            gpu,
+            work.launch_info().kernel,
+            WARMUP,
+            cli.reps as usize,
+            &mut (&mut work, &mut flush),
+            |(work, flush)| {
+                work.restore(gpu, &d_input)?;
+                flush.flush(gpu)
+            },
+            |(work, _)| work.launch(gpu).map(drop),
+        )?;
+        let (step, cumulative) = speedups(t.median_ms);
+        let (seed_name, seed_s) = variant.seed();
+        let gbps = t.gbps(bytes);
+        table.add_row([
+            work.launch_info().kernel.to_string(),
+            seed_name.to_string(),
+            launch::describe(&cfg),
+            format!("{:.4}", t.median_ms),
+            step,
+            cumulative,
+            format!("{gbps:.1}"),
+            format!("{:.1}%", ceiling.percent(gbps)),
+            if seed_size {
+                format!("{:.3}", seed_s * 1e3)
+            } else {
+                "(2^24 x 512 only)".into()
+            },
+            verdict(&check),
+        ]);
+    }
+    // The one a user should call, on the same data.
+    let mut reducer = ReduceSum::<SumI32>::new(gpu)?;
+    let (t, cfg, got) = time_reduce_sum(gpu, cli, &mut flush, &mut reducer, &d_input)?;
+    let check = exact(got, expected);
+    failures += check.is_err() as usize;
+    let (step, cumulative) = speedups(t.median_ms);
+    let gbps = t.gbps(bytes);
+    table.add_row([
+        SumI32::KERNEL.to_string(),
+        "(beyond the seed)".into(),
+        launch::describe(&cfg),
+        format!("{:.4}", t.median_ms),
+        step,
+        cumulative,
+        format!("{gbps:.1}"),
+        format!("{:.1}%", ceiling.percent(gbps)),
+        "-".into(),
+        verdict(&check),
+    ]);
+    println!(
+        "reduce: sum of {size} i32 (values 0..=255, {:.0} MiB read), seed kernels at {block} threads per block; \
+         median of {} reps, L2 flushed and the in-place input restored before each (untimed); \
+         GB/s = bytes read / time",
+        bytes as f64 / (1 << 20) as f64,
+        cli.reps
+    );
+    println!("{table}");
+
+    failures += block_sweep(gpu, cli, &ceiling, &mut flush, &d_input, expected)?;
+    failures += reduce_sum_table(gpu, cli, &ceiling, &mut flush, size)?;
+    if failures > 0 {
+        bail!("{failures} reduction result(s) disagree with the CPU reference");
+    }
+    Ok(())
+}
+
+/// The template kernel (seed version 9) at every block size it is instantiated for.
+fn block_sweep(
+    gpu: &Gpu,
+    cli: &Cli,
+    ceiling: &Ceiling,
+    flush: &mut L2Flush,
+    d_input: &CudaSlice<i32>,
+    expected: i32,
+) -> Result<usize> {
+    let mut table = Table::new();
+    table.load_preset(ASCII_MARKDOWN).set_header([
+        "kernel",
+        "grid x block",
+        "median ms",
+        "GB/s",
+        "% of memcpy",
+        "verdict",
+    ]);
+    let mut failures = 0;
+    for (block, _) in gpu::reduction::REDUCE_COMPLETE_UNROLL {
+        let variant = reduction::Variant::CompleteUnroll;
+        let mut work = SeedWork::new(gpu, variant, d_input, block)?;
+        let cfg = work.launch(gpu)?;
+        let check = exact(work.sum(gpu)?, expected);
+        failures += check.is_err() as usize;
+        let t = timing::time_gpu_with_setup(
+            gpu,
+            work.launch_info().kernel,
+            WARMUP,
+            cli.reps as usize,
+            &mut (&mut work, &mut *flush),
+            |(work, flush)| {
+                work.restore(gpu, d_input)?;
+                flush.flush(gpu)
+            },
+            |(work, _)| work.launch(gpu).map(drop),
+        )?;
+        let gbps = t.gbps(reduction::bytes_read(d_input.len()));
+        table.add_row([
+            work.launch_info().kernel.to_string(),
+            launch::describe(&cfg),
+            format!("{:.4}", t.median_ms),
+            format!("{gbps:.1}"),
+            format!("{:.1}%", ceiling.percent(gbps)),
+            verdict(&check),
+        ]);
+    }
+    println!("template kernel (seed version 9) per block size, same input:");
+    println!("{table}");
+    Ok(failures)
+}
+
+fn time_reduce_sum<K: SumKind>(
+    gpu: &Gpu,
+    cli: &Cli,
+    flush: &mut L2Flush,
+    reducer: &mut ReduceSum<K>,
+    d_input: &CudaSlice<K::Input>,
+) -> Result<(Timing, cudarc::driver::LaunchConfig, K::Acc)> {
+    let cfg = reducer.launch(gpu, d_input)?;
+    let got = reducer.result(gpu)?;
+    let t = timing::time_gpu_with_setup(
+        gpu,
+        K::KERNEL,
+        WARMUP,
+        cli.reps as usize,
+        &mut (reducer, flush),
+        |(_, flush)| flush.flush(gpu),
+        |(reducer, _)| reducer.launch(gpu, d_input).map(drop),
+    )?;
+    Ok((t, cfg, got))
+}
+
+/// `reduce_sum` for each element and accumulator type at 2^20 and 2^26 elements (and `size`).
+fn reduce_sum_table(
+    gpu: &Gpu,
+    cli: &Cli,
+    ceiling: &Ceiling,
+    flush: &mut L2Flush,
+    size: usize,
+) -> Result<usize> {
+    let mut table = Table::new();
+    table.load_preset(ASCII_MARKDOWN).set_header([
+        "kernel",
+        "n",
+        "grid x block",
+        "median us",
+        "GB/s",
+        "% of memcpy",
+        "|error| / bound",
+        "verdict",
+    ]);
+    let mut failures = 0;
+    let mut sizes = vec![1usize << 20, 1 << 26];
+    if !sizes.contains(&size) {
+        sizes.push(size);
+    }
+    let mut summary = Vec::new();
+    for n in sizes {
+        let mut rng = StdRng::seed_from_u64(cli.seed ^ n as u64);
+        let ints: Vec<i32> = (0..n).map(|_| rng.random()).collect();
+        let floats: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let (expected_f, sum_abs) = reduction::reference_f32(&floats);
+        let d_ints = gpu.upload(&ints)?;
+        let d_floats = gpu.upload(&floats)?;
+        let bytes = reduction::bytes_read(n);
+        let mut row = |kernel: &str, t: Timing, cfg, err: String, check: Result<(), _>| {
+            let gbps = t.gbps(bytes);
+            table.add_row([
+                kernel.to_string(),
+                n.to_string(),
+                launch::describe(&cfg),
+                format!("{:.2}", t.median_ms * 1e3),
+                format!("{gbps:.1}"),
+                format!("{:.1}%", ceiling.percent(gbps)),
+                err,
+                verdict(&check),
+            ]);
+            (gbps, t.median_ms)
+        };
+
+        let mut r = ReduceSum::<SumI32>::new(gpu)?;
+        let (t, cfg, got) = time_reduce_sum(gpu, cli, flush, &mut r, &d_ints)?;
+        let check = exact(got, reduction::reference(&ints));
+        failures += check.is_err() as usize;
+        row(SumI32::KERNEL, t, cfg, "exact".into(), check);
+
+        let mut r = ReduceSum::<SumF32>::new(gpu)?;
+        let (t, cfg, got) = time_reduce_sum(gpu, cli, flush, &mut r, &d_floats)?;
+        let bound = reduction::sum_error_bound(
+            n,
+            reduction::reduce_sum_depth(n, &cfg),
+            f32::EPSILON as f64,
+            sum_abs,
+        );
+        let check = reduction::check_sum(got as f64, expected_f, bound);
+        failures += check.is_err() as usize;
+        let err = format!("{:.1e}", (got as f64 - expected_f).abs() / bound);
+        let (gbps, ms) = row(SumF32::KERNEL, t, cfg, err, check);
+        summary.push((n, gbps, ms));
+
+        let mut r = ReduceSum::<SumF32F64>::new(gpu)?;
+        let (t, cfg, got) = time_reduce_sum(gpu, cli, flush, &mut r, &d_floats)?;
+        let bound = reduction::sum_error_bound(
+            n,
+            reduction::reduce_sum_depth(n, &cfg),
+            f64::EPSILON,
+            sum_abs,
+        );
+        let check = reduction::check_sum(got, expected_f, bound);
+        failures += check.is_err() as usize;
+        let err = format!("{:.1e}", (got - expected_f).abs() / bound);
+        row(SumF32F64::KERNEL, t, cfg, err, check);
+    }
+    println!(
+        "reduce_sum (one launch; random i32, and f32 in [-1, 1) against an f64 reference); \
+         median of {} reps, L2 flushed before each:",
+        cli.reps
+    );
+    println!("{table}");
+    for (n, gbps, ms) in summary {
+        match n {
+            n if n == 1 << 26 => println!(
+                "reduce_sum_f32 at 2^26: {gbps:.1} GB/s = {:.1}% of this run's memcpy (target >= 95%)",
+                ceiling.percent(gbps)
+            ),
+            n if n == 1 << 20 => println!(
+                "reduce_sum_f32 at 2^20: {:.2} us of GPU time (target < 10 us)",
+                ms * 1e3
+            ),
+            _ => {}
+        }
+    }
+    Ok(failures)
+}
+
+/// `demo square-sum`: the seed's seven versions and the one-launch version.
+pub fn run_square_sum(gpu: &Gpu, cli: &Cli, size: usize) -> Result<()> {
+    let ceiling = ceiling(gpu, cli.reps)?;
+    let mut flush = L2Flush::new(gpu)?;
+    let mut rng = StdRng::seed_from_u64(cli.seed);
+    // The seed series' data: random ints 0..=9.
+    let input: Vec<i32> = (0..size).map(|_| rng.random_range(0..=9)).collect();
+    let expected = square_sum::reference(&input);
+    let d_input = gpu.upload(&input)?;
+    let bytes = square_sum::bytes_read(size);
+    let mut table = Table::new();
+    table.load_preset(ASCII_MARKDOWN).set_header([
+        "kernel",
+        "idea",
+        "grid x block",
+        "median ms",
+        "step speedup",
+        "cumulative",
+        "GB/s",
+        "% of memcpy",
+        "partials on host",
+        "verdict",
+    ]);
+    let mut failures = 0;
+    let (mut first, mut previous) = (None::<f64>, None::<f64>);
+    for variant in square_sum::Variant::ALL {
+        let mut s = square_sum::SquareSum::new(gpu, variant)?;
+        let cfg = s.launch(gpu, &d_input)?;
+        let check = exact(s.sum(gpu)?, expected);
+        failures += check.is_err() as usize;
+        let reps = if variant == square_sum::Variant::V1 {
+            (cli.reps as usize).min(5)
+        } else {
+            cli.reps as usize
+        };
+        let t = timing::time_gpu_with_setup(
+            gpu,
+            variant.kernel_name(),
+            1,
+            reps,
+            &mut (&mut s, &mut flush),
+            |(_, flush)| flush.flush(gpu),
+            |(s, _)| s.launch(gpu, &d_input).map(drop),
+        )?;
+        let ms = t.median_ms;
+        let step = previous.map_or("-".into(), |p| format!("{:.2}", p / ms));
+        let cumulative = first.map_or("-".into(), |f| format!("{:.1}", f / ms));
+        first.get_or_insert(ms);
+        previous = Some(ms);
+        let gbps = t.gbps(bytes);
+        table.add_row([
+            variant.kernel_name().to_string(),
+            variant.idea().to_string(),
+            launch::describe(&cfg),
+            format!("{ms:.4}"),
+            step,
+            cumulative,
+            format!("{gbps:.1}"),
+            format!("{:.1}%", ceiling.percent(gbps)),
+            if variant == square_sum::Variant::Reduce {
+                "0 (total on GPU)".into()
+            } else {
+                variant.partials().to_string()
+            },
+            verdict(&check),
+        ]);
+    }
+    println!(
+        "square sum of {size} i32 (values 0..=9, {:.1} MiB read); median of {} reps ({} for the \
+         one-thread v1), L2 flushed before each; times are the kernel only (the host's sum of \
+         the partials is not included)",
+        bytes as f64 / (1 << 20) as f64,
+        cli.reps,
+        (cli.reps as usize).min(5)
+    );
+    println!("{table}");
+    if failures > 0 {
+        bail!("{failures} square-sum version(s) disagree with the CPU reference");
+    }
+    Ok(())
+}
