@@ -125,6 +125,25 @@ impl Gpu {
         Ok(n as u32)
     }
 
+    /// Blocks of `kernel` that fit on one SM at once (the occupancy calculator,
+    /// `cuOccupancyMaxActiveBlocksPerMultiprocessor`) for `block` threads and
+    /// `dynamic_shared_bytes` of dynamic shared memory; at least 1.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the kernel is missing or the query fails.
+    pub fn resident_blocks_per_sm(
+        &self,
+        kernel: &str,
+        block: u32,
+        dynamic_shared_bytes: usize,
+    ) -> Result<u32> {
+        let n = self
+            .function(kernel)?
+            .occupancy_max_active_blocks_per_multiprocessor(block, dynamic_shared_bytes, None)
+            .during(format!("occupancy of {kernel}"))?;
+        Ok(n.max(1))
+    }
+
     /// The device's L2 cache size in bytes.
     ///
     /// # Errors

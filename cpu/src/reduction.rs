@@ -358,8 +358,9 @@ impl SumVariant {
 /// launch costs no allocation.
 ///
 /// Launch: blocks of [`REDUCE_SUM_BLOCK`](k::REDUCE_SUM_BLOCK) (256) threads; the grid is one
-/// wave of resident blocks (SMs x 8 on an H100: 1056), fewer when `n` is small (each thread
-/// gets at least `4 * REDUCE_SUM_UNROLL` elements), at least one.
+/// wave of resident blocks (SMs x the occupancy calculator's blocks per SM: 1056 on an H100
+/// for the 32-register kernels), fewer when `n` is small (each thread gets at least
+/// `4 * REDUCE_SUM_UNROLL` elements), at least one.
 pub struct ReduceSum<K: SumKind> {
     partials: CudaSlice<K::Acc>,
     counter: CudaSlice<u32>,
