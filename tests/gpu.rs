@@ -8,6 +8,10 @@
 
 use cpu::{Error, smoke, transpose, vector_add, verify};
 
+#[path = "gpu/memory_on_chip.rs"]
+mod memory_on_chip;
+#[path = "gpu/memory_traffic.rs"]
+mod memory_traffic;
 #[path = "gpu/reduction.rs"]
 mod reduction;
 use lab_tests::{base_seed, expect_err, gpu, gpu_trial, seed_for};
@@ -252,6 +256,8 @@ fn main() {
     trials.extend(smoke_trials());
     trials.extend(transpose_trials());
     trials.extend(reduction::trials());
+    trials.extend(memory_on_chip::trials());
+    trials.extend(memory_traffic::trials());
     trials.extend(error_trials());
     if !lab_tests::gpu_available() {
         eprintln!("no CUDA device could be opened: the GPU tests are reported as ignored");

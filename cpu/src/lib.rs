@@ -11,6 +11,7 @@
 pub mod context;
 pub mod error;
 pub mod launch;
+pub mod memory;
 pub mod ptx;
 pub mod reduction;
 pub mod smoke;

@@ -25,6 +25,7 @@
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 pub mod device;
+pub mod memory;
 pub mod reduction;
 pub mod smoke;
 pub mod square_sum;

@@ -7,6 +7,8 @@
 
 use std::process::ExitCode;
 
+mod memory_on_chip;
+mod memory_traffic;
 mod reduction;
 mod smoke;
 mod transpose;
@@ -73,6 +75,10 @@ enum Pattern {
         #[arg(long, default_value_t = gpu::square_sum::DATA_SIZE)]
         size: usize,
     },
+    #[command(flatten)]
+    OnChip(memory_on_chip::Topic),
+    #[command(flatten)]
+    Traffic(memory_traffic::Topic),
     /// One kernel per device-support feature, each checked against the CPU.
     Smoke {
         /// Elements per smoke kernel (not a multiple of the block size by default).
@@ -112,6 +118,8 @@ fn run(cli: &Cli) -> Result<()> {
         Pattern::Smoke { size } => smoke::run(&gpu, cli, size),
         Pattern::Reduce { size, block } => reduction::run(&gpu, cli, size, block),
         Pattern::SquareSum { size } => reduction::run_square_sum(&gpu, cli, size),
+        Pattern::OnChip(ref topic) => memory_on_chip::run(&gpu, cli, topic),
+        Pattern::Traffic(ref topic) => memory_traffic::run(&gpu, cli, topic),
         Pattern::Transpose { rows, cols } => transpose::run(&gpu, cli, rows, cols),
     }
 }

@@ -1,0 +1,4 @@
+//! Global-memory coalescing: misalignment offset and stride sweeps with cached (`ld.ca`) and L2-only (`ld.cg`) loads.
+
+/// The kernels of this topic.
+pub const KERNELS: &[&str] = &[];

@@ -1,0 +1,4 @@
+//! Constant memory: uniform (broadcast) against divergent reads, against global memory and the read-only data path.
+
+/// The kernels of this topic.
+pub const KERNELS: &[&str] = &[];

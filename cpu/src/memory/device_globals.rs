@@ -1,0 +1,4 @@
+//! Static `__device__` globals written and read by symbol: the seed's `devU += devV` example.
+
+/// The kernels of this topic.
+pub const KERNELS: &[&str] = &[];

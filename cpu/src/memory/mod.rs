@@ -1,0 +1,27 @@
+//! The memory hierarchy lab: one module per topic, with the launchers, CPU references and
+//! measurements behind `demo <topic>`.
+
+pub mod bandwidth;
+pub mod bank_conflicts;
+pub mod coalescing;
+pub mod constant_memory;
+pub mod device_globals;
+pub mod layout;
+pub mod registers;
+pub mod shared_memory;
+pub mod texture;
+
+/// Every kernel entry name of the memory topics (for the PTX checks).
+pub fn kernel_names() -> Vec<&'static str> {
+    let mut names = Vec::new();
+    names.extend_from_slice(bandwidth::KERNELS);
+    names.extend_from_slice(bank_conflicts::KERNELS);
+    names.extend_from_slice(coalescing::KERNELS);
+    names.extend_from_slice(constant_memory::KERNELS);
+    names.extend_from_slice(device_globals::KERNELS);
+    names.extend_from_slice(layout::KERNELS);
+    names.extend_from_slice(registers::KERNELS);
+    names.extend_from_slice(shared_memory::KERNELS);
+    names.extend_from_slice(texture::KERNELS);
+    names
+}

@@ -1,0 +1,4 @@
+//! Registers and local memory: an array kept in registers (compile-time indices) against one spilled to local memory (run-time index).
+
+/// The kernels of this topic.
+pub const KERNELS: &[&str] = &[];

@@ -1,0 +1,1 @@
+//! Host-device transfer bandwidth (pageable, pinned, write-combined, zero-copy) and launch overhead.

@@ -1,0 +1,1 @@
+//! Constant memory: uniform (broadcast) against divergent reads, against global memory and the read-only data path.

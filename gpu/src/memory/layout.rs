@@ -1,0 +1,1 @@
+//! Array of structs against struct of arrays for the same arithmetic.

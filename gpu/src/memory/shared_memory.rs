@@ -1,0 +1,1 @@
+//! Shared memory declared statically and dynamically: the seed's `u[i] = tmp[i]*tmp[i] + tmp[3-i]` example.
