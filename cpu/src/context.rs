@@ -144,6 +144,17 @@ impl Gpu {
         Ok(n.max(1))
     }
 
+    /// The SM clock rate in kHz (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`, the peak clock).
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the attribute cannot be read.
+    pub fn sm_clock_khz(&self) -> Result<u32> {
+        Ok(self
+            .ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
+            .during("reading the SM clock rate")? as u32)
+    }
+
     /// The device's L2 cache size in bytes.
     ///
     /// # Errors
@@ -192,8 +203,9 @@ impl Gpu {
             .during(format!("{kernel} (running, or copying its result back)"))
     }
 
-    /// Writes `data` at the start of the `__constant__` symbol `symbol` (CUDA's
-    /// `cudaMemcpyToSymbol`), through the driver's `cuModuleGetGlobal`.
+    /// Writes `data` at the start of the module global `symbol`, a `__constant__` or
+    /// `__device__` array (CUDA's `cudaMemcpyToSymbol`), through the driver's
+    /// `cuModuleGetGlobal`. Callers hold [`Gpu::lock_constant_memory`] while they use it.
     ///
     /// # Errors
     /// [`Error::ConstantTooLarge`] if `data` is larger than the symbol; [`Error::Driver`] if the
@@ -202,7 +214,7 @@ impl Gpu {
         let mut global = self
             .module
             .get_global(symbol, &self.stream)
-            .during(format!("looking up __constant__ {symbol}"))?;
+            .during(format!("looking up the module global {symbol}"))?;
         let requested = std::mem::size_of_val(data);
         if requested > global.len() {
             return Err(Error::ConstantTooLarge {
@@ -221,7 +233,61 @@ impl Gpu {
             })?;
         self.stream
             .memcpy_htod(data, &mut typed)
-            .during(format!("writing __constant__ {symbol}"))
+            .during(format!("writing {symbol}"))
+    }
+
+    /// Reads the first `len` elements of the module global `symbol` (a `__device__` or
+    /// `__constant__` array; CUDA's `cudaMemcpyFromSymbol`), waiting for the stream.
+    ///
+    /// # Errors
+    /// [`Error::ConstantTooLarge`] if the symbol holds fewer than `len` elements;
+    /// [`Error::Driver`] if the module has no such symbol or the copy fails.
+    pub fn read_symbol<T: DeviceRepr + Default + Clone>(
+        &self,
+        symbol: &'static str,
+        len: usize,
+    ) -> Result<Vec<T>> {
+        let global = self
+            .module
+            .get_global(symbol, &self.stream)
+            .during(format!("looking up {symbol}"))?;
+        let requested = len * std::mem::size_of::<T>();
+        if requested > global.len() {
+            return Err(Error::ConstantTooLarge {
+                symbol,
+                capacity: global.len(),
+                requested,
+            });
+        }
+        // SAFETY: the view covers `requested` bytes of the symbol (checked above), read as
+        // `len` elements of `T`, a `DeviceRepr` plain-data type.
+        let typed = unsafe { global.transmute::<T>(len) }.ok_or(Error::ConstantTooLarge {
+            symbol,
+            capacity: global.len(),
+            requested,
+        })?;
+        let mut out = vec![T::default(); len];
+        self.stream
+            .memcpy_dtoh(&typed, &mut out)
+            .during(format!("reading {symbol}"))?;
+        self.synchronize(&format!("reading {symbol}"))?;
+        Ok(out)
+    }
+
+    /// What the loaded kernel `name` uses, from the driver (`cuFuncGetAttribute`): the figures
+    /// `ptxas -v` prints, for the code actually running on this device.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the kernel is missing or an attribute query fails.
+    pub fn kernel_resources(&self, name: &str) -> Result<KernelResources> {
+        let f = self.function(name)?;
+        let during = || format!("reading the attributes of {name}");
+        Ok(KernelResources {
+            registers: f.num_regs().during(during())? as u32,
+            local_bytes: f.local_size_bytes().during(during())? as u32,
+            static_shared_bytes: f.shared_size_bytes().during(during())? as u32,
+            max_threads_per_block: f.max_threads_per_block().during(during())? as u32,
+        })
     }
 
     /// Exclusive use of the module's `__constant__` memory.
@@ -240,4 +306,17 @@ impl Gpu {
     pub fn synchronize(&self, during: &str) -> Result<()> {
         self.stream.synchronize().during(during.to_string())
     }
+}
+
+/// A kernel's per-thread and per-block resources as the driver reports them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelResources {
+    /// Registers per thread.
+    pub registers: u32,
+    /// Local memory per thread in bytes (stack frame and spills).
+    pub local_bytes: u32,
+    /// Statically declared shared memory per block in bytes.
+    pub static_shared_bytes: u32,
+    /// Largest block the kernel can be launched with on this device.
+    pub max_threads_per_block: u32,
 }

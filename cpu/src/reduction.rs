@@ -374,7 +374,8 @@ impl<K: SumKind> ReduceSum<K> {
     /// # Errors
     /// [`Error::Driver`] if a device query or allocation fails.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        let max_grid = gpu.sm_count()? * (gpu.max_threads_per_sm()? / k::REDUCE_SUM_BLOCK).max(1);
+        let max_grid =
+            gpu.sm_count()? * gpu.resident_blocks_per_sm(K::KERNEL, k::REDUCE_SUM_BLOCK, 0)?;
         Ok(Self {
             partials: gpu.zeros(max_grid as usize)?,
             counter: gpu.zeros(1)?,
