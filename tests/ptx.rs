@@ -22,6 +22,7 @@ fn host_kernel_names() -> Vec<&'static str> {
             .iter()
             .map(|v| v.kernel_name()),
     );
+    names.extend(cpu::memory::kernel_names());
     names
 }
 

@@ -208,13 +208,19 @@ run_tests() {
 }
 
 # One entry per pattern: the demo at its defaults, and the arguments it is sanitized with.
-demos=(smoke vector-add transpose reduce square-sum)
+demos=(smoke vector-add transpose reduce square-sum registers shared-memory bank-conflicts
+  constant-memory device-globals)
 sanitize_cases=(
   "smoke --size 20000"
   "vector-add --size 100003"
   "transpose --rows 1020 --cols 516"
   "reduce --size 100003 --block 256"
   "square-sum --size 100003"
+  "registers --size 100003"
+  "shared-memory --size 100096"
+  "bank-conflicts --accesses 64"
+  "constant-memory --size 100003 --reads 64"
+  "device-globals"
 )
 
 # Patterns named after the mode (./run.sh demo reduce) narrow the demo and sanitize runs.

@@ -50,7 +50,7 @@ pub fn launch(
 ) -> Result<LaunchConfig> {
     let kernel = variant.kernel_name();
     launch::check_block(kernel, block, 1)?;
-    if u.len() % block as usize != 0 {
+    if !u.len().is_multiple_of(block as usize) {
         return Err(Error::InvalidLaunch {
             kernel,
             reason: format!(
