@@ -211,7 +211,10 @@ pub mod kernels {
     /// [`reduce_neighbored`], but thread `tid` works on word `2 * s * tid`, so the working
     /// threads are the first `block / 2s`: whole warps work or idle (less divergence).
     ///
-    /// Launch and safety: as [`reduce_neighbored`].
+    /// Launch: As [`reduce_neighbored`].
+    ///
+    /// # Safety
+    /// As [`reduce_neighbored`].
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn reduce_neighbored_less(data: *mut i32, partials: *mut i32) {
         let (tid, block, bid) = coordinates();
@@ -239,7 +242,10 @@ pub mod kernels {
     /// Working threads stay packed at the front (like version 2) and a warp's accesses are now
     /// consecutive words.
     ///
-    /// Launch and safety: as [`reduce_neighbored`].
+    /// Launch: As [`reduce_neighbored`].
+    ///
+    /// # Safety
+    /// As [`reduce_neighbored`].
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn reduce_interleaved(data: *mut i32, partials: *mut i32) {
         let (tid, block, bid) = coordinates();
@@ -290,7 +296,10 @@ pub mod kernels {
     /// Seed version 5, "展开4块" (`reduceUnrolling4`): as [`reduce_unroll2`] with four data
     /// blocks per thread block (a quarter of the blocks, four loads in flight per thread).
     ///
-    /// Launch and safety: as [`reduce_unroll2`] with 4 for 2.
+    /// Launch: As [`reduce_unroll2`] with 4 for 2.
+    ///
+    /// # Safety
+    /// As [`reduce_unroll2`] with 4 for 2.
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn reduce_unroll4(data: *mut i32, partials: *mut i32) {
         // SAFETY: forwarded to the caller's contract.
@@ -299,7 +308,10 @@ pub mod kernels {
 
     /// Seed version 6, "展开8块" (`reduceUnrolling8`): eight data blocks per thread block.
     ///
-    /// Launch and safety: as [`reduce_unroll2`] with 8 for 2.
+    /// Launch: As [`reduce_unroll2`] with 8 for 2.
+    ///
+    /// # Safety
+    /// As [`reduce_unroll2`] with 8 for 2.
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn reduce_unroll8(data: *mut i32, partials: *mut i32) {
         // SAFETY: forwarded to the caller's contract.
@@ -361,7 +373,10 @@ pub mod kernels {
     /// tid < s)` per step (the block size is at most 1024), so there is no loop counter or
     /// branch back; the compiler unrolls the loop in [`complete_tree`] the same way.
     ///
-    /// Launch and safety: as [`reduce_unroll_warps8`].
+    /// Launch: As [`reduce_unroll_warps8`].
+    ///
+    /// # Safety
+    /// As [`reduce_unroll_warps8`].
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn reduce_complete_unroll_warps8(
         data: *mut i32,
@@ -525,7 +540,7 @@ pub mod kernels {
         let v = warp_sum::<S>(v);
         // The shared array is reused by consecutive calls: wait until the last reads are done.
         syncthreads();
-        if tid % 32 == 0 {
+        if tid.is_multiple_of(32) {
             // SAFETY: `tid / 32 < 32`; each warp's lane 0 writes its own slot.
             unsafe { warp_totals.write(tid / 32, v) };
         }
@@ -668,7 +683,10 @@ pub mod kernels {
     /// block and a strided pass plus trees over the partials; the error is bounded by that
     /// depth times `f32::EPSILON` times the sum of magnitudes. NaN and infinities propagate.
     ///
-    /// Launch and safety: as [`reduce_sum_i32`] with `f32` for `i32`.
+    /// Launch: As [`reduce_sum_i32`] with `f32` for `i32`.
+    ///
+    /// # Safety
+    /// As [`reduce_sum_i32`] with `f32` for `i32`.
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn reduce_sum_f32(
         input: *const f32,
@@ -686,8 +704,10 @@ pub mod kernels {
     /// [`reduce_sum_f32`] with every addition in double precision (on an H100, FP64 throughput
     /// is high enough that this stays memory-bound).
     ///
-    /// Launch and safety: as [`reduce_sum_i32`], with `input` of `f32` and `partials` and
-    /// `result` of `f64`.
+    /// Launch: As [`reduce_sum_i32`], with `input` of `f32` and `partials` and `result` of `f64`.
+    ///
+    /// # Safety
+    /// As [`reduce_sum_i32`], with `input` of `f32` and `partials` and `result` of `f64`.
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn reduce_sum_f32_f64(
         input: *const f32,

@@ -191,7 +191,10 @@ pub mod kernels {
     /// word `2^(k-1)` further on), `log2(256) = 8` steps with a barrier each instead of 255
     /// serial adds.
     ///
-    /// Launch and safety: as [`square_sum_v5`].
+    /// Launch: As [`square_sum_v5`].
+    ///
+    /// # Safety
+    /// As [`square_sum_v5`].
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn square_sum_v6(input: *const i32, n: usize, out: *mut i32) {
         let shared = static_shared!(s_square_sum_v6: [i32; THREADS]);
@@ -225,7 +228,10 @@ pub mod kernels {
     /// the steps are separated by `__syncwarp()` with volatile shared accesses, and each step
     /// only lets the lanes that add write.
     ///
-    /// Launch and safety: as [`square_sum_v5`].
+    /// Launch: As [`square_sum_v5`].
+    ///
+    /// # Safety
+    /// As [`square_sum_v5`].
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn square_sum_v7(input: *const i32, n: usize, out: *mut i32) {
         let shared = static_shared!(s_square_sum_v7: [i32; THREADS]);
@@ -289,9 +295,10 @@ pub mod kernels {
     /// tree of version 7, and the last block to finish adding the block partials instead of
     /// the host.
     ///
-    /// Launch and safety: as `reduce_sum_i32` (blocks of
-    /// [`REDUCE_SUM_BLOCK`](crate::reduction::REDUCE_SUM_BLOCK) threads; `input` 16-byte
-    /// aligned, `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
+    /// Launch: As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduction::REDUCE_SUM_BLOCK) threads; `input` 16-byte aligned, `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
+    ///
+    /// # Safety
+    /// As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduction::REDUCE_SUM_BLOCK) threads; `input` 16-byte aligned, `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn square_sum_reduce(
         input: *const i32,
