@@ -23,6 +23,7 @@ fn host_kernel_names() -> Vec<&'static str> {
             .map(|v| v.kernel_name()),
     );
     names.extend(cpu::memory::kernel_names());
+    names.push(gpu::smoke::SMOKE_TRAP_OUT_OF_BOUNDS);
     names
 }
 

@@ -174,21 +174,55 @@ impl Gpu {
     }
 
     /// Copies `data` to the device.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] if the device cannot hold it; [`Error::Driver`] if the copy fails.
     pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<CudaSlice<T>> {
-        self.stream.clone_htod(data).during("copying to the device")
+        self.stream
+            .clone_htod(data)
+            .map_err(|e| allocation_error(e, std::mem::size_of_val(data), "copying to the device"))
     }
 
     /// A device buffer of `len` elements, every one set to `poison` (so an element a kernel
     /// forgets to write is caught by the comparison with the reference).
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] if the device cannot hold it (checked before the host copy is
+    /// built); [`Error::Driver`] otherwise.
     pub fn poisoned<T: DeviceRepr + Clone>(&self, len: usize, poison: T) -> Result<CudaSlice<T>> {
+        let requested = len.saturating_mul(std::mem::size_of::<T>());
+        let (free, total) = self.memory_info()?;
+        if requested > free {
+            return Err(Error::OutOfMemory {
+                requested,
+                free,
+                total,
+            });
+        }
         self.upload(&vec![poison; len])
     }
 
+    /// Free and total device memory in bytes (`cuMemGetInfo`).
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the query fails.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.ctx.bind_to_thread().during("binding the context")?;
+        cudarc::driver::result::mem_get_info().during("reading the free device memory")
+    }
+
     /// A zeroed device buffer of `len` elements.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] if the device cannot hold it; [`Error::Driver`] otherwise.
     pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
-        self.stream
-            .alloc_zeros(len)
-            .during("allocating device memory")
+        self.stream.alloc_zeros(len).map_err(|e| {
+            allocation_error(
+                e,
+                len.saturating_mul(std::mem::size_of::<T>()),
+                "allocating device memory",
+            )
+        })
     }
 
     /// Copies a device buffer back to the host, waiting for the stream; `kernel` names the
@@ -319,4 +353,22 @@ pub struct KernelResources {
     pub static_shared_bytes: u32,
     /// Largest block the kernel can be launched with on this device.
     pub max_threads_per_block: u32,
+}
+
+/// [`Error::OutOfMemory`] (with the free and total device memory) for an allocation the driver
+/// refused for lack of memory, else [`Error::Driver`].
+fn allocation_error(e: cudarc::driver::DriverError, requested: usize, during: &str) -> Error {
+    if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
+        if let Ok((free, total)) = cudarc::driver::result::mem_get_info() {
+            return Error::OutOfMemory {
+                requested,
+                free,
+                total,
+            };
+        }
+    }
+    Error::Driver {
+        during: during.to_string(),
+        source: e,
+    }
 }

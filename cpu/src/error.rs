@@ -34,6 +34,16 @@ pub enum Error {
         /// The architectures embedded.
         built: String,
     },
+    /// A device allocation larger than the free device memory. The context stays usable.
+    #[error("out of device memory: {requested} bytes requested, {free} of {total} bytes free")]
+    OutOfMemory {
+        /// Bytes asked for.
+        requested: usize,
+        /// Free device memory when the allocation failed.
+        free: usize,
+        /// Total device memory.
+        total: usize,
+    },
     /// A CUDA driver call failed.
     #[error("{during}: {source}")]
     Driver {

@@ -411,6 +411,26 @@ pub fn check(gpu: &Gpu, variant: Variant, n: usize, seed: u64) -> Result<Outcome
     Ok(Outcome { n, seed, result })
 }
 
+/// Launches [`k::SMOKE_TRAP_OUT_OF_BOUNDS`], which traps by design, and waits for it: the
+/// result is the error a kernel fault produces ([`Error::Driver`] naming the kernel). The
+/// fault leaves the CUDA context unusable, so call it only in a process of its own (the tests
+/// run it in a child process).
+///
+/// # Errors
+/// The fault, as [`Error::Driver`]; any other driver error before it.
+pub fn trap_out_of_bounds(gpu: &Gpu) -> Result<()> {
+    let kernel = k::SMOKE_TRAP_OUT_OF_BOUNDS;
+    let mut data = gpu.zeros::<f32>(32)?;
+    let n = data.len();
+    let f = gpu.function(kernel)?;
+    let mut args = gpu.stream().launch_builder(&f);
+    args.arg(&mut data).arg(&n);
+    // SAFETY: `smoke_trap_out_of_bounds(data: *mut f32, n: usize)` with `n` valid elements;
+    // its out-of-bounds index is caught by a bounds check that traps before any access.
+    unsafe { args.launch(launch::linear(1, 32, 0)) }.during(format!("launching {kernel}"))?;
+    gpu.download(&data, kernel).map(drop)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

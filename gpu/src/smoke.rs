@@ -17,6 +17,9 @@ pub const SMOKE_GLOBAL_ATOMICS: &str = "smoke_global_atomics";
 /// Entry name of [`smoke_global_atomic_add_f32`](kernels::smoke_global_atomic_add_f32).
 pub const SMOKE_GLOBAL_ATOMIC_ADD_F32: &str = "smoke_global_atomic_add_f32";
 
+/// Entry name of [`smoke_trap_out_of_bounds`](kernels::smoke_trap_out_of_bounds).
+pub const SMOKE_TRAP_OUT_OF_BOUNDS: &str = "smoke_trap_out_of_bounds";
+
 /// Threads per block of [`smoke_static_shared_reverse`](kernels::smoke_static_shared_reverse),
 /// which is also the length of its static shared array.
 pub const STATIC_REVERSE_BLOCK: u32 = 256;
@@ -317,5 +320,22 @@ pub mod kernels {
             unsafe { atomic_add(sum, *x.add(i)) };
             i += grid_stride_x();
         }
+    }
+
+    /// A deliberate fault, for the tests that check a kernel fault surfaces as an error naming
+    /// the kernel: every thread indexes `data[n + i]` through a bounds-checked slice, the
+    /// bounds check fails, and the panic handler traps (PTX `trap`). Never launched by the demo.
+    ///
+    /// Launch: any.
+    ///
+    /// # Safety
+    /// `data` is valid for `n` floats. The launch faults by design and leaves the context
+    /// unusable (a sticky error): launch it only in a process of its own.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn smoke_trap_out_of_bounds(data: *mut f32, n: usize) {
+        // SAFETY: the caller guarantees `n` valid elements.
+        let slice = unsafe { core::slice::from_raw_parts_mut(data, n) };
+        let i = global_index_x();
+        slice[n + i] = 1.0;
     }
 }

@@ -182,7 +182,7 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 #   ./run.sh            all GPU tests (ignored ones included), then every pattern's demo
 #   ./run.sh tests      only the test executables
 #   ./run.sh demo [PATTERN]...      only the demos (all, or the patterns named)
-#   ./run.sh sanitize [PATTERN]...  compute-sanitizer memcheck, racecheck, synccheck over the
+#   ./run.sh sanitize [PATTERN]...  compute-sanitizer memcheck, racecheck, synccheck, initcheck over the
 #                       demos at small sizes (all, or the patterns named)
 #   ./run.sh resources  ptxas -v over the PTX (registers, shared memory, spills), where ptxas exists;
 #                       every PTX is assembled for PTXAS_ARCH (default sm_90: CUDA 13 no longer targets sm_70)
@@ -201,6 +201,7 @@ find_tool() {
 }
 
 run_tests() {
+  export GPU_LAB_DEMO="$here/bin/demo"
   for t in "$here"/tests/*; do
     echo "== test executable $(basename "$t")"
     "$t" --include-ignored || failed+=("tests/$(basename "$t")")
@@ -239,8 +240,9 @@ run_demo() {
 run_sanitize() {
   local cs; cs=$(find_tool compute-sanitizer)
   if [ -z "$cs" ]; then echo "compute-sanitizer not found: skipped"; return; fi
-  local summary=()
-  for tool in memcheck racecheck synccheck; do
+  local summary=() totals=()
+  for tool in memcheck racecheck synccheck initcheck; do
+    local total=0 uncounted=0
     for pattern in "${sanitize_cases[@]}"; do
       selected "${pattern%% *}" || continue
       local log; log=$(mktemp)
@@ -248,12 +250,19 @@ run_sanitize() {
       local rc=$?
       local errors; errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+' "$log" | tail -1 | grep -Eo '[0-9]+')
       [ "$tool" = racecheck ] && errors=$(grep -Eo 'RACECHECK SUMMARY: [0-9]+ hazard' "$log" | grep -Eo '[0-9]+' || echo "${errors:-?}")
-      summary+=("$(printf '%-10s %-40s exit %-3s errors %s' "$tool" "demo $pattern" "$rc" "${errors:-?}")")
+      summary+=("$(printf '%-10s %-48s exit %-3s errors %s' "$tool" "demo $pattern" "$rc" "${errors:-?}")")
+      if [[ "$errors" =~ ^[0-9]+$ ]]; then total=$((total + errors)); else uncounted=$((uncounted + 1)); fi
       [ "$rc" -eq 0 ] || { failed+=("sanitize $tool $pattern"); tail -30 "$log"; }
       rm -f "$log"
     done
+    if [ "$uncounted" -gt 0 ]; then
+      totals+=("$(printf '%-10s %s errors, %s run(s) without a count' "$tool" "$total" "$uncounted")")
+    else
+      totals+=("$(printf '%-10s %s errors' "$tool" "$total")")
+    fi
   done
-  echo "== compute-sanitizer summary"; printf '%s\n' "${summary[@]}"
+  echo "== compute-sanitizer per run"; printf '%s\n' "${summary[@]}"
+  echo "== compute-sanitizer per tool (every kernel the demos launch)"; printf '%s\n' "${totals[@]}"
 }
 
 run_resources() {

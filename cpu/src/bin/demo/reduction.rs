@@ -21,6 +21,10 @@ fn exact(got: i32, expected: i32) -> Result<(), verify::Mismatch> {
 /// `demo reduce`: the seed's table for this GPU, then the template kernel per block size,
 /// then `reduce_sum` at 2^20 and 2^26 elements (at `size` when it is not the seed's 2^24).
 pub fn run(gpu: &Gpu, cli: &Cli, size: usize, block: u32) -> Result<()> {
+    // Refuse a bad block size before any GPU work.
+    for variant in reduction::Variant::ALL {
+        reduction::SeedLaunch::new(variant, size, block)?;
+    }
     let ceiling = ceiling(gpu, cli.reps)?;
     let mut flush = L2Flush::new(gpu)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
