@@ -358,14 +358,14 @@ pub struct KernelResources {
 /// [`Error::OutOfMemory`] (with the free and total device memory) for an allocation the driver
 /// refused for lack of memory, else [`Error::Driver`].
 fn allocation_error(e: cudarc::driver::DriverError, requested: usize, during: &str) -> Error {
-    if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
-        if let Ok((free, total)) = cudarc::driver::result::mem_get_info() {
-            return Error::OutOfMemory {
-                requested,
-                free,
-                total,
-            };
-        }
+    if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY
+        && let Ok((free, total)) = cudarc::driver::result::mem_get_info()
+    {
+        return Error::OutOfMemory {
+            requested,
+            free,
+            total,
+        };
     }
     Error::Driver {
         during: during.to_string(),
