@@ -8,10 +8,14 @@
 
 use cpu::{Error, smoke, transpose, vector_add, verify};
 
+#[path = "gpu/hostile.rs"]
+mod hostile;
 #[path = "gpu/memory_on_chip.rs"]
 mod memory_on_chip;
 #[path = "gpu/memory_traffic.rs"]
 mod memory_traffic;
+#[path = "gpu/properties.rs"]
+mod properties;
 #[path = "gpu/reduction.rs"]
 mod reduction;
 use lab_tests::{base_seed, expect_err, gpu, gpu_trial, seed_for};
@@ -258,6 +262,8 @@ fn main() {
     trials.extend(reduction::trials());
     trials.extend(memory_on_chip::trials());
     trials.extend(memory_traffic::trials());
+    trials.extend(hostile::trials());
+    trials.extend(properties::trials());
     trials.extend(error_trials());
     if !lab_tests::gpu_available() {
         eprintln!("no CUDA device could be opened: the GPU tests are reported as ignored");

@@ -66,3 +66,10 @@ pub fn expect_err<T: std::fmt::Debug>(
         other => Err(format!("expected a typed error, got {other:?}").into()),
     }
 }
+
+/// Serialises the trials that need tens of gigabytes of device and host memory (element
+/// counts beyond 2^31), so that they do not run at the same time.
+pub fn large_memory() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -3,7 +3,7 @@
 //! version, each against its CPU reference on fresh seeded random inputs.
 
 use cpu::{Error, reduction, square_sum};
-use lab_tests::{expect_err, gpu, gpu_trial, seed_for};
+use lab_tests::{expect_err, gpu, gpu_trial, large_memory, seed_for};
 use libtest_mimic::{Failed, Trial};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -127,6 +127,7 @@ fn reduce_sum_trials() -> Vec<Trial> {
     let name = "reduction::reduce_sum_i32::2e31_plus_5".to_string();
     let seed = seed_for(&name);
     trials.push(gpu_trial(name, move || {
+        let _big = large_memory();
         let gpu = gpu()?;
         let input = random_i32(seed, n);
         let got =
@@ -136,6 +137,7 @@ fn reduce_sum_trials() -> Vec<Trial> {
     let name = "reduction::reduce_sum_f32::2e31_plus_5".to_string();
     let seed = seed_for(&name);
     trials.push(gpu_trial(name, move || {
+        let _big = large_memory();
         let gpu = gpu()?;
         check_float_sums(&gpu, &random_f32(seed, n), seed)
     }));
