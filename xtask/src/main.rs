@@ -208,13 +208,17 @@ run_tests() {
 }
 
 # One entry per pattern: the demo at its defaults, and the arguments it is sanitized with.
-demos=(smoke vector-add transpose reduce square-sum)
+demos=(smoke vector-add transpose reduce square-sum coalescing layout bandwidth texture)
 sanitize_cases=(
   "smoke --size 20000"
   "vector-add --size 100003"
   "transpose --rows 1020 --cols 516"
   "reduce --size 100003 --block 256"
   "square-sum --size 100003"
+  "coalescing --size 100003"
+  "layout --size 100003"
+  "bandwidth --max-size 1048576 --launches 50"
+  "texture --size 100003 --table 4099"
 )
 
 # Patterns named after the mode (./run.sh demo reduce) narrow the demo and sanitize runs.
