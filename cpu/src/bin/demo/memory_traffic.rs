@@ -273,7 +273,7 @@ fn run_layout(gpu: &Gpu, cli: &Cli, size: usize) -> Result<()> {
 fn transfer_reps(cli: &Cli, bytes: usize) -> usize {
     let reps = cli.reps as usize;
     match bytes {
-        b if b >= 256 << 20 => reps.min(5),
+        b if b >= 256 << 20 => reps.min(3),
         b if b >= 16 << 20 => reps.min(10),
         _ => reps,
     }
@@ -491,7 +491,7 @@ fn run_bandwidth(gpu: &Gpu, cli: &Cli, max_size: usize, launches: usize) -> Resu
         ]);
     }
     println!(
-        "size sweep, median GB/s (10^9 bytes/s); up to {} reps, 5 from 256 MiB on",
+        "size sweep, median GB/s (10^9 bytes/s); up to {} reps, 10 from 16 MiB, 3 from 256 MiB on",
         cli.reps
     );
     println!("{sweep_h2d}");
