@@ -1,8 +1,296 @@
-//! GPU trials of the memory hierarchy lab (global-memory and transfer topics).
+//! GPU trials of the memory hierarchy lab (global-memory and transfer topics): the coalescing
+//! copies at every offset and a range of strides, the three data layouts, transfers through every
+//! host memory kind (zero-copy included), the texture lookups, and the refusals of bad input.
 
+use cpu::memory::bandwidth::{self, Direction, HostBuffer, HostMemory};
+use cpu::memory::coalescing::{self, Access, Load};
+use cpu::memory::{layout, texture};
+use cpu::{Error, verify};
+use gpu::memory::layout::InnerStruct;
+use lab_tests::{expect_err, gpu, gpu_trial, seed_for};
 use libtest_mimic::Trial;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Input lengths: tiny, around a block of 256, odd, large.
+const CASES: [(&str, usize); 6] = [
+    ("one", 1),
+    ("33", 33),
+    ("block_plus_1", 257),
+    ("odd_prime", 4099),
+    ("not_a_power_of_two", 100_003),
+    ("large_2e20_plus_3", (1 << 20) + 3),
+];
+
+fn random_f32(seed: u64, n: usize) -> Vec<f32> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..n).map(|_| rng.random_range(-1e3..1e3)).collect()
+}
+
+fn coalescing_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    let accesses = [0, 1, 7, 8, 31, 32]
+        .map(Access::Offset)
+        .into_iter()
+        .chain([1, 2, 3, 8, 17, 32].map(Access::Stride));
+    for access in accesses {
+        for load in Load::ALL {
+            for (case, n) in CASES {
+                let kernel = access.kernel_name(load);
+                let what = match access {
+                    Access::Offset(o) => format!("offset_{o}"),
+                    Access::Stride(s) => format!("stride_{s}"),
+                };
+                let name = format!("memory::coalescing::{kernel}::{what}::{case}");
+                let seed = seed_for(&name);
+                trials.push(gpu_trial(name, move || {
+                    let gpu = gpu()?;
+                    let x = random_f32(seed, n);
+                    let got = coalescing::run(&gpu, access, load, &x).map_err(|e| e.to_string())?;
+                    verify::exact(&got, &coalescing::reference(access, &x))
+                        .map_err(|m| format!("{kernel} {what} n={n} seed={seed}: {m}").into())
+                }));
+            }
+        }
+    }
+    trials
+}
+
+fn layout_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for variant in layout::Variant::ALL {
+        for (case, n) in [("empty", 0)].into_iter().chain(CASES) {
+            let name = format!("memory::layout::{}::{case}", variant.kernel_name());
+            let seed = seed_for(&name);
+            trials.push(gpu_trial(name, move || {
+                let gpu = gpu()?;
+                let v = random_f32(seed, 2 * n);
+                let data: Vec<InnerStruct> = v
+                    .chunks_exact(2)
+                    .map(|p| InnerStruct { x: p[0], y: p[1] })
+                    .collect();
+                let got = layout::run(&gpu, variant, &data).map_err(|e| e.to_string())?;
+                verify::exact(&got, &layout::reference(&data))
+                    .map_err(|m| format!("{} n={n} seed={seed}: {m}", variant.kernel_name()).into())
+            }));
+        }
+    }
+    trials
+}
+
+fn bandwidth_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for kind in HostMemory::ALL {
+        for bytes in [16usize, 1024, 4096 + 16, 1 << 20, (3 << 20) + 48] {
+            let name = format!("memory::bandwidth::{kind:?}::{bytes}_bytes");
+            let seed = seed_for(&name);
+            trials.push(gpu_trial(name, move || {
+                let gpu = gpu()?;
+                let mut host = HostBuffer::new(&gpu, kind, bytes).map_err(|e| e.to_string())?;
+                let mut device = gpu.zeros::<u8>(bytes).map_err(|e| e.to_string())?;
+                bandwidth::fill_pattern(seed, host.as_mut_slice());
+                let run = |host: &mut HostBuffer, device: &mut _| -> cpu::Result<Vec<u8>> {
+                    bandwidth::transfer(&gpu, kind, Direction::HostToDevice, host, device, bytes)?;
+                    let on_device = gpu.download(device, "host-to-device transfer")?;
+                    host.as_mut_slice().fill(0);
+                    bandwidth::transfer(&gpu, kind, Direction::DeviceToHost, host, device, bytes)?;
+                    gpu.synchronize("device-to-host transfer")?;
+                    Ok(on_device)
+                };
+                let on_device = run(&mut host, &mut device).map_err(|e| e.to_string())?;
+                for (what, buf) in [("device", &on_device[..]), ("host", host.as_slice())] {
+                    if let Some(i) = bandwidth::first_pattern_mismatch(seed, buf, 1) {
+                        return Err(format!(
+                            "{kind:?} {bytes} B seed={seed}: {what} copy wrong at byte {i}"
+                        )
+                        .into());
+                    }
+                }
+                Ok(())
+            }));
+        }
+    }
+    trials.push(gpu_trial(
+        "memory::bandwidth::kernel_copy_and_launch_overhead".into(),
+        || {
+            let gpu = gpu()?;
+            let bytes = (1 << 20) + 16;
+            let mut host = vec![0u8; bytes];
+            bandwidth::fill_pattern(5, &mut host);
+            let src = gpu.upload(&host).map_err(|e| e.to_string())?;
+            let mut dst = gpu.zeros::<u8>(bytes).map_err(|e| e.to_string())?;
+            bandwidth::kernel_copy(&gpu, &src, &mut dst, bytes).map_err(|e| e.to_string())?;
+            let got = gpu
+                .download(&dst, "bandwidth_copy_v4")
+                .map_err(|e| e.to_string())?;
+            verify::exact(&got, &host).map_err(|m| m.to_string())?;
+            let o = bandwidth::launch_overhead(&gpu, 20).map_err(|e| e.to_string())?;
+            if !(o.gpu_us > 0.0 && o.round_trip_us > 0.0) {
+                return Err(format!("implausible launch overhead {o:?}").into());
+            }
+            Ok(())
+        },
+    ));
+    trials
+}
+
+fn texture_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for variant in texture::Variant::ALL {
+        for (table_len, (case, n)) in [1usize, 1000, 1 << 20]
+            .into_iter()
+            .flat_map(|t| [("empty", 0)].into_iter().chain(CASES).map(move |c| (t, c)))
+        {
+            let name = format!(
+                "memory::texture::{}::table_{table_len}::{case}",
+                variant.kernel_name()
+            );
+            let seed = seed_for(&name);
+            trials.push(gpu_trial(name, move || {
+                let gpu = gpu()?;
+                let table = random_f32(seed, table_len);
+                let mut rng = StdRng::seed_from_u64(seed ^ 1);
+                let idx: Vec<u32> = (0..n)
+                    .map(|_| rng.random_range(0..table_len as u32))
+                    .collect();
+                let got = texture::run(&gpu, variant, &table, &idx).map_err(|e| e.to_string())?;
+                verify::exact(&got, &texture::reference(&table, &idx)).map_err(|m| {
+                    format!(
+                        "{} table={table_len} n={n} seed={seed}: {m}",
+                        variant.kernel_name()
+                    )
+                    .into()
+                })
+            }));
+        }
+    }
+    trials
+}
+
+fn error_trials() -> Vec<Trial> {
+    let invalid = |e: &Error| matches!(e, Error::InvalidInput(_));
+    vec![
+        gpu_trial(
+            "memory::errors::coalescing_offset_out_of_range".into(),
+            move || {
+                let gpu = gpu()?;
+                expect_err(
+                    coalescing::run(&gpu, Access::Offset(33), Load::Ca, &[0.0; 100]),
+                    |e| matches!(e, Error::InvalidInput(m) if m.contains("offset 33")),
+                )
+            },
+        ),
+        gpu_trial(
+            "memory::errors::coalescing_stride_out_of_range".into(),
+            move || {
+                let gpu = gpu()?;
+                expect_err(
+                    coalescing::run(&gpu, Access::Stride(0), Load::Cg, &[0.0; 100]),
+                    invalid,
+                )?;
+                expect_err(
+                    coalescing::run(&gpu, Access::Stride(33), Load::Cg, &[0.0; 100]),
+                    |e| matches!(e, Error::InvalidInput(m) if m.contains("stride 33")),
+                )
+            },
+        ),
+        gpu_trial("memory::errors::coalescing_input_too_short".into(), || {
+            let gpu = gpu()?;
+            let x = gpu.zeros::<f32>(100).map_err(|e| e.to_string())?;
+            let mut y = gpu.zeros::<f32>(100).map_err(|e| e.to_string())?;
+            expect_err(
+                coalescing::launch(&gpu, Access::Offset(1), Load::Ca, &x, &mut y),
+                |e| {
+                    matches!(
+                        e,
+                        Error::LengthMismatch {
+                            what: "x",
+                            expected: 101,
+                            actual: 100
+                        }
+                    )
+                },
+            )
+        }),
+        gpu_trial(
+            "memory::errors::zero_copy_needs_mapped_memory".into(),
+            move || {
+                let gpu = gpu()?;
+                let mut host =
+                    HostBuffer::new(&gpu, HostMemory::Pinned, 64).map_err(|e| e.to_string())?;
+                let mut device = gpu.zeros::<u8>(64).map_err(|e| e.to_string())?;
+                expect_err(
+                    bandwidth::zero_copy(&gpu, Direction::HostToDevice, &mut host, &mut device, 64),
+                    invalid,
+                )
+            },
+        ),
+        gpu_trial(
+            "memory::errors::zero_copy_needs_16_byte_groups".into(),
+            move || {
+                let gpu = gpu()?;
+                let mut host =
+                    HostBuffer::new(&gpu, HostMemory::ZeroCopy, 64).map_err(|e| e.to_string())?;
+                let mut device = gpu.zeros::<u8>(64).map_err(|e| e.to_string())?;
+                expect_err(
+                    bandwidth::transfer(
+                        &gpu,
+                        HostMemory::ZeroCopy,
+                        Direction::DeviceToHost,
+                        &mut host,
+                        &mut device,
+                        24,
+                    ),
+                    invalid,
+                )
+            },
+        ),
+        gpu_trial(
+            "memory::errors::transfer_larger_than_buffers".into(),
+            move || {
+                let gpu = gpu()?;
+                let mut host =
+                    HostBuffer::new(&gpu, HostMemory::Pageable, 64).map_err(|e| e.to_string())?;
+                let mut device = gpu.zeros::<u8>(64).map_err(|e| e.to_string())?;
+                expect_err(
+                    bandwidth::transfer(
+                        &gpu,
+                        HostMemory::Pageable,
+                        Direction::HostToDevice,
+                        &mut host,
+                        &mut device,
+                        65,
+                    ),
+                    invalid,
+                )
+            },
+        ),
+        gpu_trial(
+            "memory::errors::texture_index_out_of_range".into(),
+            move || {
+                let gpu = gpu()?;
+                expect_err(
+                    texture::run(&gpu, texture::Variant::Tex1d, &[1.0; 10], &[3, 10]),
+                    |e| matches!(e, Error::InvalidInput(m) if m.contains("index 10")),
+                )
+            },
+        ),
+        gpu_trial("memory::errors::texture_empty_table".into(), move || {
+            let gpu = gpu()?;
+            expect_err(
+                texture::run(&gpu, texture::Variant::Global, &[], &[]),
+                invalid,
+            )
+        }),
+    ]
+}
 
 /// Every trial of these topics.
 pub fn trials() -> Vec<Trial> {
-    Vec::new()
+    let mut trials = coalescing_trials();
+    trials.extend(layout_trials());
+    trials.extend(bandwidth_trials());
+    trials.extend(texture_trials());
+    trials.extend(error_trials());
+    trials
 }

@@ -210,7 +210,7 @@ run_tests() {
 
 # One entry per pattern: the demo at its defaults, and the arguments it is sanitized with.
 demos=(smoke vector-add transpose reduce square-sum registers shared-memory bank-conflicts
-  constant-memory device-globals)
+  constant-memory device-globals coalescing layout bandwidth texture)
 sanitize_cases=(
   "smoke --size 20000"
   "vector-add --size 100003"
@@ -222,6 +222,10 @@ sanitize_cases=(
   "bank-conflicts --accesses 64"
   "constant-memory --size 100003 --reads 64"
   "device-globals"
+  "coalescing --size 100003"
+  "layout --size 100003"
+  "bandwidth --max-size 1048576 --launches 50"
+  "texture --size 100003 --table 4099"
 )
 
 # Patterns named after the mode (./run.sh demo reduce) narrow the demo and sanitize runs.

@@ -1,4 +1,435 @@
-//! Host-device transfer bandwidth (pageable, pinned, write-combined, zero-copy) and launch overhead.
+//! Host-device transfer bandwidth, like NVIDIA's `bandwidthTest` (seed "cuda 并行归约" section 二),
+//! for the host memory kinds of the seed "cuda 学习之内存层次结构" (pageable and page-locked), plus
+//! write-combined and zero-copy (mapped) memory, and the launch overhead of an empty kernel.
+//!
+//! - pageable: a plain `Vec<u8>`; the driver stages each copy through its own pinned buffer.
+//! - pinned: page-locked memory from `cuMemHostAlloc(PORTABLE)` (`cudaMallocHost`), copied by
+//!   DMA directly.
+//! - write-combined: `cuMemHostAlloc(WRITECOMBINED)`, which is what cudarc's `alloc_pinned`
+//!   asks for: page-locked but uncached on the CPU, so CPU reads of it are very slow.
+//! - zero-copy: `cuMemHostAlloc(PORTABLE | DEVICEMAP)` read or written by a kernel
+//!   ([`gpu::memory::bandwidth`]'s copy) through the pointer `cuMemHostGetDevicePointer` gives.
+
+use std::time::Instant;
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg, sys};
+use gpu::memory::bandwidth as k;
+
+use crate::context::Gpu;
+use crate::error::{DriverContext, Error, Result};
+use crate::launch;
 
 /// The kernels of this topic.
-pub const KERNELS: &[&str] = &[];
+pub const KERNELS: &[&str] = &[k::BANDWIDTH_COPY_V4, k::BANDWIDTH_EMPTY_KERNEL];
+
+/// The host memory a transfer uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum HostMemory {
+    /// Ordinary pageable memory (`malloc`, `Vec`).
+    Pageable,
+    /// Page-locked memory (`cudaMallocHost`, `cuMemHostAlloc` with `PORTABLE`).
+    Pinned,
+    /// Page-locked write-combined memory (`cuMemHostAlloc` with `WRITECOMBINED`, cudarc's
+    /// `alloc_pinned`).
+    WriteCombined,
+    /// Mapped page-locked memory read or written by a kernel (zero-copy).
+    ZeroCopy,
+}
+
+impl HostMemory {
+    /// Every kind, in table order.
+    pub const ALL: [HostMemory; 4] = [
+        HostMemory::Pageable,
+        HostMemory::Pinned,
+        HostMemory::WriteCombined,
+        HostMemory::ZeroCopy,
+    ];
+
+    /// `cuMemHostAlloc` flags of the page-locked kinds.
+    fn flags(self) -> Option<u32> {
+        match self {
+            HostMemory::Pageable => None,
+            HostMemory::Pinned => Some(sys::CU_MEMHOSTALLOC_PORTABLE),
+            HostMemory::WriteCombined => Some(sys::CU_MEMHOSTALLOC_WRITECOMBINED),
+            HostMemory::ZeroCopy => {
+                Some(sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_DEVICEMAP)
+            }
+        }
+    }
+}
+
+/// Direction of a transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Host to device.
+    HostToDevice,
+    /// Device to host.
+    DeviceToHost,
+}
+
+/// Page-locked host memory from `cuMemHostAlloc`, freed with `cuMemFreeHost` on drop.
+pub struct PageLocked {
+    ptr: *mut u8,
+    len: usize,
+    device_ptr: Option<sys::CUdeviceptr>,
+}
+
+impl PageLocked {
+    /// Allocates `len` bytes (at least one) with `flags` (`CU_MEMHOSTALLOC_*`) in `gpu`'s
+    /// context, zeroed; with `DEVICEMAP`, also looks up the device pointer of the mapping.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the allocation or the lookup fails.
+    pub fn new(gpu: &Gpu, len: usize, flags: u32) -> Result<Self> {
+        gpu.context()
+            .bind_to_thread()
+            .during("binding the CUDA context")?;
+        let bytes = len.max(1);
+        let mut raw: *mut std::ffi::c_void = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; the context is current on this thread.
+        unsafe { sys::cuMemHostAlloc(&mut raw, bytes, flags) }
+            .result()
+            .during(format!("allocating {bytes} bytes of page-locked memory"))?;
+        let mut this = Self {
+            ptr: raw.cast(),
+            len,
+            device_ptr: None,
+        };
+        // SAFETY: `ptr` is valid for `bytes` bytes (just allocated); zeroing makes every byte
+        // initialised, so the slices handed out later are sound.
+        unsafe { std::ptr::write_bytes(this.ptr, 0, bytes) };
+        if flags & sys::CU_MEMHOSTALLOC_DEVICEMAP != 0 {
+            let mut dptr: sys::CUdeviceptr = 0;
+            // SAFETY: `raw` is a live allocation made with DEVICEMAP; `dptr` a valid out-pointer.
+            unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dptr, raw, 0) }
+                .result()
+                .during("looking up the device pointer of mapped memory")?;
+            this.device_ptr = Some(dptr);
+        }
+        Ok(this)
+    }
+
+    /// The bytes. The caller synchronizes the stream before reading what a queued copy or kernel
+    /// writes here.
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `ptr` is valid, initialised and exclusively owned for `len` bytes.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// The bytes, mutably. As [`PageLocked::as_slice`].
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as `as_slice`, and `&mut self` makes the borrow unique.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
+    /// The device pointer of a mapped (`DEVICEMAP`) allocation.
+    pub fn device_ptr(&self) -> Option<sys::CUdeviceptr> {
+        self.device_ptr
+    }
+}
+
+impl Drop for PageLocked {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from `cuMemHostAlloc` and is freed once; nothing borrows it any more.
+        // A failure here cannot be reported from `drop`; the driver reclaims it at exit.
+        let _ = unsafe { sys::cuMemFreeHost(self.ptr.cast()) };
+    }
+}
+
+/// A host buffer of one [`HostMemory`] kind.
+pub enum HostBuffer {
+    /// Pageable.
+    Pageable(Vec<u8>),
+    /// Page-locked (pinned, write-combined or mapped).
+    PageLocked(PageLocked),
+}
+
+impl HostBuffer {
+    /// `len` zeroed bytes of `kind`.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if page-locked memory cannot be allocated.
+    pub fn new(gpu: &Gpu, kind: HostMemory, len: usize) -> Result<Self> {
+        Ok(match kind.flags() {
+            None => HostBuffer::Pageable(vec![0; len]),
+            Some(flags) => HostBuffer::PageLocked(PageLocked::new(gpu, len, flags)?),
+        })
+    }
+
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        match self {
+            HostBuffer::Pageable(v) => v,
+            HostBuffer::PageLocked(p) => p.as_slice(),
+        }
+    }
+
+    /// The bytes, mutably.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        match self {
+            HostBuffer::Pageable(v) => v,
+            HostBuffer::PageLocked(p) => p.as_mut_slice(),
+        }
+    }
+
+    fn mapped(&self) -> Result<sys::CUdeviceptr> {
+        match self {
+            HostBuffer::PageLocked(PageLocked {
+                device_ptr: Some(p),
+                ..
+            }) => Ok(*p),
+            _ => Err(Error::InvalidInput(
+                "zero-copy needs mapped page-locked memory (HostMemory::ZeroCopy)".into(),
+            )),
+        }
+    }
+}
+
+fn check_bytes(bytes: usize, host: usize, device: usize) -> Result<()> {
+    if bytes > host || bytes > device {
+        return Err(Error::InvalidInput(format!(
+            "a transfer of {bytes} bytes does not fit the buffers ({host} bytes on the host, {device} on the device)"
+        )));
+    }
+    Ok(())
+}
+
+/// Queues a transfer of the first `bytes` bytes between `host` and `device` on `gpu`'s stream:
+/// the driver's copy for pageable and page-locked memory, [`zero_copy`] for mapped memory.
+/// After a device-to-host transfer the caller synchronizes the stream before reading `host`.
+///
+/// # Errors
+/// [`Error::InvalidInput`] if `bytes` exceeds a buffer (or, for zero-copy, is not a multiple of
+/// 16); [`Error::Driver`] if the copy fails.
+pub fn transfer(
+    gpu: &Gpu,
+    kind: HostMemory,
+    direction: Direction,
+    host: &mut HostBuffer,
+    device: &mut CudaSlice<u8>,
+    bytes: usize,
+) -> Result<()> {
+    check_bytes(bytes, host.as_slice().len(), device.len())?;
+    if kind == HostMemory::ZeroCopy {
+        return zero_copy(gpu, direction, host, device, bytes).map(drop);
+    }
+    let stream = gpu.stream();
+    match direction {
+        Direction::HostToDevice => stream
+            .memcpy_htod(&host.as_slice()[..bytes], &mut device.slice_mut(..bytes))
+            .during("host-to-device memcpy"),
+        Direction::DeviceToHost => stream
+            .memcpy_dtoh(&device.slice(..bytes), &mut host.as_mut_slice()[..bytes])
+            .during("device-to-host memcpy"),
+    }
+}
+
+/// The zero-copy kernel's launch for `bytes`: blocks of [`k::BLOCK_SIZE`], at most one wave of
+/// resident blocks.
+///
+/// # Errors
+/// [`Error::Driver`] if the device cannot be queried.
+pub fn copy_config(gpu: &Gpu, bytes: usize) -> Result<LaunchConfig> {
+    let groups = bytes / k::GROUP_BYTES;
+    let covering = launch::blocks_to_cover(k::BANDWIDTH_COPY_V4, groups, k::BLOCK_SIZE as u64)?;
+    let wave = gpu.sm_count()? * (gpu.max_threads_per_sm()? / k::BLOCK_SIZE).max(1);
+    Ok(launch::linear(covering.min(wave).max(1), k::BLOCK_SIZE, 0))
+}
+
+fn launch_copy(
+    gpu: &Gpu,
+    src: sys::CUdeviceptr,
+    dst: sys::CUdeviceptr,
+    bytes: usize,
+) -> Result<LaunchConfig> {
+    let cfg = copy_config(gpu, bytes)?;
+    if bytes == 0 {
+        return Ok(cfg);
+    }
+    let groups = bytes / k::GROUP_BYTES;
+    let f = gpu.function(k::BANDWIDTH_COPY_V4)?;
+    let mut args = gpu.stream().launch_builder(&f);
+    args.arg(&src).arg(&dst).arg(&groups);
+    // SAFETY: matches `bandwidth_copy_v4(src: *const u32, dst: *mut u32, groups: usize)`; the
+    // callers pass two distinct allocations (device memory, or the device pointer of mapped host
+    // memory) valid for `bytes = 16 * groups` bytes, 16-byte aligned (cuMemAlloc and
+    // cuMemHostAlloc return page- or 256-byte aligned memory), and touch neither until the stream
+    // is synchronized.
+    unsafe { args.launch(cfg) }.during(format!("launching {}", k::BANDWIDTH_COPY_V4))?;
+    Ok(cfg)
+}
+
+/// Queues the zero-copy kernel: host-to-device reads the mapped `host` and writes `device`,
+/// device-to-host the reverse, over the first `bytes` bytes.
+///
+/// # Errors
+/// [`Error::InvalidInput`] if `host` is not mapped memory, `bytes` is not a multiple of 16 or
+/// exceeds a buffer; [`Error::Driver`] if the launch fails.
+pub fn zero_copy(
+    gpu: &Gpu,
+    direction: Direction,
+    host: &mut HostBuffer,
+    device: &mut CudaSlice<u8>,
+    bytes: usize,
+) -> Result<LaunchConfig> {
+    let mapped = host.mapped()?;
+    check_bytes(bytes, host.as_slice().len(), device.len())?;
+    if !bytes.is_multiple_of(k::GROUP_BYTES) {
+        return Err(Error::InvalidInput(format!(
+            "zero-copy moves 16-byte groups: {bytes} bytes is not a multiple of 16"
+        )));
+    }
+    let stream = gpu.stream().clone();
+    let (dev, _sync) = cudarc::driver::DevicePtrMut::device_ptr_mut(device, &stream);
+    match direction {
+        Direction::HostToDevice => launch_copy(gpu, mapped, dev, bytes),
+        Direction::DeviceToHost => launch_copy(gpu, dev, mapped, bytes),
+    }
+}
+
+/// Queues the kernel copy of the first `bytes` bytes of `src` into `dst` (device to device),
+/// the zero-copy kernel on device memory, beside the driver's memcpy.
+///
+/// # Errors
+/// As [`zero_copy`].
+pub fn kernel_copy(
+    gpu: &Gpu,
+    src: &CudaSlice<u8>,
+    dst: &mut CudaSlice<u8>,
+    bytes: usize,
+) -> Result<LaunchConfig> {
+    check_bytes(bytes, src.len(), dst.len())?;
+    if !bytes.is_multiple_of(k::GROUP_BYTES) {
+        return Err(Error::InvalidInput(format!(
+            "the copy kernel moves 16-byte groups: {bytes} bytes is not a multiple of 16"
+        )));
+    }
+    let stream = gpu.stream().clone();
+    let (s, _read) = cudarc::driver::DevicePtr::device_ptr(src, &stream);
+    let (d, _write) = cudarc::driver::DevicePtrMut::device_ptr_mut(dst, &stream);
+    launch_copy(gpu, s, d, bytes)
+}
+
+/// The transfer sizes of the sweep: 1 KiB, 4 KiB, ... (powers of 4) up to `max_bytes`.
+pub fn sweep_sizes(max_bytes: usize) -> Vec<usize> {
+    std::iter::successors(Some(1usize << 10), |s| s.checked_mul(4))
+        .take_while(|&s| s <= max_bytes)
+        .collect()
+}
+
+/// The test pattern: byte `i` of a buffer filled for `seed`, never zero (so a zeroed
+/// destination that a copy missed never matches).
+pub fn pattern_byte(seed: u64, i: usize) -> u8 {
+    let h = (i as u64 ^ seed).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((h >> 56) as u8) | 1
+}
+
+/// Fills `buf` with [`pattern_byte`].
+pub fn fill_pattern(seed: u64, buf: &mut [u8]) {
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = pattern_byte(seed, i);
+    }
+}
+
+/// The first index (of those visited every `step` bytes, plus the last 4 KiB) where `buf` is not
+/// the pattern; `step = 1` checks every byte (a larger step is for write-combined memory, whose
+/// CPU reads are uncached).
+pub fn first_pattern_mismatch(seed: u64, buf: &[u8], step: usize) -> Option<usize> {
+    let tail = buf.len().saturating_sub(4096);
+    (0..buf.len())
+        .step_by(step.max(1))
+        .chain(tail..buf.len())
+        .find(|&i| buf[i] != pattern_byte(seed, i))
+}
+
+/// Launch overhead of [`k::BANDWIDTH_EMPTY_KERNEL`] (one block of one thread).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LaunchOverhead {
+    /// GPU time per launch: CUDA events around `launches` back-to-back launches, divided.
+    pub gpu_us: f64,
+    /// Host time to queue one launch (wall clock over the same back-to-back launches).
+    pub enqueue_us: f64,
+    /// Host wall clock of one launch followed by a stream synchronization (median).
+    pub round_trip_us: f64,
+    /// Launches per measurement.
+    pub launches: usize,
+}
+
+/// Measures [`LaunchOverhead`] with `launches` back-to-back launches and as many
+/// launch-and-synchronize round trips.
+///
+/// # Errors
+/// [`Error::InvalidInput`] if `launches` is 0; [`Error::Driver`] if a launch or an event fails.
+pub fn launch_overhead(gpu: &Gpu, launches: usize) -> Result<LaunchOverhead> {
+    if launches == 0 {
+        return Err(Error::InvalidInput("at least one launch is needed".into()));
+    }
+    let f = gpu.function(k::BANDWIDTH_EMPTY_KERNEL)?;
+    let cfg = launch::linear(1, 1, 0);
+    let launch_once = || -> Result<()> {
+        let mut args = gpu.stream().launch_builder(&f);
+        // SAFETY: `bandwidth_empty_kernel()` takes no arguments and touches no memory.
+        unsafe { args.launch(cfg) }
+            .map(drop)
+            .during(format!("launching {}", k::BANDWIDTH_EMPTY_KERNEL))
+    };
+    for _ in 0..10 {
+        launch_once()?;
+    }
+    let events = || {
+        gpu.context()
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .during("creating a timing event")
+    };
+    let (start, end) = (events()?, events()?);
+    gpu.synchronize("empty kernel warm-up")?;
+    let wall = Instant::now();
+    start.record(gpu.stream()).during("recording an event")?;
+    for _ in 0..launches {
+        launch_once()?;
+    }
+    end.record(gpu.stream()).during("recording an event")?;
+    let enqueue = wall.elapsed().as_secs_f64();
+    gpu.synchronize("empty kernel launches")?;
+    let gpu_ms = start.elapsed_ms(&end).during("reading an event time")? as f64;
+    let mut round_trips: Vec<f64> = (0..launches)
+        .map(|_| {
+            let t = Instant::now();
+            launch_once()?;
+            gpu.synchronize("empty kernel round trip")?;
+            Ok(t.elapsed().as_secs_f64())
+        })
+        .collect::<Result<_>>()?;
+    round_trips.sort_by(f64::total_cmp);
+    Ok(LaunchOverhead {
+        gpu_us: gpu_ms * 1e3 / launches as f64,
+        enqueue_us: enqueue * 1e6 / launches as f64,
+        round_trip_us: round_trips[launches / 2] * 1e6,
+        launches,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_powers_of_four() {
+        let s = sweep_sizes(1 << 30);
+        assert_eq!(s.len(), 11);
+        assert_eq!((s[0], s[10]), (1 << 10, 1 << 30));
+        assert_eq!(sweep_sizes(5000), [1024, 4096]);
+        assert!(sweep_sizes(100).is_empty());
+    }
+
+    #[test]
+    fn pattern_is_never_zero_and_checks_find_errors() {
+        let mut buf = vec![0u8; 10_000];
+        fill_pattern(7, &mut buf);
+        assert!(buf.iter().all(|&b| b != 0));
+        assert_eq!(first_pattern_mismatch(7, &buf, 1), None);
+        buf[9_999] = 0;
+        assert_eq!(first_pattern_mismatch(7, &buf, 4096), Some(9_999));
+        assert_ne!(first_pattern_mismatch(8, &buf, 1), None);
+    }
+}

@@ -1,4 +1,230 @@
-//! Texture memory: a lookup through the texture path or, where unreachable, the read-only data cache.
+//! Texture memory: a 1D lookup `out[i] = table[idx[i]]` through a CUDA texture object
+//! (`tex1Dfetch`), plain global loads and the read-only data path (`__ldg`): launchers for the
+//! kernels in `gpu::memory::texture`, the texture object, and the CPU reference.
+
+use std::marker::PhantomData;
+
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg, sys};
+use gpu::memory::texture as k;
+
+use crate::context::Gpu;
+use crate::error::{DriverContext, Error, Result};
+use crate::launch;
 
 /// The kernels of this topic.
-pub const KERNELS: &[&str] = &[];
+pub const KERNELS: &[&str] = &[
+    k::TEXTURE_LOOKUP_TEX1D,
+    k::TEXTURE_LOOKUP_GLOBAL,
+    k::TEXTURE_LOOKUP_LDG,
+];
+
+/// The lookup paths, in the order the demo and the tests run them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Variant {
+    /// Through a texture object (`tex1Dfetch`, PTX `tex.1d.v4.f32.s32`).
+    Tex1d,
+    /// Plain global loads (`ld.global`, cached in L1).
+    Global,
+    /// The read-only data path (`__ldg`, `ld.global.nc`).
+    Ldg,
+}
+
+impl Variant {
+    /// Every variant.
+    pub const ALL: [Variant; 3] = [Variant::Tex1d, Variant::Global, Variant::Ldg];
+
+    /// The kernel's `.entry` name in the PTX.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Variant::Tex1d => k::TEXTURE_LOOKUP_TEX1D,
+            Variant::Global => k::TEXTURE_LOOKUP_GLOBAL,
+            Variant::Ldg => k::TEXTURE_LOOKUP_LDG,
+        }
+    }
+}
+
+/// A texture object over a device buffer of `f32` (`cuTexObjectCreate` with a linear resource,
+/// point sampling, unnormalized integer coordinates), destroyed on drop; it borrows the buffer,
+/// so the buffer outlives it.
+pub struct TextureObject<'a> {
+    handle: sys::CUtexObject,
+    _table: PhantomData<&'a CudaSlice<f32>>,
+}
+
+impl<'a> TextureObject<'a> {
+    /// Creates the texture object over all of `table`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if `table` is empty or longer than the device's largest 1D
+    /// linear texture; [`Error::Driver`] if the driver refuses.
+    pub fn new(gpu: &Gpu, table: &'a CudaSlice<f32>) -> Result<Self> {
+        let max = max_linear_width(gpu)?;
+        if table.is_empty() || table.len() > max {
+            return Err(Error::InvalidInput(format!(
+                "a 1D linear texture holds 1..={max} elements, the table has {}",
+                table.len()
+            )));
+        }
+        let (ptr, _read) = table.device_ptr(gpu.stream());
+        // SAFETY: all-zero bytes are valid for these plain C structs (enums with a zero
+        // variant, integers, floats, a union of integers).
+        let mut resource: sys::CUDA_RESOURCE_DESC = unsafe { std::mem::zeroed() };
+        resource.resType = sys::CUresourcetype::CU_RESOURCE_TYPE_LINEAR;
+        resource.res.linear = sys::CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_3 {
+            devPtr: ptr,
+            format: sys::CUarray_format::CU_AD_FORMAT_FLOAT,
+            numChannels: 1,
+            sizeInBytes: table.len() * 4,
+        };
+        // SAFETY: as above; zero is point filtering, wrap addressing (ignored for linear
+        // memory), unnormalized coordinates, no flags.
+        let mut texture: sys::CUDA_TEXTURE_DESC = unsafe { std::mem::zeroed() };
+        texture.filterMode = sys::CUfilter_mode::CU_TR_FILTER_MODE_POINT;
+        let mut handle: sys::CUtexObject = 0;
+        gpu.context()
+            .bind_to_thread()
+            .during("binding the CUDA context")?;
+        // SAFETY: the descriptors are initialised above and describe `table`'s live allocation;
+        // no resource view is needed for linear memory (null).
+        unsafe { sys::cuTexObjectCreate(&mut handle, &resource, &texture, std::ptr::null()) }
+            .result()
+            .during("creating a texture object")?;
+        Ok(Self {
+            handle,
+            _table: PhantomData,
+        })
+    }
+
+    /// The handle the kernel takes (`cudaTextureObject_t`).
+    pub fn handle(&self) -> u64 {
+        self.handle
+    }
+}
+
+impl Drop for TextureObject<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from `cuTexObjectCreate` and is destroyed once. A failure
+        // cannot be reported from `drop`.
+        let _ = unsafe { sys::cuTexObjectDestroy(self.handle) };
+    }
+}
+
+/// The device's largest 1D texture over linear memory, in elements.
+///
+/// # Errors
+/// [`Error::Driver`] if the attribute cannot be read.
+pub fn max_linear_width(gpu: &Gpu) -> Result<usize> {
+    let w = gpu
+        .context()
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH)
+        .during("reading the largest 1D linear texture")?;
+    Ok(w as usize)
+}
+
+/// A lookup table and its indices on the device, with the texture object over the table.
+pub struct Lookup<'a> {
+    table: &'a CudaSlice<f32>,
+    texture: TextureObject<'a>,
+    idx: CudaSlice<u32>,
+    /// The output, `idx.len()` floats.
+    pub out: CudaSlice<f32>,
+}
+
+impl<'a> Lookup<'a> {
+    /// Checks every index against `table` and uploads them; the output is poisoned with NaN.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if an index is out of range or the table does not fit a texture
+    /// (see [`TextureObject::new`]); [`Error::Driver`].
+    pub fn new(gpu: &Gpu, table: &'a CudaSlice<f32>, idx: &[u32]) -> Result<Self> {
+        if let Some((i, &bad)) = idx
+            .iter()
+            .enumerate()
+            .find(|(_, v)| **v as usize >= table.len())
+        {
+            return Err(Error::InvalidInput(format!(
+                "lookup index {bad} at position {i} is outside the table of {} elements",
+                table.len()
+            )));
+        }
+        Ok(Self {
+            texture: TextureObject::new(gpu, table)?,
+            table,
+            idx: gpu.upload(idx)?,
+            out: gpu.poisoned(idx.len(), f32::NAN)?,
+        })
+    }
+
+    /// Queues `variant`'s lookup kernel: blocks of [`k::BLOCK_SIZE`] covering the indices.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`], [`Error::Driver`].
+    pub fn launch(&mut self, gpu: &Gpu, variant: Variant) -> Result<LaunchConfig> {
+        let kernel = variant.kernel_name();
+        let n = self.idx.len();
+        let grid = launch::blocks_to_cover(kernel, n, k::BLOCK_SIZE as u64)?;
+        let cfg = launch::linear(grid, k::BLOCK_SIZE, 0);
+        if n == 0 {
+            return Ok(cfg);
+        }
+        let f = gpu.function(kernel)?;
+        let mut args = gpu.stream().launch_builder(&f);
+        let handle = self.texture.handle();
+        match variant {
+            Variant::Tex1d => args.arg(&handle),
+            Variant::Global | Variant::Ldg => args.arg(self.table),
+        };
+        args.arg(&self.idx).arg(&mut self.out).arg(&n);
+        // SAFETY: matches `texture_lookup_tex1d(table: u64, idx: *const u32, out: *mut f32, n:
+        // usize)` (a live texture object over `table`) and `texture_lookup_{global,ldg}(table:
+        // *const f32, ...)`; every index is inside the table (checked in `new`), `idx` and `out`
+        // hold `n` elements, `out` is a distinct buffer and the table is only read.
+        unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
+        Ok(cfg)
+    }
+}
+
+/// Uploads `table` and `idx`, runs `variant` and returns the output.
+///
+/// # Errors
+/// As [`Lookup::new`] and [`Lookup::launch`].
+pub fn run(gpu: &Gpu, variant: Variant, table: &[f32], idx: &[u32]) -> Result<Vec<f32>> {
+    let d_table = gpu.upload(table)?;
+    let mut lookup = Lookup::new(gpu, &d_table, idx)?;
+    lookup.launch(gpu, variant)?;
+    gpu.download(&lookup.out, variant.kernel_name())
+}
+
+/// CPU reference: `out[i] = table[idx[i]]`.
+pub fn reference(table: &[f32], idx: &[u32]) -> Vec<f32> {
+    idx.iter().map(|&i| table[i as usize]).collect()
+}
+
+/// Bytes a lookup moves at least: 4 of index, 4 of table, 4 of output.
+pub fn bytes_moved(n: usize) -> u64 {
+    12 * n as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_gathers() {
+        assert_eq!(reference(&[1.0, 2.0, 3.0], &[2, 0, 2]), [3.0, 1.0, 3.0]);
+        assert_eq!(bytes_moved(2), 24);
+    }
+
+    #[test]
+    fn variants_name_their_kernels() {
+        let names: Vec<_> = Variant::ALL.iter().map(|v| v.kernel_name()).collect();
+        assert_eq!(
+            names,
+            [
+                "texture_lookup_tex1d",
+                "texture_lookup_global",
+                "texture_lookup_ldg"
+            ]
+        );
+    }
+}

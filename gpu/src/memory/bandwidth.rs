@@ -1,1 +1,103 @@
-//! Host-device transfer bandwidth (pageable, pinned, write-combined, zero-copy) and launch overhead.
+//! Host-device transfer bandwidth (pageable, pinned, write-combined, zero-copy) and launch
+//! overhead (seed "cuda 学习之内存层次结构", host memory; seed "cuda 并行归约" section 二, the K80's
+//! `bandwidthTest`).
+//!
+//! The copies themselves are the driver's (`cuMemcpyHtoDAsync`, `cuMemcpyDtoHAsync`,
+//! `cuMemcpyDtoDAsync`). The kernels here are the device side of zero-copy: a copy through
+//! 16-byte accesses that reads or writes mapped pinned host memory directly over the bus, and
+//! an empty kernel whose launches measure the launch overhead.
+
+/// Entry name of [`bandwidth_copy_v4`](kernels::bandwidth_copy_v4) in the PTX.
+pub const BANDWIDTH_COPY_V4: &str = "bandwidth_copy_v4";
+/// Entry name of [`bandwidth_empty_kernel`](kernels::bandwidth_empty_kernel) in the PTX.
+pub const BANDWIDTH_EMPTY_KERNEL: &str = "bandwidth_empty_kernel";
+
+/// Threads per block of [`bandwidth_copy_v4`](kernels::bandwidth_copy_v4).
+pub const BLOCK_SIZE: u32 = 256;
+/// Bytes each thread moves per iteration of the copy (one `uint4`).
+pub const GROUP_BYTES: usize = 16;
+
+/// The kernels (device build only).
+#[cfg(target_arch = "nvptx64")]
+pub mod kernels {
+    use crate::device::{global_index_x, grid_stride_x};
+
+    /// `ld.global.v4.u32`: four words with one 16-byte access.
+    ///
+    /// # Safety
+    /// `address` is a valid, 16-byte aligned global (or mapped host) address, valid for four
+    /// words.
+    #[inline(always)]
+    unsafe fn load_v4(address: *const u32) -> [u32; 4] {
+        let (a, b, c, d): (u32, u32, u32, u32);
+        // SAFETY: the caller guarantees a valid, 16-byte aligned address; not `pure`, so it is
+        // not moved across stores.
+        unsafe {
+            core::arch::asm!(
+                "cvta.to.global.u64 {g}, {p};\n\tld.global.v4.u32 {{{a}, {b}, {c}, {d}}}, [{g}];",
+                a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+                p = in(reg64) address, g = out(reg64) _,
+                options(readonly, nostack));
+        }
+        [a, b, c, d]
+    }
+
+    /// `st.global.v4.u32`: four words with one 16-byte access.
+    ///
+    /// # Safety
+    /// `address` is a valid, 16-byte aligned global (or mapped host) address, valid for four
+    /// words that no other thread accesses concurrently.
+    #[inline(always)]
+    unsafe fn store_v4(address: *mut u32, value: [u32; 4]) {
+        // SAFETY: the caller guarantees a valid, 16-byte aligned, exclusively owned address.
+        unsafe {
+            core::arch::asm!(
+                "cvta.to.global.u64 {g}, {p};\n\tst.global.v4.u32 [{g}], {{{a}, {b}, {c}, {d}}};",
+                a = in(reg32) value[0], b = in(reg32) value[1], c = in(reg32) value[2], d = in(reg32) value[3],
+                p = in(reg64) address, g = out(reg64) _,
+                options(nostack));
+        }
+    }
+
+    /// `dst[g] = src[g]` for `groups` 16-byte groups, with a grid-stride loop: the zero-copy
+    /// kernel (either pointer may be mapped pinned host memory, read or written over the bus)
+    /// and a kernel copy beside the driver's device-to-device memcpy.
+    ///
+    /// Algorithm: each thread moves one `uint4` per iteration, so a warp instruction moves 512
+    /// contiguous bytes: over PCIe that is whole 128-byte read requests and full write packets.
+    ///
+    /// Launch: any block and grid size (the host uses [`BLOCK_SIZE`](super::BLOCK_SIZE) and one
+    /// wave of resident blocks).
+    ///
+    /// Parameters: `src` and `dst` are 16-byte aligned and hold `groups` groups of four words;
+    /// device pointers or device pointers of mapped host memory (`cuMemHostGetDevicePointer`).
+    ///
+    /// # Safety
+    /// Both pointers are valid for `4 * groups` words, 16-byte aligned, and do not overlap; no
+    /// one else writes `src` or touches `dst` during the launch (the host included).
+    ///
+    /// Performance: 16 bytes read and 16 written per group; over the bus, bound by the link.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn bandwidth_copy_v4(
+        src: *const u32,
+        dst: *mut u32,
+        groups: usize,
+    ) {
+        let stride = grid_stride_x();
+        let mut g = global_index_x();
+        while g < groups {
+            // SAFETY: `g < groups`; 16-byte aligned because the bases are and `4g` words is 16g bytes.
+            unsafe { store_v4(dst.add(4 * g), load_v4(src.add(4 * g))) };
+            g += stride;
+        }
+    }
+
+    /// Does nothing: back-to-back launches of it measure the launch overhead.
+    ///
+    /// Launch: any configuration (the host uses one block of one thread).
+    ///
+    /// # Safety
+    /// Always safe to launch; `unsafe` only as every kernel entry is.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn bandwidth_empty_kernel() {}
+}
