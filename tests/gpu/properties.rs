@@ -7,7 +7,9 @@
 //! Cases per launcher: `GPU_LAB_PROPTEST_CASES` (default 200). Each trial's runner is seeded
 //! from the run's `GPU_LAB_SEED`, so a failure replays; proptest then shrinks the length.
 
-use cpu::memory::{constant_memory, device_globals, registers, shared_memory};
+use cpu::memory::{
+    coalescing, constant_memory, device_globals, layout, registers, shared_memory, texture,
+};
 use cpu::{reduction, square_sum, transpose, vector_add};
 use lab_tests::{gpu, gpu_trial, seed_for};
 use libtest_mimic::{Failed, Trial};
@@ -315,11 +317,75 @@ fn memory_properties() -> Vec<Trial> {
     trials
 }
 
+fn memory_traffic_properties() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for load in coalescing::Load::ALL {
+        trials.push(property_trial(
+            format!("properties::memory::coalescing::offset_and_stride::{load:?}"),
+            (
+                length(),
+                any::<bool>(),
+                0usize..=gpu::memory::coalescing::MAX_OFFSET,
+                any::<u64>(),
+            ),
+            move |gpu, (n, by_offset, k, seed)| {
+                let access = if by_offset {
+                    coalescing::Access::Offset(k)
+                } else {
+                    coalescing::Access::Stride(k.clamp(1, gpu::memory::coalescing::MAX_STRIDE))
+                };
+                let x = floats(seed, n, true);
+                let got = coalescing::run(gpu, access, load, &x).map_err(driver)?;
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                same(&bits(&got), &bits(&coalescing::reference(access, &x)))
+            },
+        ));
+    }
+    for variant in layout::Variant::ALL {
+        trials.push(property_trial(
+            format!("properties::memory::layout::{}", variant.kernel_name()),
+            (length(), any::<u64>()),
+            move |gpu, (n, seed)| {
+                let x = floats(seed, n, true);
+                let y = floats(seed ^ 1, n, true);
+                let data: Vec<gpu::memory::layout::InnerStruct> = x
+                    .iter()
+                    .zip(&y)
+                    .map(|(&x, &y)| gpu::memory::layout::InnerStruct { x, y })
+                    .collect();
+                let got = layout::run(gpu, variant, &data).map_err(driver)?;
+                let expected = layout::reference(&data);
+                let flat = |v: &[gpu::memory::layout::InnerStruct]| {
+                    v.iter().flat_map(|s| [s.x, s.y]).collect::<Vec<_>>()
+                };
+                same_f32(&flat(&got), &flat(&expected))
+            },
+        ));
+    }
+    for variant in texture::Variant::ALL {
+        trials.push(property_trial(
+            format!("properties::memory::texture::{}", variant.kernel_name()),
+            (1usize..=100_000, length(), any::<u64>()),
+            move |gpu, (table_len, n, seed)| {
+                let table = floats(seed, table_len, true);
+                let mut rng = StdRng::seed_from_u64(seed ^ 2);
+                let idx: Vec<u32> = (0..n)
+                    .map(|_| rng.random_range(0..table_len as u32))
+                    .collect();
+                let got = texture::run(gpu, variant, &table, &idx).map_err(driver)?;
+                same_f32(&got, &texture::reference(&table, &idx))
+            },
+        ));
+    }
+    trials
+}
+
 /// Every property trial.
 pub fn trials() -> Vec<Trial> {
     let mut trials = vector_add_properties();
     trials.extend(transpose_properties());
     trials.extend(reduction_properties());
     trials.extend(memory_properties());
+    trials.extend(memory_traffic_properties());
     trials
 }
