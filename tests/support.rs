@@ -73,3 +73,14 @@ pub fn large_memory() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+/// `n` floats uniform in `[-1, 1)` from 24 random bits each: fast enough for 2^31 elements.
+pub fn fast_floats(seed: u64, n: usize) -> Vec<f32> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut bits = vec![0u32; n];
+    rng.fill(&mut bits[..]);
+    bits.into_iter()
+        .map(|b| (b >> 8) as f32 * (2.0 / (1u32 << 24) as f32) - 1.0)
+        .collect()
+}

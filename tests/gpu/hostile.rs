@@ -4,28 +4,18 @@
 //! The large trials hold [`large_memory`] so that only one runs at a time.
 
 use cpu::{Error, reduction, vector_add};
-use lab_tests::{expect_err, gpu, gpu_trial, large_memory, seed_for};
+use lab_tests::{expect_err, fast_floats, gpu, gpu_trial, large_memory, seed_for};
 use libtest_mimic::{Failed, Trial};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-
-/// Floats in `[-1, 1)` from random bits (fast enough for 2^31 elements).
-fn floats(seed: u64, n: usize) -> Vec<f32> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut bits = vec![0u32; n];
-    rng.fill(&mut bits[..]);
-    bits.into_iter()
-        .map(|b| (b >> 8) as f32 * (2.0 / (1u32 << 24) as f32) - 1.0)
-        .collect()
-}
 
 fn vector_add_beyond_2e31() -> Result<(), Failed> {
     let _big = large_memory();
     let gpu = gpu()?;
     let n = (1usize << 31) + 3;
     let seed = seed_for("hostile::vector_add");
-    let x = floats(seed, n);
-    let y = floats(seed ^ 1, n);
+    let x = fast_floats(seed, n);
+    let y = fast_floats(seed ^ 1, n);
     let expected = vector_add::reference(&x, &y);
     let (d_x, d_y) = (
         gpu.upload(&x).map_err(|e| e.to_string())?,

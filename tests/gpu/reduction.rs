@@ -3,7 +3,7 @@
 //! version, each against its CPU reference on fresh seeded random inputs.
 
 use cpu::{Error, reduction, square_sum};
-use lab_tests::{expect_err, gpu, gpu_trial, large_memory, seed_for};
+use lab_tests::{expect_err, fast_floats, gpu, gpu_trial, large_memory, seed_for};
 use libtest_mimic::{Failed, Trial};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -28,16 +28,6 @@ fn random_i32(seed: u64, n: usize) -> Vec<i32> {
     let mut v = vec![0i32; n];
     rng.fill(&mut v[..]);
     v
-}
-
-/// Uniform in `[-1, 1)`, from 24 random bits each (fast enough for 2^31 elements).
-fn random_f32(seed: u64, n: usize) -> Vec<f32> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut bits = vec![0u32; n];
-    rng.fill(&mut bits[..]);
-    bits.into_iter()
-        .map(|b| (b >> 8) as f32 * (2.0 / (1u32 << 24) as f32) - 1.0)
-        .collect()
 }
 
 fn exact(kernel: &str, n: usize, seed: u64, got: i32, expected: i32) -> Result<(), Failed> {
@@ -105,7 +95,7 @@ fn reduce_sum_trials() -> Vec<Trial> {
         let seed = seed_for(&name);
         trials.push(gpu_trial(name, move || {
             let gpu = gpu()?;
-            check_float_sums(&gpu, &random_f32(seed, n), seed)
+            check_float_sums(&gpu, &fast_floats(seed, n), seed)
         }));
     }
     trials.push(gpu_trial(
@@ -113,7 +103,7 @@ fn reduce_sum_trials() -> Vec<Trial> {
         || {
             let gpu = gpu()?;
             let n = (1 << 20) + 7;
-            let mut input = random_f32(seed_for("nan_and_infinities"), n);
+            let mut input = fast_floats(seed_for("nan_and_infinities"), n);
             input[n - 1] = f32::INFINITY;
             check_float_sums(&gpu, &input, 0)?;
             input[n / 2] = f32::NAN;
@@ -139,7 +129,7 @@ fn reduce_sum_trials() -> Vec<Trial> {
     trials.push(gpu_trial(name, move || {
         let _big = large_memory();
         let gpu = gpu()?;
-        check_float_sums(&gpu, &random_f32(seed, n), seed)
+        check_float_sums(&gpu, &fast_floats(seed, n), seed)
     }));
     trials
 }

@@ -20,6 +20,65 @@ pub unsafe fn load_global_nc(address: *const f32) -> f32 {
     value
 }
 
+/// Loads an `f32` with an explicit cache operator: `ld.global.ca` (cached in L1 and L2, the
+/// default) or `ld.global.cg` (L2 only, bypassing L1).
+macro_rules! cached_load {
+    ($(#[$meta:meta])* $name:ident, $op:literal) => {
+        $(#[$meta])*
+        ///
+        /// # Safety
+        /// `address` is a valid, 4-byte aligned pointer into global memory that no thread
+        /// writes during the launch.
+        #[inline(always)]
+        pub unsafe fn $name(address: *const f32) -> f32 {
+            let value: f32;
+            // SAFETY: the caller guarantees a valid global address that is read-only for this
+            // launch; `cvta.to.global` converts the generic pointer to the global state space.
+            unsafe {
+                core::arch::asm!(
+                    concat!("cvta.to.global.u64 {g}, {a};\n\t", $op, " {v}, [{g}];"),
+                    v = out(reg32) value, a = in(reg64) address, g = out(reg64) _,
+                    options(pure, readonly, nostack));
+            }
+            value
+        }
+    };
+}
+
+cached_load!(
+    /// `ld.global.ca.f32`: a load cached in L1 and L2 (the seed's "缓存加载", 128-byte lines).
+    load_global_ca,
+    "ld.global.ca.f32"
+);
+cached_load!(
+    /// `ld.global.cg.f32`: a load cached in L2 only (the seed's "非缓存加载", 32-byte sectors).
+    load_global_cg,
+    "ld.global.cg.f32"
+);
+
+/// `tex1Dfetch<float>(texture, index)`: one element of single-channel `f32` linear memory
+/// through the texture unit (PTX `tex.1d.v4.f32.s32`; the first of the four components is the
+/// value). `texture` is a texture object handle (`cuTexObjectCreate`), passed to the kernel as
+/// a `u64`.
+///
+/// # Safety
+/// `texture` is a live texture object over single-channel `f32` linear memory. Indices out of
+/// range read 0 (the texture unit clamps; nothing is accessed out of bounds).
+#[inline(always)]
+pub unsafe fn tex1d_fetch_f32(texture: u64, index: i32) -> f32 {
+    let value: f32;
+    // SAFETY: the caller guarantees a live texture object; the texture unit bounds-checks the
+    // coordinate against the object's width.
+    unsafe {
+        core::arch::asm!(
+            "tex.1d.v4.f32.s32 {{{v}, {b}, {c}, {d}}}, [{t}, {{{i}}}];",
+            v = out(reg32) value, b = out(reg32) _, c = out(reg32) _, d = out(reg32) _,
+            t = in(reg64) texture, i = in(reg32) index,
+            options(pure, readonly, nostack));
+    }
+    value
+}
+
 /// The SM's 64-bit cycle counter (`clock64()`, PTX `%clock64`). Differences between two reads
 /// on the same SM count SM clock cycles.
 #[inline(always)]
@@ -30,18 +89,19 @@ pub fn clock64() -> u64 {
     cycles
 }
 
-/// Loads four consecutive `f32` with one 16-byte access (`float4` load, PTX `ld.global.v4.f32`).
+/// Loads four consecutive 32-bit words with one 16-byte access (`uint4` load, PTX
+/// `ld.global.v4.u32`). Works on device memory and on mapped (zero-copy) host memory.
 ///
 /// # Safety
-/// `address` points into global memory, is 16-byte aligned and valid for four floats.
+/// `address` points into global memory, is 16-byte aligned and valid for four words.
 #[inline(always)]
-pub unsafe fn load_global_v4(address: *const f32) -> [f32; 4] {
-    let (a, b, c, d): (f32, f32, f32, f32);
+pub unsafe fn load_global_v4_u32(address: *const u32) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
     // SAFETY: the caller guarantees a valid, 16-byte aligned global address; the asm does not
     // claim `pure` so it is not moved across barriers or stores.
     unsafe {
         core::arch::asm!(
-            "cvta.to.global.u64 {g}, {p};\n\tld.global.v4.f32 {{{a}, {b}, {c}, {d}}}, [{g}];",
+            "cvta.to.global.u64 {g}, {p};\n\tld.global.v4.u32 {{{a}, {b}, {c}, {d}}}, [{g}];",
             a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
             p = in(reg64) address, g = out(reg64) _,
             options(readonly, nostack));
@@ -49,21 +109,42 @@ pub unsafe fn load_global_v4(address: *const f32) -> [f32; 4] {
     [a, b, c, d]
 }
 
-/// Stores four consecutive `f32` with one 16-byte access (`float4` store, PTX `st.global.v4.f32`).
+/// Loads four consecutive `f32` with one 16-byte access (`float4` load, PTX `ld.global.v4`).
 ///
 /// # Safety
-/// `address` points into global memory, is 16-byte aligned and valid for four floats, and no
+/// `address` points into global memory, is 16-byte aligned and valid for four floats.
+#[inline(always)]
+pub unsafe fn load_global_v4(address: *const f32) -> [f32; 4] {
+    // SAFETY: forwarded; `f32` and `u32` have the same size and alignment.
+    unsafe { load_global_v4_u32(address.cast()) }.map(f32::from_bits)
+}
+
+/// Stores four consecutive 32-bit words with one 16-byte access (`uint4` store, PTX
+/// `st.global.v4.u32`). Works on device memory and on mapped (zero-copy) host memory.
+///
+/// # Safety
+/// `address` points into global memory, is 16-byte aligned and valid for four words, and no
 /// other thread accesses them concurrently.
 #[inline(always)]
-pub unsafe fn store_global_v4(address: *mut f32, value: [f32; 4]) {
+pub unsafe fn store_global_v4_u32(address: *mut u32, value: [u32; 4]) {
     // SAFETY: the caller guarantees a valid, 16-byte aligned, exclusively owned global address.
     unsafe {
         core::arch::asm!(
-            "cvta.to.global.u64 {g}, {p};\n\tst.global.v4.f32 [{g}], {{{a}, {b}, {c}, {d}}};",
+            "cvta.to.global.u64 {g}, {p};\n\tst.global.v4.u32 [{g}], {{{a}, {b}, {c}, {d}}};",
             a = in(reg32) value[0], b = in(reg32) value[1], c = in(reg32) value[2], d = in(reg32) value[3],
             p = in(reg64) address, g = out(reg64) _,
             options(nostack));
     }
+}
+
+/// Stores four consecutive `f32` with one 16-byte access (`float4` store, PTX `st.global.v4`).
+///
+/// # Safety
+/// As [`store_global_v4_u32`].
+#[inline(always)]
+pub unsafe fn store_global_v4(address: *mut f32, value: [f32; 4]) {
+    // SAFETY: forwarded; `f32` and `u32` have the same size and alignment.
+    unsafe { store_global_v4_u32(address.cast(), value.map(f32::to_bits)) }
 }
 
 /// Loads four consecutive 32-bit words with one 16-byte access through the read-only data

@@ -51,7 +51,10 @@ pub use index::{
     thread_idx, warp_id,
 };
 #[cfg(target_arch = "nvptx64")]
-pub use memory::{clock64, load_global_nc, load_global_nc_v4_u32, load_global_v4, store_global_v4};
+pub use memory::{
+    clock64, load_global_ca, load_global_cg, load_global_nc, load_global_nc_v4_u32, load_global_v4,
+    load_global_v4_u32, store_global_v4, store_global_v4_u32, tex1d_fetch_f32,
+};
 #[cfg(target_arch = "nvptx64")]
 pub use shared::{DynamicShared, SharedArray};
 #[cfg(target_arch = "nvptx64")]

@@ -20,44 +20,7 @@ pub const GROUP_BYTES: usize = 16;
 /// The kernels (device build only).
 #[cfg(target_arch = "nvptx64")]
 pub mod kernels {
-    use crate::device::{global_index_x, grid_stride_x};
-
-    /// `ld.global.v4.u32`: four words with one 16-byte access.
-    ///
-    /// # Safety
-    /// `address` is a valid, 16-byte aligned global (or mapped host) address, valid for four
-    /// words.
-    #[inline(always)]
-    unsafe fn load_v4(address: *const u32) -> [u32; 4] {
-        let (a, b, c, d): (u32, u32, u32, u32);
-        // SAFETY: the caller guarantees a valid, 16-byte aligned address; not `pure`, so it is
-        // not moved across stores.
-        unsafe {
-            core::arch::asm!(
-                "cvta.to.global.u64 {g}, {p};\n\tld.global.v4.u32 {{{a}, {b}, {c}, {d}}}, [{g}];",
-                a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
-                p = in(reg64) address, g = out(reg64) _,
-                options(readonly, nostack));
-        }
-        [a, b, c, d]
-    }
-
-    /// `st.global.v4.u32`: four words with one 16-byte access.
-    ///
-    /// # Safety
-    /// `address` is a valid, 16-byte aligned global (or mapped host) address, valid for four
-    /// words that no other thread accesses concurrently.
-    #[inline(always)]
-    unsafe fn store_v4(address: *mut u32, value: [u32; 4]) {
-        // SAFETY: the caller guarantees a valid, 16-byte aligned, exclusively owned address.
-        unsafe {
-            core::arch::asm!(
-                "cvta.to.global.u64 {g}, {p};\n\tst.global.v4.u32 [{g}], {{{a}, {b}, {c}, {d}}};",
-                a = in(reg32) value[0], b = in(reg32) value[1], c = in(reg32) value[2], d = in(reg32) value[3],
-                p = in(reg64) address, g = out(reg64) _,
-                options(nostack));
-        }
-    }
+    use crate::device::{global_index_x, grid_stride_x, load_global_v4_u32, store_global_v4_u32};
 
     /// `dst[g] = src[g]` for `groups` 16-byte groups, with a grid-stride loop: the zero-copy
     /// kernel (either pointer may be mapped pinned host memory, read or written over the bus)
@@ -87,7 +50,7 @@ pub mod kernels {
         let mut g = global_index_x();
         while g < groups {
             // SAFETY: `g < groups`; 16-byte aligned because the bases are and `4g` words is 16g bytes.
-            unsafe { store_v4(dst.add(4 * g), load_v4(src.add(4 * g))) };
+            unsafe { store_global_v4_u32(dst.add(4 * g), load_global_v4_u32(src.add(4 * g))) };
             g += stride;
         }
     }

@@ -36,43 +36,7 @@ pub const MAX_STRIDE: usize = 32;
 /// The kernels (device build only).
 #[cfg(target_arch = "nvptx64")]
 pub mod kernels {
-    use crate::device::global_index_x;
-
-    /// `ld.global.ca.f32`: a load cached in L1 and L2 (the seed's "缓存加载").
-    ///
-    /// # Safety
-    /// `address` is a valid, 4-byte aligned pointer into global memory that no thread writes
-    /// during the launch.
-    #[inline(always)]
-    unsafe fn load_ca(address: *const f32) -> f32 {
-        let value: f32;
-        // SAFETY: the caller guarantees a valid global address that is read-only for this launch;
-        // `cvta.to.global` converts the generic pointer to the global state space.
-        unsafe {
-            core::arch::asm!(
-                "cvta.to.global.u64 {g}, {a};\n\tld.global.ca.f32 {v}, [{g}];",
-                v = out(reg32) value, a = in(reg64) address, g = out(reg64) _,
-                options(pure, readonly, nostack));
-        }
-        value
-    }
-
-    /// `ld.global.cg.f32`: a load cached in L2 only, bypassing L1 (the seed's "非缓存加载").
-    ///
-    /// # Safety
-    /// As [`load_ca`].
-    #[inline(always)]
-    unsafe fn load_cg(address: *const f32) -> f32 {
-        let value: f32;
-        // SAFETY: as `load_ca`.
-        unsafe {
-            core::arch::asm!(
-                "cvta.to.global.u64 {g}, {a};\n\tld.global.cg.f32 {v}, [{g}];",
-                v = out(reg32) value, a = in(reg64) address, g = out(reg64) _,
-                options(pure, readonly, nostack));
-        }
-        value
-    }
+    use crate::device::{global_index_x, load_global_ca, load_global_cg};
 
     /// `y[i] = x[i + offset]` with cached loads (`ld.global.ca`): *Professional CUDA C
     /// Programming*'s `readOffset`.
@@ -103,7 +67,7 @@ pub mod kernels {
         let i = global_index_x();
         if i < n {
             // SAFETY: `i + offset < n + offset`, `i < n`, as the caller guarantees.
-            unsafe { *y.add(i) = load_ca(x.add(i + offset)) };
+            unsafe { *y.add(i) = load_global_ca(x.add(i + offset)) };
         }
     }
 
@@ -124,7 +88,7 @@ pub mod kernels {
         let i = global_index_x();
         if i < n {
             // SAFETY: `i + offset < n + offset`, `i < n`, as the caller guarantees.
-            unsafe { *y.add(i) = load_cg(x.add(i + offset)) };
+            unsafe { *y.add(i) = load_global_cg(x.add(i + offset)) };
         }
     }
 
@@ -154,7 +118,7 @@ pub mod kernels {
         let i = global_index_x();
         if i < n {
             // SAFETY: `i < n`, so `i * stride` is an index the caller guarantees valid.
-            unsafe { *y.add(i) = load_ca(x.add(i * stride)) };
+            unsafe { *y.add(i) = load_global_ca(x.add(i * stride)) };
         }
     }
 
@@ -175,7 +139,7 @@ pub mod kernels {
         let i = global_index_x();
         if i < n {
             // SAFETY: `i < n`, so `i * stride` is an index the caller guarantees valid.
-            unsafe { *y.add(i) = load_cg(x.add(i * stride)) };
+            unsafe { *y.add(i) = load_global_cg(x.add(i * stride)) };
         }
     }
 }

@@ -24,28 +24,7 @@ pub const BLOCK_SIZE: u32 = 256;
 /// The kernels (device build only).
 #[cfg(target_arch = "nvptx64")]
 pub mod kernels {
-    use crate::device::{global_index_x, load_global_nc};
-
-    /// `tex1Dfetch<float>(texture, index)`: element `index` of a 1D texture over linear memory,
-    /// PTX `tex.1d.v4.f32.s32` (the first of the four components is the value).
-    ///
-    /// # Safety
-    /// `texture` is a live texture object over single-channel `f32` linear memory; indices out
-    /// of range read 0 (the texture unit clamps; nothing is accessed out of bounds).
-    #[inline(always)]
-    unsafe fn tex1d_fetch(texture: u64, index: i32) -> f32 {
-        let value: f32;
-        // SAFETY: the caller guarantees a live texture object; the texture unit bounds-checks
-        // the coordinate against the object's width.
-        unsafe {
-            core::arch::asm!(
-                "tex.1d.v4.f32.s32 {{{v}, {b}, {c}, {d}}}, [{t}, {{{i}}}];",
-                v = out(reg32) value, b = out(reg32) _, c = out(reg32) _, d = out(reg32) _,
-                t = in(reg64) texture, i = in(reg32) index,
-                options(pure, readonly, nostack));
-        }
-        value
-    }
+    use crate::device::{global_index_x, load_global_nc, tex1d_fetch_f32};
 
     /// `out[i] = table[idx[i]]` through a texture object (`tex1Dfetch`).
     ///
@@ -73,7 +52,7 @@ pub mod kernels {
         if i < n {
             // SAFETY: `i < n`; the index fits in i32 because the host limits the table to the
             // device's 1D linear texture width (2^28 at most).
-            unsafe { *out.add(i) = tex1d_fetch(table, *idx.add(i) as i32) };
+            unsafe { *out.add(i) = tex1d_fetch_f32(table, *idx.add(i) as i32) };
         }
     }
 
