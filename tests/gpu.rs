@@ -12,6 +12,9 @@ use libtest_mimic::{Arguments, Trial};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+#[path = "gpu/convolution.rs"]
+mod convolution;
+
 /// Named sizes: empty, one element, around one block of 256, not a power of two, large.
 const CASES: [(&str, usize); 8] = [
     ("empty", 0),
@@ -248,6 +251,7 @@ fn main() {
     let mut trials = vector_add_trials();
     trials.extend(smoke_trials());
     trials.extend(transpose_trials());
+    trials.extend(convolution::trials());
     trials.extend(error_trials());
     if !lab_tests::gpu_available() {
         eprintln!("no CUDA device could be opened: the GPU tests are reported as ignored");

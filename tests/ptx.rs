@@ -11,6 +11,7 @@ fn host_kernel_names() -> Vec<&'static str> {
         .collect();
     names.extend(cpu::smoke::Variant::ALL.iter().map(|v| v.kernel_name()));
     names.extend(cpu::transpose::Variant::ALL.iter().map(|v| v.kernel_name()));
+    names.extend(cpu::convolution::entry_names());
     names
 }
 

@@ -208,11 +208,13 @@ run_tests() {
 }
 
 # One entry per pattern: the demo at its defaults, and the arguments it is sanitized with.
-demos=(smoke vector-add transpose)
+demos=(smoke vector-add transpose conv1d conv2d)
 sanitize_cases=(
   "smoke --size 20000"
   "vector-add --size 100003"
   "transpose --rows 1020 --cols 516"
+  "conv1d --size 100003 --mask-width 7"
+  "conv2d --rows 517 --cols 1023 --mask-width 5"
 )
 
 # Patterns named after the mode (./run.sh demo reduce) narrow the demo and sanitize runs.
