@@ -46,7 +46,8 @@ pub enum Variant1d {
     /// Seed 3.3: internal cells in shared memory, halo cells from global memory (L2).
     #[value(name = "convolution-1d-tiled-cached-halo")]
     Convolution1dTiledCachedHalo,
-    /// The one to call: 2048-output tiles, 16-byte loads, next tile prefetched, 8 outputs per thread.
+    /// The one to call: 4096-output tiles, 16-byte global and shared accesses, the next tile
+    /// prefetched, 16 outputs per thread; one kernel per mask width.
     #[value(name = "convolution-1d-tiled-vec4")]
     Convolution1dTiledVec4,
 }
@@ -61,7 +62,8 @@ impl Variant1d {
         Variant1d::Convolution1dTiledVec4,
     ];
 
-    /// The kernel's `.entry` name in the PTX.
+    /// The kernel's name: its `.entry` in the PTX, or for [`Variant1d::Convolution1dTiledVec4`]
+    /// the family name (see [`Variant1d::entry`]).
     pub fn kernel_name(self) -> &'static str {
         match self {
             Variant1d::Convolution1dBasic => k::CONVOLUTION_1D_BASIC,
@@ -69,6 +71,21 @@ impl Variant1d {
             Variant1d::Convolution1dTiledHalo => k::CONVOLUTION_1D_TILED_HALO,
             Variant1d::Convolution1dTiledCachedHalo => k::CONVOLUTION_1D_TILED_CACHED_HALO,
             Variant1d::Convolution1dTiledVec4 => k::CONVOLUTION_1D_TILED_VEC4,
+        }
+    }
+
+    /// The `.entry` launched for a mask of `mask_width` taps (odd, at most
+    /// [`MAX_MASK_WIDTH`]; the vec4 kernels have one entry per width).
+    ///
+    /// # Panics
+    /// If `mask_width` is even or larger than [`MAX_MASK_WIDTH`] (launchers validate first).
+    pub fn entry(self, mask_width: usize) -> &'static str {
+        assert!(mask_width % 2 == 1 && mask_width <= MAX_MASK_WIDTH);
+        match self {
+            Variant1d::Convolution1dTiledVec4 => {
+                k::CONVOLUTION_1D_TILED_VEC4_BY_RADIUS[mask_width / 2]
+            }
+            other => other.kernel_name(),
         }
     }
 
@@ -83,24 +100,20 @@ impl Variant1d {
         }
     }
 
-    /// The launch for `n` outputs: blocks of [`k::BLOCK_1D`] threads; a grid covering `n` (one
-    /// output per thread) for the seed kernels; for [`Variant1d::Convolution1dTiledVec4`] one
-    /// wave of resident blocks (SMs x blocks per SM from the occupancy calculator), at most one
-    /// block per 2048-output tile.
+    /// The launch for `n` outputs and a mask of `mask_width` taps: blocks of [`k::BLOCK_1D`]
+    /// threads; a grid covering `n` (one output per thread) for the seed kernels; for
+    /// [`Variant1d::Convolution1dTiledVec4`] one wave of resident blocks (SMs x blocks per SM
+    /// from the occupancy calculator), at most one block per 4096-output tile.
     ///
     /// # Errors
     /// [`Error::InvalidLaunch`] if `n` needs more blocks than a grid holds; [`Error::Driver`]
     /// from the device queries.
-    pub fn launch_config(self, gpu: &Gpu, n: usize) -> Result<LaunchConfig> {
+    pub fn launch_config(self, gpu: &Gpu, n: usize, mask_width: usize) -> Result<LaunchConfig> {
         let kernel = self.kernel_name();
         let grid = match self {
             Variant1d::Convolution1dTiledVec4 => {
                 let tiles = launch::blocks_to_cover(kernel, n, k::VEC4_TILE_1D as u64)?;
-                let per_sm = gpu
-                    .function(kernel)?
-                    .occupancy_max_active_blocks_per_multiprocessor(k::BLOCK_1D, 0, None)
-                    .during(format!("occupancy of {kernel}"))?;
-                (gpu.sm_count()? * per_sm.max(1)).min(tiles)
+                one_wave(gpu, self.entry(mask_width), k::BLOCK_1D)?.min(tiles)
             }
             _ => launch::blocks_to_cover(kernel, n, k::BLOCK_1D as u64)?,
         };
@@ -141,8 +154,9 @@ pub enum Variant2d {
     /// Seed 3.1 in 2D: a 32 x 8 tile plus halo in shared memory, ghosts as 0.
     #[value(name = "convolution-2d-tiled-halo")]
     Convolution2dTiledHalo,
-    /// The one to call: 64 x 64 tiles, 16-byte loads, 2 x 8 outputs per thread from a rolling
-    /// window of accumulators; one kernel per mask width.
+    /// The one to call: 64 x 64 tiles in a grid-stride loop, 16-byte global and shared
+    /// accesses, the next tile prefetched, 2 x 8 outputs per thread from a rolling window of
+    /// accumulators; one kernel per mask width.
     #[value(name = "convolution-2d-tiled-vec4")]
     Convolution2dTiledVec4,
 }
@@ -200,15 +214,38 @@ impl Variant2d {
         }
     }
 
-    /// The launch for a `rows x cols` image: blocks of [`k::TILE_2D_X`] x [`k::TILE_2D_Y`]
-    /// threads; grid `(ceil(cols / 32), ceil(rows / 8))`, or `(ceil(cols / 64), ceil(rows / 64))`
-    /// for the vec4 kernels.
+    /// The launch for a `rows x cols` image and a `mask_width x mask_width` mask: blocks of
+    /// [`k::TILE_2D_X`] x [`k::TILE_2D_Y`] threads; grid `(ceil(cols / 32), ceil(rows / 8))`
+    /// for the seed kernels; for the vec4 kernels a one-dimensional grid of one wave of
+    /// resident blocks, at most one per 64 x 64 tile.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] if the grid exceeds CUDA's limits.
-    pub fn launch_config(self, rows: usize, cols: usize) -> Result<LaunchConfig> {
+    /// [`Error::InvalidLaunch`] if the grid exceeds CUDA's limits; [`Error::Driver`] from the
+    /// device queries.
+    pub fn launch_config(
+        self,
+        gpu: &Gpu,
+        rows: usize,
+        cols: usize,
+        mask_width: usize,
+    ) -> Result<LaunchConfig> {
         let kernel = self.kernel_name();
         let (tx, ty) = self.tile();
+        let block_dim = (k::TILE_2D_X, k::TILE_2D_Y, 1);
+        if self == Variant2d::Convolution2dTiledVec4 {
+            let tiles = (cols.div_ceil(tx) as u64)
+                .checked_mul(rows.div_ceil(ty) as u64)
+                .ok_or_else(|| Error::InvalidLaunch {
+                    kernel,
+                    reason: format!("{rows} x {cols} has too many tiles"),
+                })?;
+            let wave = one_wave(gpu, self.entry(mask_width), k::TILE_2D_X * k::TILE_2D_Y)?;
+            return Ok(LaunchConfig {
+                grid_dim: ((wave as u64).min(tiles) as u32, 1, 1),
+                block_dim,
+                shared_mem_bytes: 0,
+            });
+        }
         let gx = launch::blocks_to_cover(kernel, cols, tx as u64)?;
         let gy = launch::blocks_to_cover(kernel, rows, ty as u64)?;
         if gy as u64 > MAX_GRID_Y {
@@ -221,7 +258,7 @@ impl Variant2d {
         }
         Ok(LaunchConfig {
             grid_dim: (gx, gy, 1),
-            block_dim: (k::TILE_2D_X, k::TILE_2D_Y, 1),
+            block_dim,
             shared_mem_bytes: 0,
         })
     }
@@ -246,9 +283,26 @@ impl Variant2d {
     }
 }
 
-/// Every `.entry` the convolution launchers use (the 2D vec4 family has one per mask width).
+/// Blocks of `block` threads of `entry` that fit on the device at once: SMs x blocks per SM
+/// (the occupancy calculator), at least one.
+fn one_wave(gpu: &Gpu, entry: &'static str, block: u32) -> Result<u32> {
+    let per_sm = gpu
+        .function(entry)?
+        .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+        .during(format!("occupancy of {entry}"))?;
+    Ok(gpu.sm_count()? * per_sm.max(1))
+}
+
+/// Every `.entry` the convolution launchers use (the vec4 families have one per mask width).
 pub fn entry_names() -> Vec<&'static str> {
-    let mut names: Vec<&str> = Variant1d::ALL.iter().map(|v| v.kernel_name()).collect();
+    let mut names = Vec::new();
+    for v in Variant1d::ALL {
+        if v == Variant1d::Convolution1dTiledVec4 {
+            names.extend(k::CONVOLUTION_1D_TILED_VEC4_BY_RADIUS);
+        } else {
+            names.push(v.kernel_name());
+        }
+    }
     for v in Variant2d::ALL {
         if v == Variant2d::Convolution2dTiledVec4 {
             names.extend(k::CONVOLUTION_2D_TILED_VEC4_BY_RADIUS);
@@ -390,8 +444,8 @@ pub fn launch_1d(
         ));
     }
     expect_len("output", n, output.len())?;
-    let cfg = variant.launch_config(gpu, n)?;
-    let kernel = variant.kernel_name();
+    let cfg = variant.launch_config(gpu, n, mask.width)?;
+    let kernel = variant.entry(mask.width);
     let f = gpu.function(kernel)?;
     let mut args = gpu.stream().launch_builder(&f);
     args.arg(input);
@@ -404,7 +458,7 @@ pub fn launch_1d(
     // `output` hold `n` floats (checked), do not overlap (one is borrowed mutably) and are
     // 256-byte aligned (cudarc allocations), the mask holds `mask_width` floats (validated
     // odd and at most MAX_MASK_WIDTH), is in C_MASK_1D as well, and stays there while `mask`
-    // lives; the block is the kernels' BLOCK_1D.
+    // lives; the vec4 entry is the one compiled for this mask width; the block is BLOCK_1D.
     unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
     Ok(cfg)
 }
@@ -429,7 +483,7 @@ pub fn launch_2d(
     let n = image_len(rows, cols)?;
     expect_len("input", n, input.len())?;
     expect_len("output", n, output.len())?;
-    let cfg = variant.launch_config(rows, cols)?;
+    let cfg = variant.launch_config(gpu, rows, cols, mask.width)?;
     let kernel = variant.entry(mask.width);
     let f = gpu.function(kernel)?;
     let mut args = gpu.stream().launch_builder(&f);
@@ -473,7 +527,7 @@ pub fn run_1d(gpu: &Gpu, variant: Variant1d, input: &[f32], mask: &[f32]) -> Res
     let d_in = gpu.upload(input)?;
     let mut d_out = gpu.poisoned(input.len(), f32::NAN)?;
     launch_1d(gpu, variant, &d_in, &mask, &mut d_out)?;
-    gpu.download(&d_out, variant.kernel_name())
+    gpu.download(&d_out, variant.entry(mask.width()))
 }
 
 /// Validates, copies the `rows x cols` image and the `mask_width x mask_width` mask to the
@@ -782,19 +836,14 @@ mod tests {
         assert_eq!(v.entry(5), "convolution_2d_tiled_vec4_w5");
         assert_eq!(v.entry(1), "convolution_2d_tiled_vec4_w1");
         assert_eq!(v.entry(9), "convolution_2d_tiled_vec4_w9");
-        assert_eq!(entry_names().len(), 5 + 3 + 5);
-    }
-
-    #[test]
-    fn launch_shapes() {
-        let c = Variant2d::Convolution2dTiledVec4
-            .launch_config(4096, 4096)
-            .unwrap();
-        assert_eq!((c.grid_dim, c.block_dim), ((64, 64, 1), (32, 8, 1)));
-        let c = Variant2d::Convolution2dTiledHalo
-            .launch_config(517, 1023)
-            .unwrap();
-        assert_eq!(c.grid_dim, (32, 65, 1));
+        let v = Variant1d::Convolution1dTiledVec4;
+        assert_eq!(v.entry(7), "convolution_1d_tiled_vec4_w7");
+        assert_eq!(v.entry(31), "convolution_1d_tiled_vec4_w31");
+        assert_eq!(
+            Variant1d::Convolution1dBasic.entry(7),
+            "convolution_1d_basic"
+        );
+        assert_eq!(entry_names().len(), 4 + 16 + 3 + 5);
     }
 
     #[test]

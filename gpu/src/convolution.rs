@@ -15,9 +15,10 @@
 //! - 3.3 internal cells in shared memory, halo cells from global memory (served by the caches):
 //!   [`convolution_1d_tiled_cached_halo`](kernels::convolution_1d_tiled_cached_halo);
 //! - the 2D counterparts of the first three (the seed: tiling "matters more in 2D and 3D");
-//! - beyond the seed, the kernels to call: [`convolution_1d_tiled_vec4`](kernels::convolution_1d_tiled_vec4)
-//!   and the `convolution_2d_tiled_vec4_w*` family, with 16-byte loads, several outputs per
-//!   thread and (2D) register reuse across mask rows.
+//! - beyond the seed, the kernels to call: the `convolution_1d_tiled_vec4_w*` and
+//!   `convolution_2d_tiled_vec4_w*` families (one entry per mask width, so that the mask loops
+//!   unroll), with 16-byte global and shared accesses, several outputs per thread from register
+//!   windows, and the next tile's loads in flight while one is computed.
 //!
 //! Arithmetic against memory: each output costs `w` (1D) or `w^2` (2D) multiply-adds. The basic
 //! kernel makes two global loads per multiply-add (CGMA 1); with the mask in constant memory one
@@ -33,8 +34,28 @@ pub const CONVOLUTION_1D_CONSTANT_MASK: &str = "convolution_1d_constant_mask";
 pub const CONVOLUTION_1D_TILED_HALO: &str = "convolution_1d_tiled_halo";
 /// Entry name of [`convolution_1d_tiled_cached_halo`](kernels::convolution_1d_tiled_cached_halo).
 pub const CONVOLUTION_1D_TILED_CACHED_HALO: &str = "convolution_1d_tiled_cached_halo";
-/// Entry name of [`convolution_1d_tiled_vec4`](kernels::convolution_1d_tiled_vec4).
+/// Family name of the `convolution_1d_tiled_vec4_w*` kernels (one entry per mask width).
 pub const CONVOLUTION_1D_TILED_VEC4: &str = "convolution_1d_tiled_vec4";
+/// Entry names of the `convolution_1d_tiled_vec4_w*` kernels, indexed by the mask radius
+/// `w / 2` (the mask width is a compile-time constant of each, so its loops unroll fully).
+pub const CONVOLUTION_1D_TILED_VEC4_BY_RADIUS: [&str; MAX_MASK_WIDTH / 2 + 1] = [
+    "convolution_1d_tiled_vec4_w1",
+    "convolution_1d_tiled_vec4_w3",
+    "convolution_1d_tiled_vec4_w5",
+    "convolution_1d_tiled_vec4_w7",
+    "convolution_1d_tiled_vec4_w9",
+    "convolution_1d_tiled_vec4_w11",
+    "convolution_1d_tiled_vec4_w13",
+    "convolution_1d_tiled_vec4_w15",
+    "convolution_1d_tiled_vec4_w17",
+    "convolution_1d_tiled_vec4_w19",
+    "convolution_1d_tiled_vec4_w21",
+    "convolution_1d_tiled_vec4_w23",
+    "convolution_1d_tiled_vec4_w25",
+    "convolution_1d_tiled_vec4_w27",
+    "convolution_1d_tiled_vec4_w29",
+    "convolution_1d_tiled_vec4_w31",
+];
 /// Entry name of [`convolution_2d_basic`](kernels::convolution_2d_basic).
 pub const CONVOLUTION_2D_BASIC: &str = "convolution_2d_basic";
 /// Entry name of [`convolution_2d_constant_mask`](kernels::convolution_2d_constant_mask).
@@ -63,10 +84,10 @@ pub const MAX_MASK_WIDTH_2D: usize = 9;
 /// Threads per block of every 1D kernel; also the seed's `TILE_SIZE` (outputs per block) of the
 /// two tiled seed kernels.
 pub const BLOCK_1D: u32 = 256;
-/// Outputs per thread of [`convolution_1d_tiled_vec4`](kernels::convolution_1d_tiled_vec4).
-pub const VEC4_OUTPUTS_PER_THREAD_1D: usize = 8;
-/// Outputs per tile of [`convolution_1d_tiled_vec4`](kernels::convolution_1d_tiled_vec4):
-/// `BLOCK_1D * VEC4_OUTPUTS_PER_THREAD_1D` = 2048.
+/// Outputs per thread and tile of the `convolution_1d_tiled_vec4_w*` kernels.
+pub const VEC4_OUTPUTS_PER_THREAD_1D: usize = 16;
+/// Outputs per tile of the `convolution_1d_tiled_vec4_w*` kernels:
+/// `BLOCK_1D * VEC4_OUTPUTS_PER_THREAD_1D` = 4096.
 pub const VEC4_TILE_1D: usize = BLOCK_1D as usize * VEC4_OUTPUTS_PER_THREAD_1D;
 /// Halo cells staged on each side of the vec4 tile: the largest radius rounded up to a whole
 /// `float4` (16 >= 15), so the halo loads are aligned 16-byte loads too.
@@ -110,12 +131,11 @@ pub mod kernels {
 
     use super::{
         BLOCK_1D, C_MASK_1D, C_MASK_2D, MAX_MASK_WIDTH, MAX_MASK_WIDTH_2D, TILE_2D_X, TILE_2D_Y,
-        VEC4_HALO_1D, VEC4_HALO_2D_X, VEC4_OUTPUTS_PER_THREAD_1D, VEC4_TILE_1D, VEC4_TILE_2D_X,
-        VEC4_TILE_2D_Y,
+        VEC4_HALO_1D, VEC4_HALO_2D_X, VEC4_TILE_1D, VEC4_TILE_2D_X, VEC4_TILE_2D_Y,
     };
     use crate::device::{
-        block_dim, block_idx, global_index_x, global_index_y, grid_dim, load_global_v4,
-        syncthreads, thread_idx,
+        FULL_MASK, block_dim, block_idx, global_index_x, global_index_y, grid_dim, load_global_v4,
+        store_global_v4, syncthreads, syncwarp, thread_idx,
     };
 
     /// Reads `input[k]`, or 0 for a ghost element (`k >= n`; a "negative" index wraps to a
@@ -353,13 +373,33 @@ pub mod kernels {
         }
     }
 
-    /// `float4` groups of the 1D vec4 tile's interior each thread loads.
-    const GROUPS_1D: usize = VEC4_TILE_1D / 4 / BLOCK_1D as usize;
-    /// Shared array of the 1D vec4 kernel: halo, tile, halo.
-    const STAGE_1D: usize = VEC4_HALO_1D + VEC4_TILE_1D + VEC4_HALO_1D;
+    /// Repeats `$body` with `$i` bound to each listed constant: a loop written out, for loops
+    /// that must be unrolled and that LLVM leaves rolled.
+    macro_rules! unroll {
+        ($i:ident in [$($n:literal)*] $body:block) => {
+            $({
+                let $i: usize = $n;
+                $body
+            })*
+        };
+    }
 
-    /// Loads into registers what thread `t` stages for tile `tile`: [`GROUPS_1D`] `float4`s of
-    /// the interior (`4 (t + g B)`), and for the first threads one `float4` of the halo.
+    /// Four consecutive floats, 16-byte aligned: the element of the vec4 kernels' shared
+    /// stages, so that staging and window reads are single 16-byte shared accesses
+    /// (`st.v4` / `ld.v4`: a warp moves 512 contiguous bytes in 4 conflict-free wavefronts).
+    #[derive(Clone, Copy)]
+    #[repr(C, align(16))]
+    struct F4([f32; 4]);
+
+    /// `float4` groups of a 1D vec4 tile.
+    const TILE_GROUPS_1D: usize = VEC4_TILE_1D / 4;
+    /// `float4` groups of each 1D halo.
+    const HALO_GROUPS_1D: usize = VEC4_HALO_1D / 4;
+    /// `float4` groups of the interior each thread stages per tile.
+    const GROUPS_PER_THREAD_1D: usize = TILE_GROUPS_1D / BLOCK_1D as usize;
+
+    /// Loads into registers what thread `t` stages for tile `tile`: the interior groups
+    /// `t + h B` (`h < 4`), and for the first 8 threads one group of the 16-cell halos.
     ///
     /// # Safety
     /// `input` is valid for `n` floats and 16-byte aligned.
@@ -369,64 +409,61 @@ pub mod kernels {
         n: usize,
         tile: usize,
         t: usize,
-    ) -> [[f32; 4]; GROUPS_1D + 1] {
-        const HALO_GROUPS: usize = VEC4_HALO_1D / 4;
+    ) -> [[f32; 4]; GROUPS_PER_THREAD_1D + 1] {
         let base = tile * VEC4_TILE_1D;
-        let mut v = [[0.0f32; 4]; GROUPS_1D + 1];
-        for g in 0..GROUPS_1D {
-            // SAFETY: `base + 4 (t + g B)` is a multiple of 4; `input` is aligned.
-            v[g] = unsafe { load_group(input, base + 4 * (t + g * BLOCK_1D as usize), n, true) };
+        let mut v = [[0.0f32; 4]; GROUPS_PER_THREAD_1D + 1];
+        for h in 0..GROUPS_PER_THREAD_1D {
+            let start = base + 4 * (t + h * BLOCK_1D as usize);
+            // SAFETY: `start` is a multiple of 4; `input` is aligned.
+            v[h] = unsafe { load_group(input, start, n, true) };
         }
-        if t < 2 * HALO_GROUPS {
-            let start = if t < HALO_GROUPS {
+        if t < 2 * HALO_GROUPS_1D {
+            let start = if t < HALO_GROUPS_1D {
                 base.wrapping_sub(VEC4_HALO_1D) + 4 * t
             } else {
-                base + VEC4_TILE_1D + 4 * (t - HALO_GROUPS)
+                base + VEC4_TILE_1D + 4 * (t - HALO_GROUPS_1D)
             };
             // SAFETY: `start` is a multiple of 4 (or wrapped below 0: all ghosts).
-            v[GROUPS_1D] = unsafe { load_group(input, start, n, true) };
+            v[GROUPS_PER_THREAD_1D] = unsafe { load_group(input, start, n, true) };
         }
         v
     }
 
-    /// The 1D convolution to call: a 2048-output tile per block (8 outputs per thread), staged
-    /// with 16-byte loads, with the next tile's loads in flight while this one is computed.
+    /// The body of the `convolution_1d_tiled_vec4_w*` kernels, for radius `R` (mask width
+    /// `2R + 1`), a compile-time constant so that the mask loops unroll, the window stays in
+    /// registers and every mask read is an immediate constant-bank operand.
     ///
-    /// Algorithm: a grid-stride loop over tiles of [`VEC4_TILE_1D`] outputs. For tile `T`, each
-    /// thread holds in registers two `float4`s of the interior and (the first 8 threads) one
-    /// `float4` of the 16-cell halos, all loaded with `ld.global.v4` (ghost cells as 0, the
-    /// ragged end element by element). After a barrier the registers go to shared memory; the
-    /// thread then issues the loads of tile `T + gridDim.x` and, while they are in flight,
-    /// computes outputs `t, t + 256, ..., t + 1792` of tile `T` from shared memory: lanes read
-    /// consecutive words (no bank conflicts), each mask value `M[j]` is read once per 8 outputs,
-    /// stores are 128 contiguous bytes per warp.
-    ///
-    /// Launch: block [`BLOCK_1D`] (asserted); any grid (the host uses one wave of resident
-    /// blocks, at most one per tile). [`C_MASK_1D`] holds the mask.
-    ///
-    /// Parameters: as [`convolution_1d_constant_mask`].
+    /// Algorithm: a grid-stride loop over tiles of [`VEC4_TILE_1D`] = 4096 outputs. Each
+    /// thread holds in registers four `float4` groups of the tile (`t + 256 h`) and, for the
+    /// first 8 threads, one group of the 16-cell halos, all loaded with `ld.global.v4` (ghost
+    /// cells as 0, the ragged end element by element). After a barrier the registers go to the
+    /// shared stage with 16-byte stores; the thread then issues the loads of the next tile and,
+    /// while they are in flight, computes its four output groups: for group `p` it reads the
+    /// aligned window of groups `p - G ..= p + G` (`G = ceil(R / 4)`) with 16-byte shared loads
+    /// (consecutive lanes, consecutive 16 bytes: no bank conflicts), forms the 4 outputs
+    /// `sum_j M[j] x[4p + q + j - R]` in registers and stores them with one `st.global.v4`.
     ///
     /// # Safety
-    /// `input` and `output` are valid for `n` floats, do not overlap, and `input` is 16-byte
-    /// aligned (device allocations are).
-    ///
-    /// Performance: `2048 + 32` loads of `N` per 2048 outputs: ratio `T (2n + 1) / (T + 32)`
-    /// (6.89 for `w` = 7); 8 bytes of DRAM traffic per output, the copy bandwidth is the limit.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn convolution_1d_tiled_vec4(
+    /// `input` and `output` are valid for `n` floats, do not overlap, and are 16-byte aligned;
+    /// block [`BLOCK_1D`] (asserted).
+    #[inline(always)]
+    unsafe fn convolution_1d_tiled_vec4<const R: usize>(
         input: *const f32,
         output: *mut f32,
         mask_width: usize,
         n: usize,
     ) {
         const B: usize = BLOCK_1D as usize;
-        const H: usize = VEC4_HALO_1D;
-        const K: usize = VEC4_OUTPUTS_PER_THREAD_1D;
-        const HALO_GROUPS: usize = VEC4_HALO_1D / 4;
-        assert!(block_dim().x == BLOCK_1D && mask_width <= MAX_MASK_WIDTH);
-        let stage = crate::static_shared!(s_convolution_1d_tiled_vec4: [f32; STAGE_1D]);
+        const HG: usize = HALO_GROUPS_1D;
+        const GPT: usize = GROUPS_PER_THREAD_1D;
+        /// Window groups for the widest mask.
+        const MAX_WINDOW: usize = 2 * HALO_GROUPS_1D + 1;
+        assert!(block_dim().x == BLOCK_1D && mask_width == 2 * R + 1 && R <= VEC4_HALO_1D);
+        let g = R.div_ceil(4);
+        let stage = crate::static_shared!(
+            s_convolution_1d_tiled_vec4: [F4; TILE_GROUPS_1D + 2 * HALO_GROUPS_1D]
+        );
         let t = thread_idx().x as usize;
-        let r = mask_width / 2;
         let tiles = n.div_ceil(VEC4_TILE_1D);
         let stride = grid_dim().x as usize;
         let mut tile = block_idx().x as usize;
@@ -436,23 +473,19 @@ pub mod kernels {
         // SAFETY: `input` is valid for `n` floats and aligned (caller).
         let mut regs = unsafe { load_tile_1d(input, n, tile, t) };
         loop {
-            for g in 0..GROUPS_1D {
-                for q in 0..4 {
-                    // SAFETY: one writer per slot (`4 (t + g B) + q` is distinct per thread);
-                    // the previous tile's reads ended at the barrier below.
-                    unsafe { stage.write(H + 4 * (t + g * B) + q, regs[g][q]) };
-                }
+            for h in 0..GPT {
+                // SAFETY: one writer per group; the previous tile's reads ended at the barrier
+                // at the bottom of the loop.
+                unsafe { stage.write(HG + t + h * B, F4(regs[h])) };
             }
-            if t < 2 * HALO_GROUPS {
-                let offset = if t < HALO_GROUPS {
-                    4 * t
+            if t < 2 * HG {
+                let slot = if t < HG {
+                    t
                 } else {
-                    H + VEC4_TILE_1D + 4 * (t - HALO_GROUPS)
+                    HG + TILE_GROUPS_1D + (t - HG)
                 };
-                for q in 0..4 {
-                    // SAFETY: halo slots, one writer each.
-                    unsafe { stage.write(offset + q, regs[GROUPS_1D][q]) };
-                }
+                // SAFETY: halo groups, one writer each.
+                unsafe { stage.write(slot, F4(regs[GPT])) };
             }
             syncthreads();
             let next = tile + stride;
@@ -461,21 +494,36 @@ pub mod kernels {
                 regs = unsafe { load_tile_1d(input, n, next, t) };
             }
             let base = tile * VEC4_TILE_1D;
-            let mut acc = [0.0f32; K];
-            for j in 0..mask_width {
-                let m = C_MASK_1D::read(j);
-                for k in 0..K {
-                    // Output `base + t + k B` reads stage slot `H + t + k B + j - r`:
-                    // at least `H - r >= 1`, at most `H + r + T - 1 < STAGE_1D`.
-                    // SAFETY: written before the barrier above.
-                    acc[k] = fmaf32(unsafe { stage.read(H - r + t + k * B + j) }, m, acc[k]);
+            for h in 0..GPT {
+                let p = t + h * B;
+                // window[4 i + e] = x[4 (p - G + i) + e], i.e. window[4 G + k] = x[4p + k].
+                let mut window = [0.0f32; 4 * MAX_WINDOW];
+                for i in 0..2 * g + 1 {
+                    // SAFETY: staged before the barrier; `HG + p - G + i` lies in the stage
+                    // because `G <= HG`.
+                    let F4(v) = unsafe { stage.read(HG + p - g + i) };
+                    for e in 0..4 {
+                        window[4 * i + e] = v[e];
+                    }
                 }
-            }
-            for k in 0..K {
-                let o = base + t + k * B;
-                if o < n {
-                    // SAFETY: `o < n`.
-                    unsafe { *output.add(o) = acc[k] };
+                let mut out = [0.0f32; 4];
+                for q in 0..4 {
+                    for j in 0..2 * R + 1 {
+                        // Output `4p + q` takes `x[4p + q + j - R] = window[4G + q + j - R]`.
+                        out[q] = fmaf32(window[4 * g + q + j - R], C_MASK_1D::read(j), out[q]);
+                    }
+                }
+                let o = base + 4 * p;
+                if o < n && n - o >= 4 {
+                    // SAFETY: `o + 3 < n`; 16-byte aligned (`o % 4 == 0`, aligned base).
+                    unsafe { store_global_v4(output.add(o), out) };
+                } else {
+                    for q in 0..4 {
+                        if o + q < n {
+                            // SAFETY: `o + q < n`.
+                            unsafe { *output.add(o + q) = out[q] };
+                        }
+                    }
                 }
             }
             if next >= tiles {
@@ -486,6 +534,58 @@ pub mod kernels {
             tile = next;
         }
     }
+
+    /// Defines one `convolution_1d_tiled_vec4_w*` entry per mask width.
+    macro_rules! convolution_1d_tiled_vec4_entries {
+        ($(($name:ident, $width:literal, $radius:literal)),* $(,)?) => {$(
+            #[doc = concat!(
+                "The 1D convolution to call, for a mask of width ", stringify!($width),
+                ": a 4096-output tile per block and loop step (16 outputs per thread), staged ",
+                "with 16-byte loads and stores, the next tile's loads in flight while this one ",
+                "is computed from 16-byte shared windows; outputs stored as `float4`.\n\n",
+                "Algorithm: see the shared body `convolution_1d_tiled_vec4::<R>` (here `R` = ",
+                stringify!($radius), ").\n\n",
+                "Launch: block [`BLOCK_1D`] (asserted); any grid (the host uses one wave of ",
+                "resident blocks, at most one per tile); [`C_MASK_1D`] holds the mask; ",
+                "`mask_width` must be ", stringify!($width), " (asserted).\n\n",
+                "Parameters: `input`, `output`: `n` floats, any `n`.\n\n",
+                "# Safety\n`input` and `output` are valid for `n` floats, do not overlap, and ",
+                "are 16-byte aligned (device allocations are).\n\n",
+                "Performance: `4096 + 32` loads of `N` per 4096 outputs: ratio ",
+                "`4096 w / 4128`; 8 bytes of DRAM traffic per output, so the copy bandwidth is ",
+                "the limit; shared memory moves 16 bytes per lane per access."
+            )]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(
+                input: *const f32,
+                output: *mut f32,
+                mask_width: usize,
+                n: usize,
+            ) {
+                // SAFETY: forwarded.
+                unsafe { convolution_1d_tiled_vec4::<$radius>(input, output, mask_width, n) }
+            }
+        )*};
+    }
+
+    convolution_1d_tiled_vec4_entries!(
+        (convolution_1d_tiled_vec4_w1, 1, 0),
+        (convolution_1d_tiled_vec4_w3, 3, 1),
+        (convolution_1d_tiled_vec4_w5, 5, 2),
+        (convolution_1d_tiled_vec4_w7, 7, 3),
+        (convolution_1d_tiled_vec4_w9, 9, 4),
+        (convolution_1d_tiled_vec4_w11, 11, 5),
+        (convolution_1d_tiled_vec4_w13, 13, 6),
+        (convolution_1d_tiled_vec4_w15, 15, 7),
+        (convolution_1d_tiled_vec4_w17, 17, 8),
+        (convolution_1d_tiled_vec4_w19, 19, 9),
+        (convolution_1d_tiled_vec4_w21, 21, 10),
+        (convolution_1d_tiled_vec4_w23, 23, 11),
+        (convolution_1d_tiled_vec4_w25, 25, 12),
+        (convolution_1d_tiled_vec4_w27, 27, 13),
+        (convolution_1d_tiled_vec4_w29, 29, 14),
+        (convolution_1d_tiled_vec4_w31, 31, 15),
+    );
 
     /// Seed chapter 8's 2D counterpart of [`convolution_1d_basic`]: one output per thread,
     /// the row-major `w x w` mask in global memory, ghost cells skipped.
@@ -660,23 +760,60 @@ pub mod kernels {
     const LOADS_2D: usize =
         (MAX_ROWS_2D * GROUPS_PER_ROW_2D).div_ceil((TILE_2D_X * TILE_2D_Y) as usize);
 
+    /// Loads into registers the `float4` groups thread `tid` stages for the tile whose first
+    /// output is `(row0, col0)`: groups `tid + 256 l` of the `(64 + 2R) x 18` staged groups.
+    ///
+    /// # Safety
+    /// `input` is valid for `rows * cols` floats and 16-byte aligned.
+    #[inline(always)]
+    unsafe fn load_tile_2d<const R: usize>(
+        input: *const f32,
+        rows: usize,
+        cols: usize,
+        (row0, col0): (usize, usize),
+        tid: usize,
+    ) -> [[f32; 4]; LOADS_2D] {
+        const THREADS: usize = (TILE_2D_X * TILE_2D_Y) as usize;
+        let groups = (VEC4_TILE_2D_Y + 2 * R) * GROUPS_PER_ROW_2D;
+        let vector = cols.is_multiple_of(4);
+        let mut v = [[0.0f32; 4]; LOADS_2D];
+        const _: () = assert!(LOADS_2D <= 6);
+        unroll!(l in [0 1 2 3 4 5] {
+            let g = tid + l * THREADS;
+            let (ly, gx) = (g / GROUPS_PER_ROW_2D, g % GROUPS_PER_ROW_2D);
+            let yy = (row0 + ly).wrapping_sub(R);
+            if l < LOADS_2D && g < groups && yy < rows {
+                let xx = (col0 + 4 * gx).wrapping_sub(VEC4_HALO_2D_X);
+                // SAFETY: row `yy` holds `cols` floats from `yy * cols`; with `vector`,
+                // `cols % 4 == 0` and `xx % 4 == 0`, so the start is 16-byte aligned.
+                v[l] = unsafe { load_group(input.add(yy * cols), xx, cols, vector) };
+            }
+        });
+        v
+    }
+
     /// The body of the `convolution_2d_tiled_vec4_w*` kernels, for radius `R` (mask width
-    /// `2R + 1`), a compile-time constant so that every loop over the mask unrolls and every
+    /// `W = 2R + 1`), a compile-time constant so that every loop over the mask unrolls and every
     /// mask read is an immediate constant-bank operand.
     ///
-    /// Algorithm: the block's 256 threads stage the `(64 + 2R) x 72` input tile (64 output
-    /// columns plus a 4-column aligned halo each side) with `float4` loads, all issued before
-    /// the first shared store (ghosts as 0; rows whose width is not a multiple of 4 fall back
-    /// to scalar loads). After a barrier, thread `(tx, ty)` walks down input rows
-    /// `8 ty .. 8 ty + 8 + 2R` of columns `tx` and `tx + 32`: each input value is read from
-    /// shared memory once and multiplied into the `W` outputs that use it, held in a rolling
-    /// window of `W` accumulators (one per mask row); when a row's window is complete, the
+    /// Algorithm: a grid-stride loop over 64 x 64 output tiles, row-major over the image. For
+    /// each tile the block's 256 threads hold in registers the `(64 + 2R) x 72` input tile (64
+    /// columns plus a 4-column aligned halo each side) as `float4` groups loaded with
+    /// `ld.global.v4` (ghosts as 0; images whose width is not a multiple of 4 fall back to
+    /// scalar loads). After a barrier the groups go to the shared stage with 16-byte stores;
+    /// the threads issue the loads of the next tile, and while they are in flight thread
+    /// `(tx, ty)` walks down staged rows `8 ty .. 8 ty + 8 + 2R` of columns `tx` and `tx + 32`:
+    /// each input value is read from shared memory once and multiplied into the `W` outputs
+    /// that use it, held in a rolling window of `W` accumulators (one per mask row), with the
+    /// mask value as an immediate constant-bank operand; when a row's window is complete, the
     /// oldest accumulator is an output and the window shifts. Shared reads per output:
-    /// `W (8 + 2R) / 8` instead of `W^2`.
+    /// `W (8 + 2R) / 8` instead of `W^2`; the price is `2R / (8 + 2R)` of the multiply-adds
+    /// spent on rows above and below the thread's 8 (a written-out loop without them needed
+    /// over 120 registers).
     ///
     /// # Safety
     /// `input` and `output` are valid for `rows * cols` floats, do not overlap, `input` is
-    /// 16-byte aligned; block 32 x 8.
+    /// 16-byte aligned; block 32 x 8 (asserted).
     #[inline(always)]
     unsafe fn convolution_2d_tiled_vec4<const R: usize>(
         input: *const f32,
@@ -685,88 +822,90 @@ pub mod kernels {
         rows: usize,
         cols: usize,
     ) {
-        const THREADS: usize = (TILE_2D_X * TILE_2D_Y) as usize;
         const TX: usize = TILE_2D_X as usize;
         assert!(
             mask_width == 2 * R + 1 && block_dim().x == TILE_2D_X && block_dim().y == TILE_2D_Y
         );
         let w = 2 * R + 1;
-        let stage =
-            crate::static_shared!(s_convolution_2d_tiled_vec4: [f32; MAX_ROWS_2D * PITCH_2D]);
+        let stage = crate::static_shared!(
+            s_convolution_2d_tiled_vec4: [F4; MAX_ROWS_2D * GROUPS_PER_ROW_2D]
+        );
+        let words = stage.as_ptr() as *const f32;
         let (tx, ty) = (thread_idx().x as usize, thread_idx().y as usize);
-        let col0 = block_idx().x as usize * VEC4_TILE_2D_X;
-        let row0 = block_idx().y as usize * VEC4_TILE_2D_Y;
-        let groups = (VEC4_TILE_2D_Y + 2 * R) * GROUPS_PER_ROW_2D;
-        let vector = cols.is_multiple_of(4);
         let tid = ty * TX + tx;
-
-        // Six loads per thread, written out (LLVM does not fully unroll this loop, and an array
-        // indexed in a loop that is not unrolled lives in local memory).
-        const _: () = assert!(LOADS_2D == 6);
-        let load = |l: usize| -> [f32; 4] {
-            let g = tid + l * THREADS;
-            let (ly, gx) = (g / GROUPS_PER_ROW_2D, g % GROUPS_PER_ROW_2D);
-            let yy = (row0 + ly).wrapping_sub(R);
-            if g < groups && yy < rows {
-                let xx = (col0 + 4 * gx).wrapping_sub(VEC4_HALO_2D_X);
-                // SAFETY: row `yy` holds `cols` floats from `yy * cols`; with `vector`,
-                // `cols % 4 == 0` and `xx % 4 == 0`, so the start is 16-byte aligned.
-                unsafe { load_group(input.add(yy * cols), xx, cols, vector) }
-            } else {
-                [0.0; 4]
-            }
+        let groups = (VEC4_TILE_2D_Y + 2 * R) * GROUPS_PER_ROW_2D;
+        let tiles_x = cols.div_ceil(VEC4_TILE_2D_X);
+        let tiles = tiles_x * rows.div_ceil(VEC4_TILE_2D_Y);
+        let origin = |tile: usize| {
+            (
+                tile / tiles_x * VEC4_TILE_2D_Y,
+                tile % tiles_x * VEC4_TILE_2D_X,
+            )
         };
-        let store = |l: usize, v: [f32; 4]| {
-            let g = tid + l * THREADS;
-            if g < groups {
-                let (ly, gx) = (g / GROUPS_PER_ROW_2D, g % GROUPS_PER_ROW_2D);
-                for (q, x) in v.into_iter().enumerate() {
-                    // SAFETY: slot `(ly, 4 gx + q)` has this one writer.
-                    unsafe { stage.write(ly * PITCH_2D + 4 * gx + q, x) };
+        let stride = grid_dim().x as usize;
+        let mut tile = block_idx().x as usize;
+        if tile >= tiles {
+            return;
+        }
+        // SAFETY: `input` is valid and aligned (caller).
+        let mut regs = unsafe { load_tile_2d::<R>(input, rows, cols, origin(tile), tid) };
+        loop {
+            for l in 0..LOADS_2D {
+                let g = tid + l * (TX * TILE_2D_Y as usize);
+                if g < groups {
+                    // SAFETY: group `g` has this one writer; the previous tile's reads ended
+                    // at the barrier at the bottom of the loop.
+                    unsafe { stage.write(g, F4(regs[l])) };
                 }
             }
-        };
-        let [v0, v1, v2, v3, v4, v5] = [load(0), load(1), load(2), load(3), load(4), load(5)];
-        store(0, v0);
-        store(1, v1);
-        store(2, v2);
-        store(3, v3);
-        store(4, v4);
-        store(5, v5);
-        syncthreads();
-
-        // window[c][m]: the partial sum of output row `ir - 2R + m` (tile rows), column `c`.
-        let mut window = [[0.0f32; MAX_MASK_WIDTH_2D]; COLS_2D];
-        let first = ty * ROWS_2D;
-        for ir in 0..ROWS_2D + 2 * R {
-            let row = (first + ir) * PITCH_2D + tx + VEC4_HALO_2D_X - R;
-            for jx in 0..w {
-                for c in 0..COLS_2D {
-                    // SAFETY: staged before the barrier; `row + jx + 32 c < MAX_ROWS_2D * PITCH_2D`.
-                    let v = unsafe { stage.read(row + jx + TX * c) };
-                    for m in 0..w {
-                        // Input row `ir` is mask row `jy = 2R - m` of output row `ir - 2R + m`.
-                        window[c][m] =
-                            fmaf32(v, C_MASK_2D::read((w - 1 - m) * w + jx), window[c][m]);
+            syncthreads();
+            let next = tile + stride;
+            if next < tiles {
+                // SAFETY: as above.
+                regs = unsafe { load_tile_2d::<R>(input, rows, cols, origin(next), tid) };
+            }
+            let (row0, col0) = origin(tile);
+            // window[c][m]: the partial sum of output row `ir - 2R + m` (thread rows), column `c`.
+            let mut window = [[0.0f32; MAX_MASK_WIDTH_2D]; COLS_2D];
+            let first = ty * ROWS_2D;
+            for ir in 0..ROWS_2D + 2 * R {
+                let row = (first + ir) * PITCH_2D + tx + VEC4_HALO_2D_X - R;
+                for jx in 0..w {
+                    for c in 0..COLS_2D {
+                        // SAFETY: staged before the barrier; inside the stage because `ty < 8`,
+                        // `tx < 32` (the block shape is asserted), `ir < 8 + 2R` and
+                        // `jx + 32 c + tx + 4 - R < 72`: at most `(63 + 2R) * 72 + 71` words.
+                        let v = unsafe { words.add(row + jx + TX * c).read() };
+                        for m in 0..w {
+                            // Input row `ir` is mask row `jy = 2R - m` of output row `ir - 2R + m`.
+                            window[c][m] =
+                                fmaf32(v, C_MASK_2D::read((w - 1 - m) * w + jx), window[c][m]);
+                        }
                     }
                 }
-            }
-            if ir >= 2 * R {
-                let y = row0 + first + ir - 2 * R;
-                for c in 0..COLS_2D {
-                    let x = col0 + tx + TX * c;
-                    if y < rows && x < cols {
-                        // SAFETY: `y < rows`, `x < cols`.
-                        unsafe { *output.add(y * cols + x) = window[c][0] };
+                if ir >= 2 * R {
+                    let y = row0 + first + ir - 2 * R;
+                    for c in 0..COLS_2D {
+                        let x = col0 + tx + TX * c;
+                        if y < rows && x < cols {
+                            // SAFETY: `y < rows`, `x < cols`.
+                            unsafe { *output.add(y * cols + x) = window[c][0] };
+                        }
                     }
                 }
-            }
-            for c in 0..COLS_2D {
-                for m in 0..w - 1 {
-                    window[c][m] = window[c][m + 1];
+                for c in 0..COLS_2D {
+                    for m in 0..w - 1 {
+                        window[c][m] = window[c][m + 1];
+                    }
+                    window[c][w - 1] = 0.0;
                 }
-                window[c][w - 1] = 0.0;
             }
+            if next >= tiles {
+                break;
+            }
+            // Every read of this tile's stage is done before the next tile overwrites it.
+            syncthreads();
+            tile = next;
         }
     }
 
@@ -803,15 +942,16 @@ pub mod kernels {
         unsafe { convolution_2d_tiled_vec4::<1>(input, output, mask_width, rows, cols) }
     }
 
-    /// The 2D convolution to call, here for a 5 x 5 mask: a 64 x 64 output tile per block of
-    /// 32 x 8 threads, staged with 16-byte loads; each thread computes 2 columns x 8 rows from
-    /// a rolling window of accumulators, reading each staged value once per column.
+    /// The 2D convolution to call, here for a 5 x 5 mask: a grid-stride loop over 64 x 64
+    /// output tiles, staged with 16-byte loads and stores, the next tile's loads in flight
+    /// while one is computed; each thread computes 2 columns x 8 rows from a rolling window of
+    /// accumulators, reading each staged value once.
     ///
     /// Algorithm: see the shared body `convolution_2d_tiled_vec4::<R>` (radius `R` = 2 here).
     ///
-    /// Launch: block [`TILE_2D_X`] x [`TILE_2D_Y`] (asserted); grid
-    /// `(ceil(cols / 64), ceil(rows / 64))`; [`C_MASK_2D`] holds the mask; `mask_width` must
-    /// be this kernel's (asserted).
+    /// Launch: block [`TILE_2D_X`] x [`TILE_2D_Y`] (asserted); a one-dimensional grid of any
+    /// size (the host uses one wave of resident blocks, at most one per tile); [`C_MASK_2D`]
+    /// holds the mask; `mask_width` must be this kernel's (asserted).
     ///
     /// Parameters: `input`, `output`: row-major `rows x cols` floats, any shape (16-byte loads
     /// when `cols % 4 == 0`, scalar loads otherwise).

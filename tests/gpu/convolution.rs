@@ -10,8 +10,9 @@ use libtest_mimic::Trial;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-/// The 1D mask widths.
-const WIDTHS_1D: [usize; 5] = [1, 3, 5, 7, MAX_MASK_WIDTH];
+/// The 1D mask widths, and 9 and 17: the widest masks whose vec4 window spans one and
+/// two neighbouring `float4` groups a side.
+const WIDTHS_1D: [usize; 7] = [1, 3, 5, 7, 9, 17, MAX_MASK_WIDTH];
 /// The 2D mask widths (`w x w`).
 const WIDTHS_2D: [usize; 5] = [1, 3, 5, 7, MAX_MASK_WIDTH_2D];
 
@@ -66,7 +67,7 @@ fn trials_1d() -> Vec<Trial> {
                     convolution::compare(&got, &convolution::reference_1d(&input, &mask))
                         .result
                         .map_err(|m| {
-                            format!("{} w={w} n={n} seed={seed}: {m}", variant.kernel_name()).into()
+                            format!("{} w={w} n={n} seed={seed}: {m}", variant.entry(w)).into()
                         })
                 }));
             }

@@ -47,10 +47,11 @@ pub fn run_1d(gpu: &Gpu, cli: &Cli, size: usize, mask_width: usize) -> Result<()
     for variant in Variant1d::ALL {
         let mut d_out = gpu.poisoned(size, f32::NAN)?;
         let cfg = convolution::launch_1d(gpu, variant, &d_in, &mask, &mut d_out)?;
-        let got = gpu.download(&d_out, variant.kernel_name())?;
+        let entry = variant.entry(mask_width);
+        let got = gpu.download(&d_out, entry)?;
         let check = convolution::compare(&got, &reference);
         failures += check.result.is_err() as usize;
-        let t = timing::time_gpu(gpu, variant.kernel_name(), 3, cli.reps as usize, || {
+        let t = timing::time_gpu(gpu, entry, 3, cli.reps as usize, || {
             convolution::launch_1d(gpu, variant, &d_in, &mask, &mut d_out).map(drop)
         })?;
         let basic = *basic_ms.get_or_insert(t.median_ms);

@@ -162,7 +162,13 @@ fn list() {
         table.add_row(["transpose", &variant_name(v), v.kernel_name()]);
     }
     for v in cpu::convolution::Variant1d::ALL {
-        table.add_row(["conv1d", &variant_name(v), v.kernel_name()]);
+        let kernel = match v {
+            cpu::convolution::Variant1d::Convolution1dTiledVec4 => {
+                format!("{}_w{{1,3,...,31}}", v.kernel_name())
+            }
+            _ => v.kernel_name().to_string(),
+        };
+        table.add_row(["conv1d", &variant_name(v), &kernel]);
     }
     for v in cpu::convolution::Variant2d::ALL {
         let kernel = match v {
