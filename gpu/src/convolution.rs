@@ -134,8 +134,8 @@ pub mod kernels {
         VEC4_HALO_1D, VEC4_HALO_2D_X, VEC4_TILE_1D, VEC4_TILE_2D_X, VEC4_TILE_2D_Y,
     };
     use crate::device::{
-        FULL_MASK, block_dim, block_idx, global_index_x, global_index_y, grid_dim, load_global_v4,
-        store_global_v4, syncthreads, syncwarp, thread_idx,
+        block_dim, block_idx, global_index_x, global_index_y, grid_dim, load_global_v4,
+        store_global_v4, syncthreads, thread_idx,
     };
 
     /// Reads `input[k]`, or 0 for a ghost element (`k >= n`; a "negative" index wraps to a
