@@ -102,8 +102,8 @@ impl Variant1d {
 
     /// The launch for `n` outputs and a mask of `mask_width` taps: blocks of [`k::BLOCK_1D`]
     /// threads; a grid covering `n` (one output per thread) for the seed kernels; for
-    /// [`Variant1d::Convolution1dTiledVec4`] at most one wave of resident blocks (SMs x blocks
-    /// per SM from the occupancy calculator), sized by [`balanced_grid`].
+    /// [`Variant1d::Convolution1dTiledVec4`] one wave of resident blocks (SMs x blocks per SM
+    /// from the occupancy calculator), at most one block per 4096-output tile.
     ///
     /// # Errors
     /// [`Error::InvalidLaunch`] if `n` needs more blocks than a grid holds; [`Error::Driver`]
@@ -113,10 +113,7 @@ impl Variant1d {
         let grid = match self {
             Variant1d::Convolution1dTiledVec4 => {
                 let tiles = launch::blocks_to_cover(kernel, n, k::VEC4_TILE_1D as u64)?;
-                balanced_grid(
-                    tiles as u64,
-                    one_wave(gpu, self.entry(mask_width), k::BLOCK_1D)?,
-                )
+                one_wave(gpu, self.entry(mask_width), k::BLOCK_1D)?.min(tiles)
             }
             _ => launch::blocks_to_cover(kernel, n, k::BLOCK_1D as u64)?,
         };
@@ -219,8 +216,8 @@ impl Variant2d {
 
     /// The launch for a `rows x cols` image and a `mask_width x mask_width` mask: blocks of
     /// [`k::TILE_2D_X`] x [`k::TILE_2D_Y`] threads; grid `(ceil(cols / 32), ceil(rows / 8))`
-    /// for the seed kernels; for the vec4 kernels a one-dimensional grid of at most one wave of
-    /// resident blocks, sized by [`balanced_grid`].
+    /// for the seed kernels; for the vec4 kernels a one-dimensional grid of one wave of
+    /// resident blocks, at most one per 64 x 64 tile.
     ///
     /// # Errors
     /// [`Error::InvalidLaunch`] if the grid exceeds CUDA's limits; [`Error::Driver`] from the
@@ -244,7 +241,7 @@ impl Variant2d {
                 })?;
             let wave = one_wave(gpu, self.entry(mask_width), k::TILE_2D_X * k::TILE_2D_Y)?;
             return Ok(LaunchConfig {
-                grid_dim: (balanced_grid(tiles, wave), 1, 1),
+                grid_dim: ((wave as u64).min(tiles) as u32, 1, 1),
                 block_dim,
                 shared_mem_bytes: 0,
             });
@@ -294,18 +291,6 @@ fn one_wave(gpu: &Gpu, entry: &'static str, block: u32) -> Result<u32> {
         .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
         .during(format!("occupancy of {entry}"))?;
     Ok(gpu.sm_count()? * per_sm.max(1))
-}
-
-/// The grid of a grid-stride loop over `tiles` tiles with at most `wave` resident blocks: the
-/// fewest blocks that still give every block the same number of tiles, `ceil(tiles / ceil(tiles
-/// / wave))` (e.g. 4096 tiles, 396 resident: 11 tiles each for 373 blocks, rather than 11 for
-/// some and 10 for the rest of 396, which leaves most blocks idle during the last round).
-pub fn balanced_grid(tiles: u64, wave: u32) -> u32 {
-    if tiles == 0 {
-        return 0;
-    }
-    let per_block = tiles.div_ceil(wave.max(1) as u64);
-    tiles.div_ceil(per_block) as u32
 }
 
 /// Every `.entry` the convolution launchers use (the vec4 families have one per mask width).
@@ -818,14 +803,6 @@ mod tests {
         assert_eq!(Variant1d::Convolution1dBasic.access_ratio(7, 256), 1.0);
         let t2 = Variant2d::Convolution2dTiledHalo.access_ratio(5);
         assert!((t2 - 256.0 * 25.0 / (36.0 * 12.0)).abs() < 1e-12);
-    }
-
-    #[test]
-    fn balanced_grids() {
-        assert_eq!(balanced_grid(4096, 396), 373);
-        assert_eq!(balanced_grid(16384, 528), 512);
-        assert_eq!(balanced_grid(3, 528), 3);
-        assert_eq!(balanced_grid(0, 528), 0);
     }
 
     #[test]
