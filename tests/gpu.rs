@@ -23,6 +23,9 @@ use libtest_mimic::{Arguments, Trial};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+#[path = "gpu/convolution.rs"]
+mod convolution;
+
 /// Named sizes: empty, one element, around one block of 256, not a power of two, large.
 const CASES: [(&str, usize); 8] = [
     ("empty", 0),
@@ -264,6 +267,7 @@ fn main() {
     trials.extend(memory_traffic::trials());
     trials.extend(hostile::trials());
     trials.extend(properties::trials());
+    trials.extend(convolution::trials());
     trials.extend(error_trials());
     if !lab_tests::gpu_available() {
         eprintln!("no CUDA device could be opened: the GPU tests are reported as ignored");

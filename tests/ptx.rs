@@ -24,6 +24,7 @@ fn host_kernel_names() -> Vec<&'static str> {
     );
     names.extend(cpu::memory::kernel_names());
     names.push(gpu::smoke::SMOKE_TRAP_OUT_OF_BOUNDS);
+    names.extend(cpu::convolution::entry_names());
     names
 }
 

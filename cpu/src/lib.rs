@@ -9,6 +9,7 @@
 //! - [`verify`]: comparisons of GPU output with the CPU reference.
 
 pub mod context;
+pub mod convolution;
 pub mod error;
 pub mod launch;
 pub mod memory;

@@ -24,6 +24,7 @@
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
+pub mod convolution;
 pub mod device;
 pub mod memory;
 pub mod reduction;

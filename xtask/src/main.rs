@@ -209,8 +209,8 @@ run_tests() {
 }
 
 # One entry per pattern: the demo at its defaults, and the arguments it is sanitized with.
-demos=(smoke vector-add transpose reduce square-sum registers shared-memory bank-conflicts
-  constant-memory device-globals coalescing layout bandwidth texture)
+demos=(smoke vector-add transpose reduce square-sum conv1d conv2d registers shared-memory
+  bank-conflicts constant-memory device-globals coalescing layout bandwidth texture)
 sanitize_cases=(
   "smoke --size 20000"
   "vector-add --size 100003"
@@ -226,6 +226,8 @@ sanitize_cases=(
   "layout --size 100003"
   "bandwidth --max-size 1048576 --launches 50"
   "texture --size 100003 --table 4099"
+  "conv1d --size 100003 --mask-width 7"
+  "conv2d --rows 517 --cols 1023 --mask-width 5"
 )
 
 # Patterns named after the mode (./run.sh demo reduce) narrow the demo and sanitize runs.

@@ -5,8 +5,10 @@
 //! `cargo run --release --bin demo -- <pattern> [--size N] [--reps R] [--device D]`;
 //! `demo list` lists the patterns and their variants.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod convolution;
 mod memory_on_chip;
 mod memory_traffic;
 mod reduction;
@@ -79,6 +81,38 @@ enum Pattern {
     OnChip(memory_on_chip::Topic),
     #[command(flatten)]
     Traffic(memory_traffic::Topic),
+    /// 1D convolution: the seed's four kernels (basic, __constant__ mask, tiled halo, cached
+    /// halo) and the vec4 tile, verified and timed.
+    Conv1d {
+        /// Elements (default 2^26: 512 MiB moved per launch).
+        #[arg(long, default_value_t = 1 << 26)]
+        size: usize,
+        /// Mask width (odd, 1..=31).
+        #[arg(long, default_value_t = 7)]
+        mask_width: usize,
+    },
+    /// 2D convolution: basic, __constant__ mask, tiled halo and the vec4 tile on a random image,
+    /// timed; then a PNG (or a generated picture) filtered with a named mask.
+    Conv2d {
+        /// Rows of the random image of the timed table.
+        #[arg(long, default_value_t = 4096)]
+        rows: usize,
+        /// Columns of the random image of the timed table.
+        #[arg(long, default_value_t = 4096)]
+        cols: usize,
+        /// Mask width of the timed table (odd, 1..=9).
+        #[arg(long, default_value_t = 5)]
+        mask_width: usize,
+        /// PNG to filter (read as grayscale); without it, a generated 640 x 480 test picture.
+        #[arg(long)]
+        image: Option<PathBuf>,
+        /// Named mask the picture is filtered with.
+        #[arg(long, value_enum, default_value = "sobel-x")]
+        mask: cpu::convolution::NamedMask,
+        /// Where to write the filtered picture (grayscale PNG; derivative masks as magnitude).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// One kernel per device-support feature, each checked against the CPU.
     Smoke {
         /// Elements per smoke kernel (not a multiple of the block size by default).
@@ -121,6 +155,26 @@ fn run(cli: &Cli) -> Result<()> {
         Pattern::OnChip(ref topic) => memory_on_chip::run(&gpu, cli, topic),
         Pattern::Traffic(ref topic) => memory_traffic::run(&gpu, cli, topic),
         Pattern::Transpose { rows, cols } => transpose::run(&gpu, cli, rows, cols),
+        Pattern::Conv1d { size, mask_width } => convolution::run_1d(&gpu, cli, size, mask_width),
+        Pattern::Conv2d {
+            rows,
+            cols,
+            mask_width,
+            ref image,
+            mask,
+            ref out,
+        } => convolution::run_2d(
+            &gpu,
+            cli,
+            convolution::Conv2dArgs {
+                rows,
+                cols,
+                mask_width,
+                image: image.as_deref(),
+                mask,
+                out: out.as_deref(),
+            },
+        ),
     }
 }
 
@@ -151,6 +205,23 @@ fn list() {
     }
     for v in cpu::square_sum::Variant::ALL {
         table.add_row(["square-sum", &variant_name(v), v.kernel_name()]);
+    for v in cpu::convolution::Variant1d::ALL {
+        let kernel = match v {
+            cpu::convolution::Variant1d::Convolution1dTiledVec4 => {
+                format!("{}_w{{1,3,...,31}}", v.kernel_name())
+            }
+            _ => v.kernel_name().to_string(),
+        };
+        table.add_row(["conv1d", &variant_name(v), &kernel]);
+    }
+    for v in cpu::convolution::Variant2d::ALL {
+        let kernel = match v {
+            cpu::convolution::Variant2d::Convolution2dTiledVec4 => {
+                format!("{}_w{{1,3,5,7,9}}", v.kernel_name())
+            }
+            _ => v.kernel_name().to_string(),
+        };
+        table.add_row(["conv2d", &variant_name(v), &kernel]);
     }
     for v in cpu::smoke::Variant::ALL {
         table.add_row(["smoke", &variant_name(v), v.kernel_name()]);

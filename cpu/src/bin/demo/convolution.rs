@@ -1,0 +1,260 @@
+//! `demo conv1d` and `demo conv2d`.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use comfy_table::{Table, presets::ASCII_MARKDOWN};
+use cpu::convolution::{self, Mask, NamedMask, Variant1d, Variant2d};
+use cpu::{Gpu, launch, timing};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::{Cli, ceiling, variant_name, verdict};
+
+/// Columns of both tables.
+const HEADER: [&str; 10] = [
+    "variant",
+    "seed",
+    "grid x block",
+    "median ms",
+    "GB/s",
+    "% of memcpy",
+    "access ratio",
+    "speedup vs basic",
+    "max rel err",
+    "verdict",
+];
+
+/// Side of the generated test picture when no `--image` is given.
+const PICTURE: (usize, usize) = (480, 640);
+
+pub fn run_1d(gpu: &Gpu, cli: &Cli, size: usize, mask_width: usize) -> Result<()> {
+    convolution::validate_mask_width(mask_width, convolution::MAX_MASK_WIDTH, "1D")?;
+    let ceiling = ceiling(gpu, cli.reps)?;
+    let mut rng = StdRng::seed_from_u64(cli.seed);
+    let input: Vec<f32> = (0..size).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let mask_values: Vec<f32> = (0..mask_width)
+        .map(|_| rng.random_range(-1.0..1.0))
+        .collect();
+    let reference = convolution::reference_1d(&input, &mask_values);
+    let mask = Mask::new_1d(gpu, &mask_values)?;
+    let d_in = gpu.upload(&input)?;
+    let bytes = convolution::bytes_moved(size);
+
+    let mut table = Table::new();
+    table.load_preset(ASCII_MARKDOWN).set_header(HEADER);
+    let (mut failures, mut basic_ms) = (0, None);
+    for variant in Variant1d::ALL {
+        let mut d_out = gpu.poisoned(size, f32::NAN)?;
+        let cfg = convolution::launch_1d(gpu, variant, &d_in, &mask, &mut d_out)?;
+        let entry = variant.entry(mask_width);
+        let got = gpu.download(&d_out, entry)?;
+        let check = convolution::compare(&got, &reference);
+        failures += check.result.is_err() as usize;
+        let t = timing::time_gpu(gpu, entry, 3, cli.reps as usize, || {
+            convolution::launch_1d(gpu, variant, &d_in, &mask, &mut d_out).map(drop)
+        })?;
+        let basic = *basic_ms.get_or_insert(t.median_ms);
+        let gbps = t.gbps(bytes);
+        table.add_row([
+            variant_name(variant),
+            variant.seed_section().unwrap_or("-").to_string(),
+            launch::describe(&cfg),
+            format!("{:.3}", t.median_ms),
+            format!("{gbps:.1}"),
+            format!("{:.1}%", ceiling.percent(gbps)),
+            format!("{:.2}", variant.access_ratio(mask_width, cfg.block_dim.0)),
+            format!("{:.2}x", basic / t.median_ms),
+            format!("{:.1e}", check.max_relative_error),
+            verdict(&check.result),
+        ]);
+    }
+    println!(
+        "conv1d, N = {size} f32, mask width {mask_width} (random, in __constant__ memory; in global memory for the basic kernel), \
+         {:.0} MiB moved per launch (1 read + 1 write), {} reps; access ratio = loads of N by the untiled kernels / by this one (seed 3.2)",
+        bytes as f64 / (1 << 20) as f64,
+        cli.reps
+    );
+    println!("{table}");
+    if failures > 0 {
+        bail!("{failures} conv1d variant(s) disagree with the CPU reference");
+    }
+    Ok(())
+}
+
+/// What `demo conv2d` runs: the timed table on a random `rows x cols` image with a random
+/// `mask_width` mask, then a real (or generated) picture filtered with a named mask.
+pub struct Conv2dArgs<'a> {
+    pub rows: usize,
+    pub cols: usize,
+    pub mask_width: usize,
+    pub image: Option<&'a Path>,
+    pub mask: NamedMask,
+    pub out: Option<&'a Path>,
+}
+
+pub fn run_2d(gpu: &Gpu, cli: &Cli, args: Conv2dArgs) -> Result<()> {
+    let Conv2dArgs {
+        rows,
+        cols,
+        mask_width,
+        ..
+    } = args;
+    convolution::validate_mask_width(mask_width, convolution::MAX_MASK_WIDTH_2D, "2D")?;
+    let n = rows.checked_mul(cols).context("rows x cols overflows")?;
+    let ceiling = ceiling(gpu, cli.reps)?;
+    let mut rng = StdRng::seed_from_u64(cli.seed);
+    let input: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let mask_values: Vec<f32> = (0..mask_width * mask_width)
+        .map(|_| rng.random_range(-1.0..1.0))
+        .collect();
+    let reference = convolution::reference_2d(&input, rows, cols, &mask_values, mask_width);
+    let bytes = convolution::bytes_moved(n);
+
+    let mut table = Table::new();
+    table.load_preset(ASCII_MARKDOWN).set_header(HEADER);
+    let (mut failures, mut basic_ms) = (0, None);
+    {
+        let mask = Mask::new_2d(gpu, &mask_values, mask_width)?;
+        let d_in = gpu.upload(&input)?;
+        for variant in Variant2d::ALL {
+            let mut d_out = gpu.poisoned(n, f32::NAN)?;
+            let cfg = convolution::launch_2d(gpu, variant, &d_in, &mask, &mut d_out, rows, cols)?;
+            let entry = variant.entry(mask_width);
+            let got = gpu.download(&d_out, entry)?;
+            let check = convolution::compare(&got, &reference);
+            failures += check.result.is_err() as usize;
+            let t = timing::time_gpu(gpu, entry, 3, cli.reps as usize, || {
+                convolution::launch_2d(gpu, variant, &d_in, &mask, &mut d_out, rows, cols).map(drop)
+            })?;
+            let basic = *basic_ms.get_or_insert(t.median_ms);
+            let gbps = t.gbps(bytes);
+            table.add_row([
+                variant_name(variant),
+                variant.seed_section().unwrap_or("-").to_string(),
+                launch::describe(&cfg),
+                format!("{:.3}", t.median_ms),
+                format!("{gbps:.1}"),
+                format!("{:.1}%", ceiling.percent(gbps)),
+                format!("{:.2}", variant.access_ratio(mask_width)),
+                format!("{:.2}x", basic / t.median_ms),
+                format!("{:.1e}", check.max_relative_error),
+                verdict(&check.result),
+            ]);
+        }
+    }
+    println!(
+        "conv2d, {rows} x {cols} f32, {mask_width} x {mask_width} mask (random, in __constant__ memory; in global memory for the basic kernel), \
+         {:.0} MiB moved per launch (1 read + 1 write), {} reps; access ratio = loads of N by the untiled kernels / by this one (seed 3.2 in 2D)",
+        bytes as f64 / (1 << 20) as f64,
+        cli.reps
+    );
+    println!("{table}");
+    failures += filter_picture(gpu, cli, &args)? as usize;
+    if failures > 0 {
+        bail!("{failures} conv2d run(s) disagree with the CPU reference");
+    }
+    Ok(())
+}
+
+/// Filters the `--image` PNG (or the generated picture) with the named mask on the GPU, checks
+/// it against the CPU, writes `--out` if given. Returns whether the check failed.
+fn filter_picture(gpu: &Gpu, cli: &Cli, args: &Conv2dArgs) -> Result<bool> {
+    let (picture, rows, cols, source) = match args.image {
+        Some(path) => {
+            let (p, r, c) = load_luma(path)?;
+            (p, r, c, path.display().to_string())
+        }
+        None => {
+            let (r, c) = PICTURE;
+            (test_picture(r, c), r, c, "generated test picture".into())
+        }
+    };
+    let (w, values) = args.mask.values();
+    let variant = Variant2d::Convolution2dTiledVec4;
+    let mask = Mask::new_2d(gpu, &values, w)?;
+    let d_in = gpu.upload(&picture)?;
+    let mut d_out = gpu.poisoned(picture.len(), f32::NAN)?;
+    convolution::launch_2d(gpu, variant, &d_in, &mask, &mut d_out, rows, cols)?;
+    let got = gpu.download(&d_out, variant.entry(w))?;
+    let check = convolution::compare(
+        &got,
+        &convolution::reference_2d(&picture, rows, cols, &values, w),
+    );
+    let t = timing::time_gpu(gpu, variant.entry(w), 3, cli.reps as usize, || {
+        convolution::launch_2d(gpu, variant, &d_in, &mask, &mut d_out, rows, cols).map(drop)
+    })?;
+    let written = match args.out {
+        Some(path) => {
+            save_luma(path, &got, rows, cols, args.mask.is_derivative())?;
+            format!(", written to {}", path.display())
+        }
+        None => String::new(),
+    };
+    println!(
+        "image: {source} ({cols} x {rows}, grayscale), mask {} ({w} x {w}), {}: median {:.3} ms, vs CPU: {}{written}",
+        variant_name(args.mask),
+        variant.entry(w),
+        t.median_ms,
+        verdict(&check.result)
+    );
+    Ok(check.result.is_err())
+}
+
+/// Reads a PNG as grayscale floats in `[0, 1]`: `(pixels, rows, cols)`.
+fn load_luma(path: &Path) -> Result<(Vec<f32>, usize, usize)> {
+    let image = image::ImageReader::open(path)
+        .with_context(|| format!("opening {}", path.display()))?
+        .with_guessed_format()?
+        .decode()
+        .with_context(|| format!("decoding {} (PNG expected)", path.display()))?
+        .to_luma32f();
+    let (cols, rows) = image.dimensions();
+    Ok((image.into_raw(), rows as usize, cols as usize))
+}
+
+/// Writes `values` (`rows x cols`) as an 8-bit grayscale PNG: clamped to `[0, 1]`, or for a
+/// derivative mask the magnitude scaled by its maximum.
+fn save_luma(path: &Path, values: &[f32], rows: usize, cols: usize, signed: bool) -> Result<()> {
+    let peak = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let to_byte = |v: f32| -> u8 {
+        let x = if signed {
+            if peak > 0.0 { v.abs() / peak } else { 0.0 }
+        } else {
+            v
+        };
+        (x.clamp(0.0, 1.0) * 255.0).round() as u8
+    };
+    let pixels: Vec<u8> = values.iter().map(|&v| to_byte(v)).collect();
+    let image = image::GrayImage::from_raw(cols as u32, rows as u32, pixels)
+        .context("image size does not match its pixels")?;
+    image
+        .save_with_format(path, image::ImageFormat::Png)
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// A `rows x cols` grayscale test picture in `[0, 1]`: a horizontal gradient with a bright
+/// disc, a dark square, a checkerboard and concentric rings, so that smoothing and edge masks
+/// both have something to show.
+fn test_picture(rows: usize, cols: usize) -> Vec<f32> {
+    let mut p = Vec::with_capacity(rows * cols);
+    for y in 0..rows {
+        for x in 0..cols {
+            let (u, v) = (x as f32 / cols as f32, y as f32 / rows as f32);
+            let ring = ((u - 0.72).powi(2) + (v - 0.72).powi(2)).sqrt();
+            let value = if (u - 0.28).powi(2) + (v - 0.35).powi(2) < 0.03 {
+                1.0
+            } else if (0.58..0.86).contains(&u) && (0.12..0.4).contains(&v) {
+                0.0
+            } else if ring < 0.2 {
+                0.5 + 0.5 * (ring * 120.0).sin()
+            } else if u < 0.45 && v > 0.68 {
+                if (x / 16 + y / 16) % 2 == 0 { 0.9 } else { 0.1 }
+            } else {
+                0.2 + 0.6 * u
+            };
+            p.push(value);
+        }
+    }
+    p
+}
