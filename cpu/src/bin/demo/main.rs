@@ -205,6 +205,7 @@ fn list() {
     }
     for v in cpu::square_sum::Variant::ALL {
         table.add_row(["square-sum", &variant_name(v), v.kernel_name()]);
+    }
     for v in cpu::convolution::Variant1d::ALL {
         let kernel = match v {
             cpu::convolution::Variant1d::Convolution1dTiledVec4 => {
