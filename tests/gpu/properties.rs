@@ -10,7 +10,7 @@
 use cpu::memory::{
     coalescing, constant_memory, device_globals, layout, registers, shared_memory, texture,
 };
-use cpu::{reduction, square_sum, transpose, vector_add};
+use cpu::{convolution, reduction, square_sum, transpose, vector_add};
 use lab_tests::{gpu, gpu_trial, seed_for};
 use libtest_mimic::{Failed, Trial};
 use proptest::prelude::*;
@@ -380,6 +380,52 @@ fn memory_traffic_properties() -> Vec<Trial> {
     trials
 }
 
+/// Convolution inputs stay finite: its comparison is relative to `sum |M N|` per output, and
+/// a NaN or infinity would make every output it touches NaN on both sides.
+fn convolution_properties() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for variant in convolution::Variant1d::ALL {
+        trials.push(property_trial(
+            format!("properties::convolution::{}", variant.kernel_name()),
+            (
+                length().prop_map(|n| n.max(1)),
+                (0usize..=gpu::convolution::MAX_MASK_WIDTH / 2).prop_map(|r| 2 * r + 1),
+                any::<u64>(),
+            ),
+            move |gpu, (n, width, seed)| {
+                let input = floats(seed, n, false);
+                let mask = floats(seed ^ 1, width, false);
+                let got = convolution::run_1d(gpu, variant, &input, &mask).map_err(driver)?;
+                convolution::compare(&got, &convolution::reference_1d(&input, &mask))
+                    .result
+                    .map_err(|m| TestCaseError::fail(m.to_string()))
+            },
+        ));
+    }
+    for variant in convolution::Variant2d::ALL {
+        trials.push(property_trial(
+            format!("properties::convolution::{}", variant.kernel_name()),
+            (
+                1usize..=1500,
+                1usize..=1500,
+                (0usize..=gpu::convolution::MAX_MASK_WIDTH_2D / 2).prop_map(|r| 2 * r + 1),
+                any::<u64>(),
+            ),
+            move |gpu, (rows, cols, width, seed)| {
+                let input = floats(seed, rows * cols, false);
+                let mask = floats(seed ^ 1, width * width, false);
+                let got = convolution::run_2d(gpu, variant, &input, rows, cols, &mask, width)
+                    .map_err(driver)?;
+                let reference = convolution::reference_2d(&input, rows, cols, &mask, width);
+                convolution::compare(&got, &reference)
+                    .result
+                    .map_err(|m| TestCaseError::fail(m.to_string()))
+            },
+        ));
+    }
+    trials
+}
+
 /// Every property trial.
 pub fn trials() -> Vec<Trial> {
     let mut trials = vector_add_properties();
@@ -387,5 +433,6 @@ pub fn trials() -> Vec<Trial> {
     trials.extend(reduction_properties());
     trials.extend(memory_properties());
     trials.extend(memory_traffic_properties());
+    trials.extend(convolution_properties());
     trials
 }
