@@ -748,7 +748,7 @@ pub mod kernels {
 
     /// Rows of outputs per thread of the 2D vec4 kernels.
     const ROWS_2D: usize = VEC4_TILE_2D_Y / TILE_2D_Y as usize;
-    /// Output columns per thread of the 2D vec4 kernels (`tx` and `tx + 32`).
+    /// Output columns per thread of the 2D vec4 kernels (`2 tx`, `2 tx + 1` or `tx`, `tx + 32`).
     const COLS_2D: usize = VEC4_TILE_2D_X / TILE_2D_X as usize;
     /// Staged columns of the 2D vec4 tile (aligned halo on both sides).
     const PITCH_2D: usize = VEC4_TILE_2D_X + 2 * VEC4_HALO_2D_X;
@@ -807,14 +807,17 @@ pub mod kernels {
     /// `ld.global.v4` (ghosts as 0; images whose width is not a multiple of 4 fall back to
     /// scalar loads). After a barrier the groups go to the shared stage with 16-byte stores;
     /// the threads issue the loads of the next tile, and while they are in flight thread
-    /// `(tx, ty)` walks down staged rows `8 ty .. 8 ty + 8 + 2R` of columns `tx` and `tx + 32`:
-    /// each input value is read from shared memory once and multiplied into the `W` outputs
-    /// that use it, held in a rolling window of `W` accumulators (one per mask row), with the
-    /// mask value as an immediate constant-bank operand; when a row's window is complete, the
-    /// oldest accumulator is an output and the window shifts. Shared reads per output:
-    /// `W (8 + 2R) / 8` instead of `W^2`; the price is `2R / (8 + 2R)` of the multiply-adds
-    /// spent on rows above and below the thread's 8 (a written-out loop without them needed
-    /// over 120 registers).
+    /// `(tx, ty)` walks down staged rows `8 ty .. 8 ty + 8 + 2R` of two output columns (the
+    /// adjacent `2 tx`, `2 tx + 1` for masks of 5 x 5 and wider, whose `W + 1` inputs per row
+    /// feed both; `tx` and `tx + 32` for smaller masks): each input value is read from shared
+    /// memory once and multiplied into the outputs that use it, held in a rolling window of `W`
+    /// accumulators per column (one per mask row), with the mask value as an immediate
+    /// constant-bank operand; when a row's window is complete, the oldest accumulator is an
+    /// output and the window shifts. Shared reads per output: `(W + 1)(8 + 2R) / 16` (adjacent
+    /// columns) or `W (8 + 2R) / 8` instead of `W^2`. For masks of 5 x 5 and wider the price is
+    /// `2R / (8 + 2R)` of the multiply-adds spent on rows above and below the thread's 8 (the
+    /// rows written out without them needed 100 registers per thread and measured slower); for
+    /// 1 x 1 and 3 x 3 the rows are written out and none is wasted.
     ///
     /// # Safety
     /// `input` and `output` are valid for `rows * cols` floats, do not overlap, `input` is
@@ -874,25 +877,61 @@ pub mod kernels {
             let mut window = [[0.0f32; MAX_MASK_WIDTH_2D]; COLS_2D];
             let first = ty * ROWS_2D;
             // One input row: multiply it into the window, emit the finished output, shift.
+            // Which two columns thread `tx` computes: for masks of 5 x 5 and wider, the adjacent
+            // columns `2 tx` and `2 tx + 1`, whose `w + 1` inputs of a row are read once each
+            // and feed both (`w + 1` shared loads per row instead of `2 w`, at the price of a
+            // 2-way bank conflict); for 1 x 1 and 3 x 3, columns `tx` and `tx + 32`
+            // (conflict-free; with few multiply-adds per load the conflict costs more than the
+            // saved loads). On an H100 the adjacent columns measured faster for 5 x 5 and slower
+            // for 3 x 3 (docs/patterns/convolution.md).
+            let adjacent = R >= 2;
+            let column = |c: usize| {
+                if adjacent {
+                    COLS_2D * tx + c
+                } else {
+                    tx + TX * c
+                }
+            };
             let mut step = |ir: usize| {
-                let row = (first + ir) * PITCH_2D + tx + VEC4_HALO_2D_X - R;
-                for jx in 0..w {
-                    for c in 0..COLS_2D {
+                if adjacent {
+                    let row = (first + ir) * PITCH_2D + COLS_2D * tx + VEC4_HALO_2D_X - R;
+                    for i in 0..w + COLS_2D - 1 {
                         // SAFETY: staged before the barrier; inside the stage because `ty < 8`,
                         // `tx < 32` (the block shape is asserted), `ir < 8 + 2R` and
-                        // `jx + 32 c + tx + 4 - R < 72`: at most `(63 + 2R) * 72 + 71` words.
-                        let v = unsafe { words.add(row + jx + TX * c).read() };
-                        for m in 0..w {
-                            // Input row `ir` is mask row `jy = 2R - m` of output row `ir - 2R + m`.
-                            window[c][m] =
-                                fmaf32(v, C_MASK_2D::read((w - 1 - m) * w + jx), window[c][m]);
+                        // `2 tx + i + 4 - R < 72`: at most `(63 + 2R) * 72 + 71` words.
+                        let v = unsafe { words.add(row + i).read() };
+                        for c in 0..COLS_2D {
+                            if i >= c && i - c < w {
+                                let jx = i - c;
+                                for m in 0..w {
+                                    // Input row `ir` is mask row `jy = 2R - m` of output row
+                                    // `ir - 2R + m`.
+                                    window[c][m] = fmaf32(
+                                        v,
+                                        C_MASK_2D::read((w - 1 - m) * w + jx),
+                                        window[c][m],
+                                    );
+                                }
+                            }
+                        }
+                    }
+                } else {
+                    let row = (first + ir) * PITCH_2D + tx + VEC4_HALO_2D_X - R;
+                    for jx in 0..w {
+                        for c in 0..COLS_2D {
+                            // SAFETY: as above, with `jx + 32 c + tx + 4 - R < 72`.
+                            let v = unsafe { words.add(row + jx + TX * c).read() };
+                            for m in 0..w {
+                                window[c][m] =
+                                    fmaf32(v, C_MASK_2D::read((w - 1 - m) * w + jx), window[c][m]);
+                            }
                         }
                     }
                 }
                 if ir >= 2 * R {
                     let y = row0 + first + ir - 2 * R;
                     for c in 0..COLS_2D {
-                        let x = col0 + tx + TX * c;
+                        let x = col0 + column(c);
                         if y < rows && x < cols {
                             // SAFETY: `y < rows`, `x < cols`.
                             unsafe { *output.add(y * cols + x) = window[c][0] };
