@@ -7,10 +7,11 @@
 //! Cases per launcher: `GPU_LAB_PROPTEST_CASES` (default 200). Each trial's runner is seeded
 //! from the run's `GPU_LAB_SEED`, so a failure replays; proptest then shrinks the length.
 
+use cpu::memory::bandwidth;
 use cpu::memory::{
     coalescing, constant_memory, device_globals, layout, registers, shared_memory, texture,
 };
-use cpu::{convolution, reduction, square_sum, transpose, vector_add};
+use cpu::{convolution, reduction, smoke, square_sum, transpose, vector_add};
 use lab_tests::{gpu, gpu_trial, seed_for};
 use libtest_mimic::{Failed, Trial};
 use proptest::prelude::*;
@@ -426,6 +427,41 @@ fn convolution_properties() -> Vec<Trial> {
     trials
 }
 
+/// The smoke kernels (one per device-support feature) and the copy kernel of the bandwidth
+/// topic, on random lengths.
+fn support_properties() -> Vec<Trial> {
+    let mut trials: Vec<Trial> = smoke::Variant::ALL
+        .into_iter()
+        .map(|variant| {
+            property_trial(
+                format!("properties::smoke::{}", variant.kernel_name()),
+                (length(), any::<u64>()),
+                move |gpu, (n, seed)| {
+                    let outcome = smoke::check(gpu, variant, n, seed).map_err(driver)?;
+                    outcome
+                        .result
+                        .map_err(|m| TestCaseError::fail(m.to_string()))
+                },
+            )
+        })
+        .collect();
+    trials.push(property_trial(
+        "properties::memory::bandwidth::kernel_copy".into(),
+        (length(), any::<u64>()),
+        |gpu, (groups, seed)| {
+            let bytes = 16 * groups;
+            let mut host = vec![0u8; bytes];
+            bandwidth::fill_pattern(seed, &mut host);
+            let src = gpu.upload(&host).map_err(driver)?;
+            let mut dst = gpu.zeros::<u8>(bytes.max(16)).map_err(driver)?;
+            bandwidth::kernel_copy(gpu, &src, &mut dst, bytes).map_err(driver)?;
+            let got = gpu.download(&dst, "bandwidth_copy_v4").map_err(driver)?;
+            same(&got[..bytes], &host)
+        },
+    ));
+    trials
+}
+
 /// Every property trial.
 pub fn trials() -> Vec<Trial> {
     let mut trials = vector_add_properties();
@@ -434,5 +470,6 @@ pub fn trials() -> Vec<Trial> {
     trials.extend(memory_properties());
     trials.extend(memory_traffic_properties());
     trials.extend(convolution_properties());
+    trials.extend(support_properties());
     trials
 }
