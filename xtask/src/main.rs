@@ -3,6 +3,10 @@
 //!   architecture (default sm_70 and sm_90) and prints the paths written, one per line, last.
 //! - `bundle [--out DIR]`: release `demo`, every test executable and the PTX in one folder with
 //!   a `run.sh`, to run on a machine that has an NVIDIA driver but no Rust.
+//! - `ptx-report [--arch sm_XX]... [--ptxas PATH] [--check]`: registers, shared memory, stack and
+//!   spills per kernel from `ptxas -v` (no GPU needed); `--check` fails on a kernel that spills.
+
+mod ptx_report;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -12,7 +16,7 @@ use clap::{Parser, Subcommand};
 use ptx_builder::{Arch, DEFAULT_ARCHS, PtxBuild};
 
 #[derive(Parser)]
-#[command(about = "Project tasks: build-ptx, bundle")]
+#[command(about = "Project tasks: build-ptx, bundle, ptx-report")]
 struct Cli {
     #[command(subcommand)]
     task: Task,
@@ -34,6 +38,20 @@ enum Task {
         /// Output folder (default bundle/, git-ignored).
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+    /// Registers, shared memory, stack frame and spills per kernel and PTX architecture, from
+    /// `ptxas -v` (a CUDA toolkit's, or PyPI's nvidia-cuda-nvcc-cu12 wheel; no GPU needed).
+    PtxReport {
+        /// Architecture (sm_XX, XX >= 70); repeat for several. Default: sm_70 and sm_90.
+        #[arg(long = "arch", value_parser = parse_arch)]
+        archs: Vec<Arch>,
+        /// The ptxas to use (default: $PTXAS, PATH, /usr/local/cuda, the Python wheel).
+        #[arg(long)]
+        ptxas: Option<PathBuf>,
+        /// Exit non-zero if a kernel spills, or has a stack frame without using local memory
+        /// by design.
+        #[arg(long)]
+        check: bool,
     },
 }
 
@@ -70,7 +88,47 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Task::Bundle { out } => bundle(&root, &out.unwrap_or_else(|| root.join("bundle"))),
+        Task::PtxReport {
+            archs,
+            ptxas,
+            check,
+        } => ptx_report(&root, archs, ptxas, check),
     }
+}
+
+fn ptx_report(root: &Path, archs: Vec<Arch>, ptxas: Option<PathBuf>, check: bool) -> Result<()> {
+    let ptxas = ptx_report::find_ptxas(ptxas)?;
+    let mut archs_built = archs.clone();
+    if archs_built.is_empty() {
+        archs_built = DEFAULT_ARCHS.to_vec();
+    }
+    let paths = build_ptx(root, archs, root.join("target/ptx"))?;
+    let mut problems = Vec::new();
+    println!("# Kernel resources (ptxas -v, {})\n", ptxas.display());
+    for (arch, ptx) in archs_built.iter().zip(&paths) {
+        let arch = arch.to_string();
+        let kernels = ptx_report::assemble(&ptxas, &arch, ptx)?;
+        println!("{}", ptx_report::table(&arch, &kernels));
+        problems.extend(
+            kernels
+                .iter()
+                .filter_map(|k| k.problem().map(|p| format!("{arch}: {p}"))),
+        );
+    }
+    if check && !problems.is_empty() {
+        bail!(
+            "{} kernel(s) fail the check:\n{}",
+            problems.len(),
+            problems.join("\n")
+        );
+    }
+    if check {
+        println!(
+            "check: no kernel spills; stack frames only in {:?}",
+            ptx_report::LOCAL_MEMORY_BY_DESIGN
+        );
+    }
+    Ok(())
 }
 
 fn build_ptx(root: &Path, mut archs: Vec<Arch>, out: PathBuf) -> Result<Vec<PathBuf>> {
