@@ -287,6 +287,13 @@ sanitize_cases=(
   "conv1d --size 100003 --mask-width 7"
   "conv2d --rows 517 --cols 1023 --mask-width 5"
 )
+# The convolutions' vec4 kernels are one entry per mask width: every other width too.
+for w in 1 3 5 9 11 13 15 17 19 21 23 25 27 29 31; do
+  sanitize_cases+=("conv1d --size 20011 --mask-width $w")
+done
+for w in 1 3 7 9; do
+  sanitize_cases+=("conv2d --rows 203 --cols 301 --mask-width $w")
+done
 
 # Patterns named after the mode (./run.sh demo reduce) narrow the demo and sanitize runs.
 selected() {
