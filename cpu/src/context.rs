@@ -155,6 +155,41 @@ impl Gpu {
             .during("reading the SM clock rate")? as u32)
     }
 
+    /// The peak memory clock in kHz (`CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE`).
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the attribute cannot be read.
+    pub fn memory_clock_khz(&self) -> Result<u32> {
+        Ok(self
+            .ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
+            .during("reading the memory clock rate")? as u32)
+    }
+
+    /// The global memory bus width in bits.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the attribute cannot be read.
+    pub fn memory_bus_bits(&self) -> Result<u32> {
+        Ok(self
+            .ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
+            .during("reading the memory bus width")? as u32)
+    }
+
+    /// The CUDA version the driver supports, `(13, 0)` (`cuDriverGetVersion`).
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the query fails.
+    pub fn driver_version(&self) -> Result<(i32, i32)> {
+        let mut v = 0;
+        // SAFETY: cuDriverGetVersion writes one int through the valid pointer it is given.
+        unsafe { sys::cuDriverGetVersion(&mut v) }
+            .result()
+            .during("reading the driver version")?;
+        Ok((v / 1000, (v % 1000) / 10))
+    }
+
     /// The device's L2 cache size in bytes.
     ///
     /// # Errors

@@ -7,6 +7,7 @@
 //! - [`timing`]: CUDA-event timing (warm-up, median of many reps) and the device-to-device
 //!   memcpy bandwidth every kernel is judged against.
 //! - [`verify`]: comparisons of GPU output with the CPU reference.
+//! - [`report`]: a run's tables and measurements as data; markdown, JSON, CSV and charts.
 
 pub mod context;
 pub mod convolution;
@@ -15,6 +16,7 @@ pub mod launch;
 pub mod memory;
 pub mod ptx;
 pub mod reduction;
+pub mod report;
 pub mod smoke;
 pub mod square_sum;
 pub mod timing;

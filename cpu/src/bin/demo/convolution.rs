@@ -9,7 +9,7 @@ use cpu::{Gpu, launch, timing};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{Cli, ceiling, variant_name, verdict};
+use crate::{Cli, Out, variant_name, verdict};
 
 /// Columns of both tables.
 const HEADER: [&str; 10] = [
@@ -28,9 +28,9 @@ const HEADER: [&str; 10] = [
 /// Side of the generated test picture when no `--image` is given.
 const PICTURE: (usize, usize) = (480, 640);
 
-pub fn run_1d(gpu: &Gpu, cli: &Cli, size: usize, mask_width: usize) -> Result<()> {
+pub fn run_1d(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, mask_width: usize) -> Result<()> {
     convolution::validate_mask_width(mask_width, convolution::MAX_MASK_WIDTH, "1D")?;
-    let ceiling = ceiling(gpu, cli.reps)?;
+    let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     let input: Vec<f32> = (0..size).map(|_| rng.random_range(-1.0..1.0)).collect();
     let mask_values: Vec<f32> = (0..mask_width)
@@ -93,7 +93,7 @@ pub struct Conv2dArgs<'a> {
     pub out: Option<&'a Path>,
 }
 
-pub fn run_2d(gpu: &Gpu, cli: &Cli, args: Conv2dArgs) -> Result<()> {
+pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<()> {
     let Conv2dArgs {
         rows,
         cols,
@@ -102,7 +102,7 @@ pub fn run_2d(gpu: &Gpu, cli: &Cli, args: Conv2dArgs) -> Result<()> {
     } = args;
     convolution::validate_mask_width(mask_width, convolution::MAX_MASK_WIDTH_2D, "2D")?;
     let n = rows.checked_mul(cols).context("rows x cols overflows")?;
-    let ceiling = ceiling(gpu, cli.reps)?;
+    let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     let input: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
     let mask_values: Vec<f32> = (0..mask_width * mask_width)

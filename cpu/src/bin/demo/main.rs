@@ -3,24 +3,32 @@
 //! device-to-device memcpy bandwidth.
 //!
 //! `cargo run --release --bin demo -- <pattern> [--size N] [--reps R] [--device D]`;
-//! `demo list` lists the patterns and their variants.
+//! `demo list` lists the patterns and their variants; `demo all --out DIR` runs every pattern
+//! and writes `report.md`, `report.json`, `report.csv` and the charts; `demo compare OLD.json
+//! NEW.json` prints the speedup of every measurement two runs share.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 mod convolution;
 mod memory_on_chip;
 mod memory_traffic;
+mod out;
 mod reduction;
 mod smoke;
 mod transpose;
 mod vector_add;
 
-use anyhow::Result;
-use clap::{Parser, Subcommand};
+use anyhow::{Context, Result, bail};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use comfy_table::{Table, presets::ASCII_MARKDOWN};
-use cpu::timing::{self, CEILING_COPY_BYTES, Ceiling};
+use cpu::report::profile::Profile;
+use cpu::report::{DeviceInfo, Peer, Report, SCHEMA_VERSION};
 use cpu::{Gpu, verify};
+use indicatif::{ProgressBar, ProgressStyle};
+
+pub(crate) use out::{Format, Out};
 
 #[derive(Parser)]
 #[command(
@@ -37,6 +45,25 @@ pub(crate) struct Cli {
     /// Seed of the random inputs.
     #[arg(long, global = true, default_value_t = 2026)]
     pub seed: u64,
+    /// How results are printed: tables as the run goes, or JSON / CSV of every measurement at
+    /// the end.
+    #[arg(long, global = true, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Folder to write report.md, report.json, report.csv and charts/ (SVG and PNG) into.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Folder to write each variant's input and output arrays into, as .npy files
+    /// (DIR/<pattern>/<name>.npy).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub dump: Option<PathBuf>,
+    /// Nsight Compute CSV (`ncu --csv --metrics ...`, see `run.sh profile`) whose load/store
+    /// efficiency and bank-conflict figures are added to the tables as columns.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+    /// Peer timings (`run.sh peers`: PyTorch on the same operations and sizes), JSON, shown
+    /// beside our best variants in the summary.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub peers: Option<PathBuf>,
     #[command(subcommand)]
     pattern: Pattern,
 }
@@ -45,6 +72,16 @@ pub(crate) struct Cli {
 enum Pattern {
     /// List the patterns and their variants (kernels).
     List,
+    /// Every pattern with its defaults, a progress bar, and a summary table: pattern, best
+    /// variant, GB/s, % of memcpy, verdict. With --out DIR, the report files and charts.
+    All,
+    /// Speedup of every measurement two report.json files share (another GPU, another commit).
+    Compare {
+        /// The baseline run's report.json.
+        old: PathBuf,
+        /// The run compared with it.
+        new: PathBuf,
+    },
     /// z = x + y on f32: the seed's toy launch, then every variant at a large size, timed.
     VectorAdd {
         /// Elements (default 2^26: 768 MiB moved per launch, far beyond the L2 cache).
@@ -110,8 +147,8 @@ enum Pattern {
         #[arg(long, value_enum, default_value = "sobel-x")]
         mask: cpu::convolution::NamedMask,
         /// Where to write the filtered picture (grayscale PNG; derivative masks as magnitude).
-        #[arg(long)]
-        out: Option<PathBuf>,
+        #[arg(long, value_name = "PNG")]
+        image_out: Option<PathBuf>,
     },
     /// One kernel per device-support feature, each checked against the CPU.
     Smoke {
@@ -121,9 +158,40 @@ enum Pattern {
     },
 }
 
+/// The patterns `demo all` runs, in order, each with its defaults.
+const ALL: [&str; 16] = [
+    "vector-add",
+    "transpose",
+    "reduce",
+    "square-sum",
+    "conv1d",
+    "conv2d",
+    "registers",
+    "shared-memory",
+    "bank-conflicts",
+    "constant-memory",
+    "device-globals",
+    "coalescing",
+    "layout",
+    "bandwidth",
+    "texture",
+    "smoke",
+];
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(&cli) {
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    // The canonical name (`reduce` for the alias `reduction`) names the report section.
+    let name = matches.subcommand_name().unwrap_or("pattern").to_string();
+    // Ctrl-C (or SIGTERM) waits for a report file being written, then exits: files are whole
+    // or absent.
+    if let Err(e) = ctrlc::set_handler(|| cpu::report::exit_after_writes(130)) {
+        eprintln!("warning: cannot install the interrupt handler: {e}");
+    }
+    match run(&cli, &name) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -132,50 +200,260 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: &Cli) -> Result<()> {
-    if let Pattern::List = cli.pattern {
-        list();
-        return Ok(());
+fn run(cli: &Cli, name: &str) -> Result<()> {
+    match &cli.pattern {
+        Pattern::List => {
+            list();
+            return Ok(());
+        }
+        Pattern::Compare { old, new } => return compare(cli, old, new),
+        _ => {}
     }
+    // Inputs are read before the GPU work starts, so a bad file fails in a second.
+    let profile = match &cli.profile {
+        Some(p) => Some(Arc::new(
+            Profile::parse(
+                &std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read {}", p.display()))?,
+            )
+            .with_context(|| format!("{}", p.display()))?,
+        )),
+        None => None,
+    };
+    let peers: Vec<Peer> = match &cli.peers {
+        Some(p) => serde_json::from_str(
+            &std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?,
+        )
+        .with_context(|| format!("{} is not a peers file (a JSON list)", p.display()))?,
+        None => Vec::new(),
+    };
     let gpu = Gpu::new(cli.device)?;
-    let (major, minor) = gpu.compute_capability()?;
-    println!(
-        "device {}: {} (compute capability {major}.{minor}, {} SMs), PTX sm_{}",
-        cli.device,
-        gpu.name()?,
-        gpu.sm_count()?,
-        gpu.ptx_arch()
+    let device = device_info(&gpu, cli.device)?;
+    if cli.format == Format::Table {
+        println!(
+            "device {}: {} (compute capability {}, {} SMs), PTX sm_{}",
+            device.index, device.name, device.compute_capability, device.sm_count, device.ptx_arch
+        );
+    }
+    let mut report = Report {
+        schema_version: SCHEMA_VERSION,
+        date: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        device,
+        sections: Vec::new(),
+        peers,
+    };
+    let single_error = if let Pattern::All = cli.pattern {
+        run_all(&gpu, cli, profile, &mut report);
+        None
+    } else {
+        let mut out = Out::new(name, cli.format, None, cli.dump.as_deref(), profile);
+        let result = run_pattern(&gpu, cli, &cli.pattern, &mut out);
+        let section = out.finish(result.as_ref().err());
+        // A pattern refused before it measured anything leaves no report.
+        if section.blocks.is_empty() {
+            return result;
+        }
+        report.sections.push(section);
+        result.err()
+    };
+    match cli.format {
+        Format::Table => {
+            if report.sections.len() > 1 {
+                println!("\nsummary ({})", report.device.name);
+                println!("{}", report.summary_table().markdown());
+            }
+        }
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Csv => print!("{}", report.csv()?),
+    }
+    if let Some(dir) = &cli.out {
+        let files = write_report(dir, &report)?;
+        eprintln!("wrote {} files to {}", files, dir.display());
+    }
+    if let Some(e) = single_error {
+        return Err(e);
+    }
+    if !report.passed() {
+        let failed: Vec<String> = report
+            .sections
+            .iter()
+            .filter(|s| s.error.is_some() || s.failures() > 0)
+            .map(|s| format!("{} ({})", s.pattern, s.verdict()))
+            .collect();
+        bail!(
+            "{} of {} patterns did not pass: {}",
+            failed.len(),
+            report.sections.len(),
+            failed.join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// `demo all`: every pattern of [`ALL`] with its defaults; a pattern that fails is recorded
+/// and the run goes on.
+fn run_all(gpu: &Gpu, cli: &Cli, profile: Option<Arc<Profile>>, report: &mut Report) {
+    let pb = ProgressBar::new(ALL.len() as u64);
+    pb.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
     );
-    match cli.pattern {
-        Pattern::List => unreachable!("handled above"),
-        Pattern::VectorAdd { size } => vector_add::run(&gpu, cli, size),
-        Pattern::Smoke { size } => smoke::run(&gpu, cli, size),
-        Pattern::Reduce { size, block } => reduction::run(&gpu, cli, size, block),
-        Pattern::SquareSum { size } => reduction::run_square_sum(&gpu, cli, size),
-        Pattern::OnChip(ref topic) => memory_on_chip::run(&gpu, cli, topic),
-        Pattern::Traffic(ref topic) => memory_traffic::run(&gpu, cli, topic),
-        Pattern::Transpose { rows, cols } => transpose::run(&gpu, cli, rows, cols),
-        Pattern::Conv1d { size, mask_width } => convolution::run_1d(&gpu, cli, size, mask_width),
+    for name in ALL {
+        pb.set_message(name);
+        let pattern = Cli::try_parse_from(["demo", name])
+            .map(|c| c.pattern)
+            .unwrap_or_else(|e| unreachable!("ALL names a pattern clap does not know: {e}"));
+        let mut out = Out::new(
+            name,
+            cli.format,
+            Some(pb.clone()),
+            cli.dump.as_deref(),
+            profile.clone(),
+        );
+        out.line(format!("== {name} =="));
+        let result = run_pattern(gpu, cli, &pattern, &mut out);
+        if let Err(e) = &result {
+            let msg = format!("{name}: error: {e:#}");
+            pb.suspend(|| eprintln!("{msg}"));
+        }
+        report.sections.push(out.finish(result.as_ref().err()));
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+}
+
+fn run_pattern(gpu: &Gpu, cli: &Cli, pattern: &Pattern, out: &mut Out) -> Result<()> {
+    match *pattern {
+        Pattern::List | Pattern::All | Pattern::Compare { .. } => {
+            unreachable!("not a pattern")
+        }
+        Pattern::VectorAdd { size } => vector_add::run(gpu, cli, out, size),
+        Pattern::Smoke { size } => smoke::run(gpu, cli, out, size),
+        Pattern::Reduce { size, block } => reduction::run(gpu, cli, out, size, block),
+        Pattern::SquareSum { size } => reduction::run_square_sum(gpu, cli, out, size),
+        Pattern::OnChip(ref topic) => memory_on_chip::run(gpu, cli, out, topic),
+        Pattern::Traffic(ref topic) => memory_traffic::run(gpu, cli, out, topic),
+        Pattern::Transpose { rows, cols } => transpose::run(gpu, cli, out, rows, cols),
+        Pattern::Conv1d { size, mask_width } => {
+            convolution::run_1d(gpu, cli, out, size, mask_width)
+        }
         Pattern::Conv2d {
             rows,
             cols,
             mask_width,
             ref image,
             mask,
-            ref out,
+            ref image_out,
         } => convolution::run_2d(
-            &gpu,
+            gpu,
             cli,
+            out,
             convolution::Conv2dArgs {
                 rows,
                 cols,
                 mask_width,
                 image: image.as_deref(),
                 mask,
-                out: out.as_deref(),
+                out: image_out.as_deref(),
             },
         ),
     }
+}
+
+fn device_info(gpu: &Gpu, index: usize) -> Result<DeviceInfo> {
+    let (major, minor) = gpu.compute_capability()?;
+    let (cuda_major, cuda_minor) = gpu.driver_version()?;
+    let memory_clock_khz = gpu.memory_clock_khz()?;
+    let memory_bus_bits = gpu.memory_bus_bits()?;
+    let kernel_driver = std::fs::read_to_string("/proc/driver/nvidia/version")
+        .ok()
+        .and_then(|v| {
+            let line = v.lines().next()?.to_string();
+            let version = line
+                .split_whitespace()
+                .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.'))?
+                .to_string();
+            Some(format!("NVIDIA kernel driver {version}"))
+        });
+    Ok(DeviceInfo {
+        index,
+        name: gpu.name()?,
+        compute_capability: format!("{major}.{minor}"),
+        sm_count: gpu.sm_count()?,
+        cuda_driver_version: format!("{cuda_major}.{cuda_minor}"),
+        kernel_driver,
+        sm_clock_mhz: gpu.sm_clock_khz()? / 1000,
+        memory_clock_mhz: memory_clock_khz / 1000,
+        memory_bus_bits,
+        // Double data rate: two transfers per clock.
+        theoretical_gbps: 2.0 * f64::from(memory_clock_khz) * 1e3 * f64::from(memory_bus_bits)
+            / 8.0
+            / 1e9,
+        l2_bytes: gpu.l2_cache_bytes()?,
+        memory_bytes: gpu.memory_info()?.1,
+        ptx_arch: gpu.ptx_arch(),
+    })
+}
+
+/// Writes report.md, report.json, report.csv and charts/<pattern>-<table>.{svg,png} into
+/// `dir`, each whole or not at all, and all of them without an interrupt in between.
+fn write_report(dir: &Path, report: &Report) -> Result<usize> {
+    let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
+        (dir.join("report.md"), report.markdown().into_bytes()),
+        (
+            dir.join("report.json"),
+            serde_json::to_string_pretty(report)?.into_bytes(),
+        ),
+        (dir.join("report.csv"), report.csv()?.into_bytes()),
+    ];
+    for section in &report.sections {
+        for chart in cpu::report::chart::charts(section)? {
+            let stem = dir.join("charts").join(&chart.stem);
+            files.push((stem.with_extension("svg"), chart.svg.into_bytes()));
+            files.push((stem.with_extension("png"), chart.png));
+        }
+    }
+    cpu::report::write_all_atomically(files.iter().map(|(p, b)| (p.as_path(), b.as_slice())))?;
+    Ok(files.len())
+}
+
+fn compare(cli: &Cli, old: &Path, new: &Path) -> Result<()> {
+    let read = |p: &Path| -> Result<Report> {
+        let text =
+            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a report.json written by demo", p.display()))
+    };
+    let (old_report, new_report) = (read(old)?, read(new)?);
+    let c = cpu::report::compare::compare(&old_report, &new_report);
+    if c.changes.is_empty() {
+        bail!(
+            "{} and {} share no measurement (pattern, table, variant)",
+            old.display(),
+            new.display()
+        );
+    }
+    let table = c.table(&old_report.device.name, &new_report.device.name);
+    match cli.format {
+        Format::Table => {
+            println!("{}", table.title);
+            println!("{}", table.markdown());
+            if let Some(g) = c.geomean() {
+                println!("geometric mean speedup: {g:.3}x");
+            }
+        }
+        Format::Json => println!("{}", serde_json::to_string_pretty(&c.changes)?),
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(std::io::stdout());
+            for ch in &c.changes {
+                w.serialize(ch)?;
+            }
+            w.flush()?;
+        }
+    }
+    Ok(())
 }
 
 fn list() {
@@ -234,17 +512,6 @@ pub(crate) fn variant_name(v: impl clap::ValueEnum) -> String {
     v.to_possible_value()
         .map(|p| p.get_name().to_string())
         .unwrap_or_default()
-}
-
-pub(crate) fn ceiling(gpu: &Gpu, reps: u32) -> Result<Ceiling> {
-    let c = timing::memcpy_ceiling(gpu, CEILING_COPY_BYTES, 3, reps as usize)?;
-    println!(
-        "memcpy ceiling: device-to-device copy of {} MiB, median {:.3} ms, {:.1} GB/s (bytes read + written)",
-        CEILING_COPY_BYTES >> 20,
-        c.timing.median_ms,
-        c.gbps
-    );
-    Ok(c)
 }
 
 pub(crate) fn verdict(check: &Result<(), verify::Mismatch>) -> String {

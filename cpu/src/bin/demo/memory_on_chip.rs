@@ -9,7 +9,7 @@ use cpu::{Gpu, launch, timing, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{Cli, ceiling, variant_name, verdict};
+use crate::{Cli, Out, variant_name, verdict};
 
 /// The on-chip memory topics.
 #[derive(Subcommand)]
@@ -49,18 +49,18 @@ pub enum Topic {
     DeviceGlobals,
 }
 
-pub fn run(gpu: &Gpu, cli: &Cli, topic: &Topic) -> Result<()> {
+pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, topic: &Topic) -> Result<()> {
     match *topic {
-        Topic::Registers { size } => registers_demo(gpu, cli, size),
-        Topic::SharedMemory { size } => shared_memory_demo(gpu, cli, size),
-        Topic::BankConflicts { accesses } => bank_conflicts_demo(gpu, accesses),
-        Topic::ConstantMemory { size, reads } => constant_memory_demo(gpu, cli, size, reads),
-        Topic::DeviceGlobals => device_globals_demo(gpu, cli),
+        Topic::Registers { size } => registers_demo(gpu, out, cli, size),
+        Topic::SharedMemory { size } => shared_memory_demo(gpu, out, cli, size),
+        Topic::BankConflicts { accesses } => bank_conflicts_demo(gpu, out, accesses),
+        Topic::ConstantMemory { size, reads } => constant_memory_demo(gpu, out, cli, size, reads),
+        Topic::DeviceGlobals => device_globals_demo(gpu, out, cli),
     }
 }
 
-fn registers_demo(gpu: &Gpu, cli: &Cli, size: usize) -> Result<()> {
-    let ceiling = ceiling(gpu, cli.reps)?;
+fn registers_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
+    let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     let x: Vec<u32> = (0..size).map(|_| rng.random()).collect();
     let expected = registers::reference(&x);
@@ -113,7 +113,7 @@ fn registers_demo(gpu: &Gpu, cli: &Cli, size: usize) -> Result<()> {
     Ok(())
 }
 
-fn shared_memory_demo(gpu: &Gpu, cli: &Cli, size: usize) -> Result<()> {
+fn shared_memory_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
     let mut table = Table::new();
     table.load_preset(ASCII_MARKDOWN).set_header([
         "declaration",
@@ -173,7 +173,7 @@ fn shared_memory_demo(gpu: &Gpu, cli: &Cli, size: usize) -> Result<()> {
     Ok(())
 }
 
-fn bank_conflicts_demo(gpu: &Gpu, accesses: u32) -> Result<()> {
+fn bank_conflicts_demo(gpu: &Gpu, out: &mut Out, accesses: u32) -> Result<()> {
     let mut table = Table::new();
     table.load_preset(ASCII_MARKDOWN).set_header([
         "pattern",
@@ -218,7 +218,13 @@ fn bank_conflicts_demo(gpu: &Gpu, accesses: u32) -> Result<()> {
     Ok(())
 }
 
-fn constant_memory_demo(gpu: &Gpu, cli: &Cli, size: usize, reads: u32) -> Result<()> {
+fn constant_memory_demo(
+    gpu: &Gpu,
+    out: &mut Out,
+    cli: &Cli,
+    size: usize,
+    reads: u32,
+) -> Result<()> {
     use constant_memory::{Access, Table as ConstTable, Variant};
     let dev_var = constant_memory::dev_var_example(gpu, 100, 4)?;
     let seed_check = verify::exact(&dev_var, &[100, 101, 102, 103]);
@@ -287,7 +293,7 @@ fn constant_memory_demo(gpu: &Gpu, cli: &Cli, size: usize, reads: u32) -> Result
     Ok(())
 }
 
-fn device_globals_demo(gpu: &Gpu, cli: &Cli) -> Result<()> {
+fn device_globals_demo(gpu: &Gpu, out: &mut Out, cli: &Cli) -> Result<()> {
     use device_globals::{SEED_U, SEED_V};
     let expected = device_globals::reference(&SEED_U, &SEED_V);
     let by_symbol = device_globals::add_by_symbol(gpu, &SEED_U, &SEED_V)?;

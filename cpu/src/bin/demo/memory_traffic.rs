@@ -17,7 +17,7 @@ use gpu::memory::layout::InnerStruct;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{Cli, ceiling, variant_name, verdict};
+use crate::{Cli, Out, variant_name, verdict};
 
 const WARMUP: usize = 3;
 
@@ -68,16 +68,16 @@ pub enum Topic {
     },
 }
 
-pub fn run(gpu: &Gpu, cli: &Cli, topic: &Topic) -> Result<()> {
+pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, topic: &Topic) -> Result<()> {
     match *topic {
         Topic::Coalescing {
             size,
             max_offset,
             max_stride,
-        } => run_coalescing(gpu, cli, size, max_offset, max_stride),
-        Topic::Layout { size } => run_layout(gpu, cli, size),
-        Topic::Bandwidth { max_size, launches } => run_bandwidth(gpu, cli, max_size, launches),
-        Topic::Texture { size, table } => run_texture(gpu, cli, size, table),
+        } => run_coalescing(gpu, out, cli, size, max_offset, max_stride),
+        Topic::Layout { size } => run_layout(gpu, out, cli, size),
+        Topic::Bandwidth { max_size, launches } => run_bandwidth(gpu, out, cli, max_size, launches),
+        Topic::Texture { size, table } => run_texture(gpu, out, cli, size, table),
     }
 }
 
@@ -87,6 +87,7 @@ fn pct(x: f64) -> String {
 
 fn run_coalescing(
     gpu: &Gpu,
+    out: &mut Out,
     cli: &Cli,
     size: usize,
     max_offset: usize,
@@ -94,7 +95,7 @@ fn run_coalescing(
 ) -> Result<()> {
     Access::Offset(max_offset).validate()?;
     Access::Stride(max_stride).validate()?;
-    let ceiling = ceiling(gpu, cli.reps)?;
+    let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     // In [1, 2): never zero, so an output the kernel misses (left at 0) is caught.
     let x: Vec<f32> = (0..size).map(|_| rng.random_range(1.0..2.0)).collect();
@@ -206,8 +207,8 @@ fn run_coalescing(
     Ok(())
 }
 
-fn run_layout(gpu: &Gpu, cli: &Cli, size: usize) -> Result<()> {
-    let ceiling = ceiling(gpu, cli.reps)?;
+fn run_layout(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
+    let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     let data: Vec<InnerStruct> = (0..size)
         .map(|_| InnerStruct {
@@ -320,13 +321,19 @@ fn time_d2d(
     Ok(t.gbps(2 * bytes as u64))
 }
 
-fn run_bandwidth(gpu: &Gpu, cli: &Cli, max_size: usize, launches: usize) -> Result<()> {
+fn run_bandwidth(
+    gpu: &Gpu,
+    out: &mut Out,
+    cli: &Cli,
+    max_size: usize,
+    launches: usize,
+) -> Result<()> {
     const SEED_BYTES: usize = 33_554_432;
     let sizes = bandwidth::sweep_sizes(max_size);
     if sizes.is_empty() {
         bail!("--max-size {max_size}: the sweep starts at 1 KiB");
     }
-    let ceiling = ceiling(gpu, cli.reps)?;
+    let ceiling = out.ceiling(gpu, cli.reps)?;
     let largest = *sizes.last().unwrap_or(&1024);
     let buffer = largest.max(SEED_BYTES);
     let seed = cli.seed;
@@ -526,7 +533,7 @@ fn run_bandwidth(gpu: &Gpu, cli: &Cli, max_size: usize, launches: usize) -> Resu
     Ok(())
 }
 
-fn run_texture(gpu: &Gpu, cli: &Cli, size: usize, table_len: usize) -> Result<()> {
+fn run_texture(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize, table_len: usize) -> Result<()> {
     if table_len == 0 {
         bail!("--table 0: the lookup table needs at least one element");
     }

@@ -10,7 +10,7 @@ use cudarc::driver::CudaSlice;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{Cli, ceiling, verdict};
+use crate::{Cli, Out, verdict};
 
 const WARMUP: usize = 3;
 
@@ -20,12 +20,12 @@ fn exact(got: i32, expected: i32) -> Result<(), verify::Mismatch> {
 
 /// `demo reduce`: the seed's table for this GPU, then the template kernel per block size,
 /// then `reduce_sum` at 2^20 and 2^26 elements (at `size` when it is not the seed's 2^24).
-pub fn run(gpu: &Gpu, cli: &Cli, size: usize, block: u32) -> Result<()> {
+pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, block: u32) -> Result<()> {
     // Refuse a bad block size before any GPU work.
     for variant in reduction::Variant::ALL {
         reduction::SeedLaunch::new(variant, size, block)?;
     }
-    let ceiling = ceiling(gpu, cli.reps)?;
+    let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut flush = L2Flush::new(gpu)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     // The book's data: `(int)(rand() & 0xFF)`.
@@ -310,8 +310,8 @@ fn reduce_sum_table(
 }
 
 /// `demo square-sum`: the seed's seven versions and the one-launch version.
-pub fn run_square_sum(gpu: &Gpu, cli: &Cli, size: usize) -> Result<()> {
-    let ceiling = ceiling(gpu, cli.reps)?;
+pub fn run_square_sum(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Result<()> {
+    let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut flush = L2Flush::new(gpu)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     // The seed series' data: random ints 0..=9.

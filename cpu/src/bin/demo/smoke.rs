@@ -4,9 +4,9 @@ use anyhow::{Context, Result, bail};
 use comfy_table::{Table, presets::ASCII_MARKDOWN};
 use cpu::{Gpu, smoke};
 
-use crate::{Cli, verdict};
+use crate::{Cli, Out, verdict};
 
-pub fn run(gpu: &Gpu, cli: &Cli, size: usize) -> Result<()> {
+pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Result<()> {
     let mut table = Table::new();
     table
         .load_preset(ASCII_MARKDOWN)
