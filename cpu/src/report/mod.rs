@@ -111,8 +111,9 @@ pub struct Section {
     pub ceiling: Option<CeilingRecord>,
     /// Lines and tables, in order.
     pub blocks: Vec<Block>,
-    /// `(table id, variant)` of the measurement the summary reports; by default the passing
-    /// measurement with the highest bandwidth.
+    /// `(table id, key)` of the measurement the summary reports ([`Measurement::key`]: the
+    /// variant, with its series and x where it has them); by default the passing measurement
+    /// with the highest bandwidth.
     pub headline: Option<(String, String)>,
     /// The error that ended the pattern early, if one did.
     pub error: Option<String>,
@@ -349,9 +350,9 @@ impl Measurement {
 pub struct Peer {
     /// The pattern it belongs beside, `"reduce"`.
     pub pattern: String,
-    /// Table id and variant of our measurement of the same operation, sizes and types.
+    /// Table id of our measurement of the same operation, sizes and types.
     pub table: String,
-    /// See `table`.
+    /// Its [`Measurement::key`].
     pub variant: String,
     /// The call timed, `"torch.sum"`.
     pub operation: String,
@@ -416,7 +417,7 @@ impl Section {
         if let Some((table, variant)) = &self.headline {
             return self
                 .measurements()
-                .find(|(t, m)| &t.id == table && &m.variant == variant);
+                .find(|(t, m)| &t.id == table && &m.key() == variant);
         }
         self.measurements()
             .filter(|(_, m)| m.passed && m.gbps.is_some())

@@ -81,10 +81,11 @@ impl Out {
         self.section.blocks.push(Block::Table(table));
     }
 
-    /// Names the measurement the summary reports for this pattern (by default the passing one
-    /// with the highest bandwidth).
-    pub fn headline(&mut self, table: &str, variant: &str) {
-        self.section.headline = Some((table.into(), variant.into()));
+    /// Names the measurement the summary reports for this pattern by table id and
+    /// [`Measurement::key`](cpu::report::Measurement::key) (by default the passing one with the
+    /// highest bandwidth).
+    pub fn headline(&mut self, table: &str, key: &str) {
+        self.section.headline = Some((table.into(), key.into()));
     }
 
     /// Measures the device-to-device memcpy ceiling, prints it and keeps it as the section's.
