@@ -67,3 +67,188 @@ fn list_needs_no_gpu() {
         assert!(stdout.contains(pattern), "list lacks {pattern}");
     }
 }
+
+// ---- Reports: compare, --profile, --peers (no GPU needed), and --out / --dump / Ctrl-C (GPU).
+
+use cpu::report::{Block, ChartKind, Measurement, Report, Section, Table};
+use cpu::timing::Timing;
+
+fn report_with(ms: &[(&str, f64)]) -> Report {
+    let mut t = Table::new("variants", "t", ChartKind::Bars, ["variant"]);
+    for (name, median) in ms {
+        let timing = Timing {
+            median_ms: *median,
+            min_ms: *median,
+            max_ms: *median,
+            reps: 20,
+        };
+        t.measured_row([*name], Measurement::new(*name, &timing));
+    }
+    let mut s = Section::new("vector-add");
+    s.blocks.push(Block::Table(t));
+    Report {
+        sections: vec![s],
+        ..Report::default()
+    }
+}
+
+fn write_json(dir: &std::path::Path, name: &str, r: &Report) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_string(r).unwrap()).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn compare_prints_speedups_of_shared_measurements() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = write_json(
+        dir.path(),
+        "old.json",
+        &report_with(&[("a", 2.0), ("b", 1.0)]),
+    );
+    let new = write_json(
+        dir.path(),
+        "new.json",
+        &report_with(&[("a", 1.0), ("c", 1.0)]),
+    );
+    let out = demo(&["compare", &old, &new]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("2.00x"), "{stdout}");
+    assert!(
+        stdout.contains("1 matched, 1 only in old, 1 only in new"),
+        "{stdout}"
+    );
+    let json = demo(&["compare", &old, &new, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    assert_eq!(v[0]["key"], "a");
+}
+
+#[test]
+fn compare_refuses_missing_foreign_and_disjoint_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write_json(dir.path(), "a.json", &report_with(&[("a", 1.0)]));
+    let b = write_json(dir.path(), "b.json", &report_with(&[("b", 1.0)]));
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "[1, 2]").unwrap();
+    let junk = junk.to_string_lossy().into_owned();
+    assert_one_sentence_error(&["compare", &a, "/no/such/report.json"]);
+    assert_one_sentence_error(&["compare", &a, &junk]);
+    assert_one_sentence_error(&["compare", &a, &b]);
+}
+
+#[test]
+fn profile_and_peers_files_are_checked_before_the_gpu_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("not-ncu.csv");
+    std::fs::write(&bad, "a,b\n1,2\n").unwrap();
+    let bad = bad.to_string_lossy().into_owned();
+    assert_one_sentence_error(&["vector-add", "--profile", &bad]);
+    assert_one_sentence_error(&["vector-add", "--profile", "/no/such/ncu.csv"]);
+    assert_one_sentence_error(&["vector-add", "--peers", &bad]);
+}
+
+fn require_gpu() {
+    assert!(
+        cpu::Gpu::driver_available(),
+        "this test needs an NVIDIA GPU; run it where there is one (run.sh tests)"
+    );
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU (run.sh tests runs it)"]
+fn out_writes_report_files_and_dump_writes_npy() {
+    require_gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let (out_dir, dump_dir) = (dir.path().join("out"), dir.path().join("dump"));
+    let out = demo(&[
+        "vector-add",
+        "--size",
+        "1000",
+        "--reps",
+        "3",
+        "--format",
+        "json",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--dump",
+        dump_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Report = serde_json::from_slice(&out.stdout).expect("stdout is the JSON report");
+    let written: Report =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(printed, written);
+    let measurements: Vec<_> = written.sections[0].measurements().collect();
+    assert_eq!(measurements.len(), cpu::vector_add::Variant::ALL.len());
+    assert!(measurements.iter().all(|(_, m)| m.passed && m.reps == 3));
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("## vector-add") && md.contains("memcpy ceiling"),
+        "{md}"
+    );
+    let csv = std::fs::read_to_string(out_dir.join("report.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + measurements.len());
+    for ext in ["svg", "png"] {
+        assert!(
+            out_dir
+                .join(format!("charts/vector-add-variants.{ext}"))
+                .is_file()
+        );
+    }
+    // x.npy: the magic, then a header naming little-endian f32 and the shape.
+    let npy = std::fs::read(dump_dir.join("vector-add/x.npy")).unwrap();
+    assert_eq!(&npy[..6], b"\x93NUMPY");
+    let header = String::from_utf8_lossy(&npy[..128]);
+    assert!(
+        header.contains("'<f4'") && header.contains("(1000,)"),
+        "{header}"
+    );
+    assert_eq!(
+        npy.len() % 64,
+        4000 % 64,
+        "header padded to 64 bytes, then 1000 f32"
+    );
+    assert!(dump_dir.join("vector-add/z_vector-add-vec4.npy").is_file());
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU (run.sh tests runs it)"]
+fn interrupting_demo_all_leaves_no_partial_files() {
+    require_gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::var("GPU_LAB_DEMO").unwrap_or_else(|_| env!("CARGO_BIN_EXE_demo").into());
+    let mut child = Command::new(exe)
+        .args(["all", "--reps", "3", "--out"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "exit code after Ctrl-C");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "files left by an interrupted run: {left:?}"
+    );
+}

@@ -225,6 +225,8 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
     build_ptx(root, Vec::new(), out.join("ptx"))?;
     let run_sh = out.join("run.sh");
     std::fs::write(&run_sh, RUN_SH).with_context(|| format!("writing {}", run_sh.display()))?;
+    let peers = out.join("peers.py");
+    std::fs::write(&peers, PEERS_PY).with_context(|| format!("writing {}", peers.display()))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -233,6 +235,9 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
     println!("{}", out.display());
     Ok(())
 }
+
+/// `run.sh peers`: the same operations through PyTorch / CuPy, for the report's peer columns.
+const PEERS_PY: &str = include_str!("../peers/peers.py");
 
 /// The bundle's entry point (see README "Running on a GPU machine without Rust").
 const RUN_SH: &str = r#"#!/usr/bin/env bash
@@ -244,6 +249,11 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 #                       demos at small sizes (all, or the patterns named)
 #   ./run.sh resources  ptxas -v over the PTX (registers, shared memory, spills), where ptxas exists;
 #                       every PTX is assembled for PTXAS_ARCH (default sm_90: CUDA 13 no longer targets sm_70)
+#   ./run.sh report [DIR]   peers (where PyTorch is), then `demo all --out DIR` (default ./report):
+#                       report.md, report.json, report.csv, charts/*.svg and *.png
+#   ./run.sh peers [FILE]   PyTorch / CuPy timings of the same operations (default ./peers.json)
+#   ./run.sh profile PATTERN...  the demo under Nsight Compute (ncu): global load/store sector
+#                       efficiency and shared-memory bank conflicts added to its tables
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mode=${1:-all}
@@ -346,13 +356,48 @@ run_resources() {
   done
 }
 
+run_peers() {
+  local file=$1
+  if ! command -v python3 >/dev/null; then echo "peers: python3 not found: skipped"; return 1; fi
+  python3 "$here/peers.py" "$file" || { failed+=("peers"); return 1; }
+  [ -f "$file" ]
+}
+
+run_report() {
+  local dir=${only[0]:-report}
+  mkdir -p "$dir"
+  local peers=()
+  if run_peers "$dir/peers.json"; then peers=(--peers "$dir/peers.json"); fi
+  "$here/bin/demo" all --out "$dir" "${peers[@]}" || failed+=("demo all")
+}
+
+run_profile() {
+  local ncu; ncu=$(find_tool ncu)
+  if [ -z "$ncu" ]; then echo "ncu (Nsight Compute) not found: profile skipped"; return; fi
+  [ ${#only[@]} -gt 0 ] || { echo "usage: $0 profile PATTERN..." >&2; failed+=("profile: no pattern"); return; }
+  local metrics=smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct,smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+  for p in "${only[@]}"; do
+    local csv; csv=$(mktemp --suffix=.csv)
+    echo "== ncu over demo $p (1 timed rep; every launch profiled)"
+    if ! "$ncu" --csv --metrics "$metrics" --log-file "$csv" "$here/bin/demo" "$p" --reps 1 >/dev/null; then
+      tail -20 "$csv"; failed+=("profile $p"); continue
+    fi
+    echo "== demo $p, timed, with the profiler's columns"
+    "$here/bin/demo" "$p" --profile "$csv" || failed+=("profile $p")
+    rm -f "$csv"
+  done
+}
+
 case "$mode" in
   all) run_tests; run_demo ;;
+  report) run_report ;;
+  peers) run_peers "${only[0]:-peers.json}" || true ;;
+  profile) run_profile ;;
   tests) run_tests ;;
   demo) run_demo ;;
   sanitize) run_sanitize ;;
   resources) run_resources ;;
-  *) echo "usage: $0 [all|tests|demo|sanitize|resources]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|tests|demo|sanitize|resources|report|peers|profile]" >&2; exit 2 ;;
 esac
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -512,6 +512,41 @@ impl Report {
         table
     }
 
+    /// Each peer timing beside our measurement of the same operation.
+    pub fn peers_table(&self) -> Table {
+        let mut table = Table::new(
+            "peers",
+            "peers",
+            ChartKind::None,
+            [
+                "pattern",
+                "ours",
+                "our ms",
+                "peer",
+                "peer ms",
+                "speedup vs peer",
+            ],
+        );
+        for p in &self.peers {
+            let ours = self
+                .sections
+                .iter()
+                .filter(|s| s.pattern == p.pattern)
+                .flat_map(|s| s.measurements())
+                .find(|(t, m)| t.id == p.table && m.key() == p.variant)
+                .map(|(_, m)| m.median_ms);
+            table.row([
+                p.pattern.clone(),
+                p.variant.clone(),
+                ours.map_or_else(|| "(not run)".into(), |v| format!("{v:.4}")),
+                format!("{} ({})", p.operation, p.library),
+                format!("{:.4}", p.median_ms),
+                ours.map_or_else(|| "-".into(), |v| format!("{:.2}x", p.median_ms / v)),
+            ]);
+        }
+        table
+    }
+
     /// The report as markdown: device, summary, then each section's lines and tables in order.
     pub fn markdown(&self) -> String {
         let d = &self.device;
@@ -546,6 +581,13 @@ impl Report {
         );
         if self.sections.len() > 1 || !self.peers.is_empty() {
             let _ = writeln!(md, "## Summary\n\n{}\n", self.summary_table().markdown());
+        }
+        if !self.peers.is_empty() {
+            let _ = writeln!(
+                md,
+                "## Peers\n\nThe same operations, sizes and types through the libraries users would call instead (`run.sh peers`), timed the same way; speedup = peer median / our median.\n\n{}\n",
+                self.peers_table().markdown()
+            );
         }
         for s in &self.sections {
             let _ = writeln!(md, "## {}\n", s.pattern);
