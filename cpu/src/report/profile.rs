@@ -72,7 +72,7 @@ impl Profile {
             .ok_or(ProfileError::NoHeader)?;
         let mut reader = csv::ReaderBuilder::new()
             .flexible(true)
-            .from_reader(text[start..].as_bytes());
+            .from_reader(&text.as_bytes()[start..]);
         let headers = reader.headers()?.clone();
         let col = |name: &str| headers.iter().position(|h| h == name);
         let (Some(k), Some(n), Some(v)) =
