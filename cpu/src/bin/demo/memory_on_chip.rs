@@ -3,9 +3,10 @@
 
 use anyhow::{Result, bail};
 use clap::Subcommand;
-use comfy_table::{Table, presets::ASCII_MARKDOWN};
 use cpu::memory::{bank_conflicts, constant_memory, device_globals, registers, shared_memory};
-use cpu::{Gpu, launch, timing, verify};
+use cpu::report::{ChartKind, Measurement, Table};
+use cpu::timing::{self, Timing};
+use cpu::{Gpu, launch, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -63,50 +64,67 @@ fn registers_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()
     let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     let x: Vec<u32> = (0..size).map(|_| rng.random()).collect();
+    out.dump("x", &[], &x)?;
     let expected = registers::reference(&x);
     let d_x = gpu.upload(&x)?;
-    let mut table = Table::new();
-    table.load_preset(ASCII_MARKDOWN).set_header([
-        "kernel",
-        "registers/thread",
-        "local bytes/thread",
-        "grid x block",
-        "median ms",
-        "GB/s (DRAM)",
-        "% of memcpy",
-        "verdict",
-    ]);
+    let bytes = registers::bytes_moved(size);
+    let mut table = Table::new(
+        "kernels",
+        format!(
+            "registers vs local memory: {size} threads, a private array of {} u32 each (seed: \"local \
+             memory ... 编译期无法确定数组的大小 / 运行时索引\"); registers and local bytes from the \
+             driver (cuFuncGetAttribute, the loaded code); {} reps",
+            gpu::memory::registers::ARRAY_LEN,
+            cli.reps
+        ),
+        ChartKind::Bars,
+        [
+            "kernel",
+            "registers/thread",
+            "local bytes/thread",
+            "grid x block",
+            "median ms",
+            "GB/s (DRAM)",
+            "% of memcpy",
+            "verdict",
+        ],
+    );
     let mut failures = 0;
     for variant in registers::Variant::ALL {
         let kernel = variant.kernel_name();
         let resources = gpu.kernel_resources(kernel)?;
         let mut d_out = gpu.poisoned(size, 0xDEAD_BEEFu32)?;
         let cfg = registers::launch(gpu, variant, &d_x, &mut d_out)?;
-        let check = verify::exact(&gpu.download(&d_out, kernel)?, &expected);
+        let got = gpu.download(&d_out, kernel)?;
+        out.dump(&format!("out_{}", variant_name(variant)), &[], &got)?;
+        let check = verify::exact(&got, &expected);
         failures += check.is_err() as usize;
         let t = timing::time_gpu(gpu, kernel, 3, cli.reps as usize, || {
             registers::launch(gpu, variant, &d_x, &mut d_out).map(drop)
         })?;
-        let gbps = t.gbps(registers::bytes_moved(size));
-        table.add_row([
-            kernel.to_string(),
-            resources.registers.to_string(),
-            resources.local_bytes.to_string(),
-            launch::describe(&cfg),
-            format!("{:.3}", t.median_ms),
-            format!("{gbps:.1}"),
-            format!("{:.1}%", ceiling.percent(gbps)),
-            verdict(&check),
-        ]);
+        let m = Measurement::new(kernel, &t)
+            .kernel(kernel)
+            .bytes(bytes, Some(&ceiling))
+            .launch(&cfg)
+            .extra("registers_per_thread", f64::from(resources.registers))
+            .extra("local_bytes_per_thread", f64::from(resources.local_bytes))
+            .passed(check.is_ok());
+        let gbps = m.gbps.unwrap_or_default();
+        table.measured_row(
+            [
+                kernel.to_string(),
+                resources.registers.to_string(),
+                resources.local_bytes.to_string(),
+                launch::describe(&cfg),
+                format!("{:.3}", t.median_ms),
+                format!("{gbps:.1}"),
+                format!("{:.1}%", ceiling.percent(gbps)),
+                verdict(&check),
+            ],
+            m,
+        );
     }
-    println!(
-        "registers vs local memory: {size} threads, a private array of {} u32 each (seed: \"local \
-         memory ... 编译期无法确定数组的大小 / 运行时索引\"); registers and local bytes from the \
-         driver (cuFuncGetAttribute, the loaded code); {} reps",
-        gpu::memory::registers::ARRAY_LEN,
-        cli.reps
-    );
-    println!("{table}");
+    out.table(table);
     if failures > 0 {
         bail!("{failures} registers kernel(s) disagree with the CPU reference");
     }
@@ -114,22 +132,31 @@ fn registers_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()
 }
 
 fn shared_memory_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
-    let mut table = Table::new();
-    table.load_preset(ASCII_MARKDOWN).set_header([
-        "declaration",
-        "kernel",
-        "launch",
-        "input",
-        "output",
-        "verdict",
-    ]);
+    // Nothing here is timed: the rows are plain (the verdicts are in the cells, and a failure
+    // ends the pattern with an error below).
+    let mut table = Table::new(
+        "runs",
+        "shared memory, the seed's example: tmp[i] = u[i]; __syncthreads(); u[i] = tmp[i]*tmp[i] + \
+         tmp[blockDim-1-i] (the seed prints 5 7 11 17; its missing barrier is added)",
+        ChartKind::None,
+        [
+            "declaration",
+            "kernel",
+            "launch",
+            "input",
+            "output",
+            "verdict",
+        ],
+    );
     let mut failures = 0;
+    out.dump("seed_u", &[], &shared_memory::SEED_U)?;
     let seed_expected = shared_memory::reference(&shared_memory::SEED_U, 4);
     for variant in shared_memory::Variant::ALL {
         let got = shared_memory::run(gpu, variant, &shared_memory::SEED_U, 4)?;
+        out.dump(&format!("seed_out_{}", variant_name(variant)), &[], &got)?;
         let check = verify::exact(&got, &seed_expected);
         failures += check.is_err() as usize;
-        table.add_row([
+        table.row([
             variant_name(variant),
             variant.kernel_name().to_string(),
             format!(
@@ -148,12 +175,14 @@ fn shared_memory_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Resul
     let size = size - size % 256;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     let u: Vec<f32> = (0..size).map(|_| rng.random_range(-1e4..1e4)).collect();
+    out.dump("u", &[], &u)?;
     let expected = shared_memory::reference(&u, 256);
     for variant in shared_memory::Variant::ALL {
         let got = shared_memory::run(gpu, variant, &u, 256)?;
+        out.dump(&format!("out_{}", variant_name(variant)), &[], &got)?;
         let check = verify::exact(&got, &expected);
         failures += check.is_err() as usize;
-        table.add_row([
+        table.row([
             variant_name(variant),
             variant.kernel_name().to_string(),
             format!("<<<{}, 256>>>", size / 256),
@@ -162,11 +191,7 @@ fn shared_memory_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Resul
             verdict(&check),
         ]);
     }
-    println!(
-        "shared memory, the seed's example: tmp[i] = u[i]; __syncthreads(); u[i] = tmp[i]*tmp[i] + \
-         tmp[blockDim-1-i] (the seed prints 5 7 11 17; its missing barrier is added)"
-    );
-    println!("{table}");
+    out.table(table);
     if failures > 0 {
         bail!("{failures} shared-memory run(s) disagree with the CPU reference");
     }
@@ -174,44 +199,71 @@ fn shared_memory_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Resul
 }
 
 fn bank_conflicts_demo(gpu: &Gpu, out: &mut Out, accesses: u32) -> Result<()> {
-    let mut table = Table::new();
-    table.load_preset(ASCII_MARKDOWN).set_header([
-        "pattern",
-        "word of lane l",
-        "n-way (computed)",
-        "cycles/access",
-        "ns/access",
-        "x stride 1",
-        "verdict",
-    ]);
+    use gpu::memory::bank_conflicts::{BANK_CONFLICTS_READ, BLOCK_SIZE};
+    // The kernel's buffers are downloaded and checked inside `bank_conflicts::measure`; the
+    // demo gets no array back, so nothing is dumped.
+    let mut table = Table::new(
+        "patterns",
+        format!(
+            "shared-memory bank conflicts: {} threads per block, one block per SM, {accesses} \
+             warp-wide 4-byte shared loads per thread; SM cycles (clock64) per warp access, median \
+             over blocks; ns at the {} MHz peak SM clock",
+            BLOCK_SIZE,
+            gpu.sm_clock_khz()? / 1000
+        ),
+        ChartKind::Bars,
+        [
+            "pattern",
+            "word of lane l",
+            "n-way (computed)",
+            "cycles/access",
+            "ns/access",
+            "x stride 1",
+            "verdict",
+        ],
+    );
+    let warps = f64::from(BLOCK_SIZE / 32);
     let mut failures = 0;
     let mut baseline = None;
     for p in bank_conflicts::PATTERNS {
         let m = bank_conflicts::measure(gpu, p.stride, p.group, accesses)?;
         failures += m.check.is_err() as usize;
         let base = *baseline.get_or_insert(m.cycles_per_access);
-        table.add_row([
-            p.name.to_string(),
-            if p.group == 1 {
-                format!("{} * l", p.stride)
-            } else {
-                format!("{} * (l / {})", p.stride, p.group)
-            },
-            bank_conflicts::conflict_degree(p.stride, p.group).to_string(),
-            format!("{:.2}", m.cycles_per_access),
-            format!("{:.2}", m.ns_per_access),
-            format!("{:.1}", m.cycles_per_access / base),
-            verdict(&m.check),
-        ]);
+        let ways = bank_conflicts::conflict_degree(p.stride, p.group);
+        // One launch, timed by clock64 inside each block: the time is the median block's loop
+        // (every warp's `accesses` loads) at the peak SM clock. The library returns only the
+        // median, so min and max equal it.
+        let block_ms = m.ns_per_access * f64::from(accesses) * warps * 1e-6;
+        let t = Timing {
+            median_ms: block_ms,
+            min_ms: block_ms,
+            max_ms: block_ms,
+            reps: 1,
+        };
+        table.measured_row(
+            [
+                p.name.to_string(),
+                if p.group == 1 {
+                    format!("{} * l", p.stride)
+                } else {
+                    format!("{} * (l / {})", p.stride, p.group)
+                },
+                ways.to_string(),
+                format!("{:.2}", m.cycles_per_access),
+                format!("{:.2}", m.ns_per_access),
+                format!("{:.1}", m.cycles_per_access / base),
+                verdict(&m.check),
+            ],
+            Measurement::new(p.name, &t)
+                .kernel(BANK_CONFLICTS_READ)
+                .extra("conflict_ways", f64::from(ways))
+                .extra("cycles_per_access", m.cycles_per_access)
+                .extra("ns_per_access", m.ns_per_access)
+                .extra("x_stride_1", m.cycles_per_access / base)
+                .passed(m.check.is_ok()),
+        );
     }
-    println!(
-        "shared-memory bank conflicts: {} threads per block, one block per SM, {accesses} \
-         warp-wide 4-byte shared loads per thread; SM cycles (clock64) per warp access, median \
-         over blocks; ns at the {} MHz peak SM clock",
-        gpu::memory::bank_conflicts::BLOCK_SIZE,
-        gpu.sm_clock_khz()? / 1000
-    );
-    println!("{table}");
+    out.table(table);
     if failures > 0 {
         bail!("{failures} bank-conflict run(s) read wrong values");
     }
@@ -227,26 +279,37 @@ fn constant_memory_demo(
 ) -> Result<()> {
     use constant_memory::{Access, Table as ConstTable, Variant};
     let dev_var = constant_memory::dev_var_example(gpu, 100, 4)?;
+    out.dump("dev_var", &[], &dev_var)?;
     let seed_check = verify::exact(&dev_var, &[100, 101, 102, 103]);
-    println!(
+    out.line(format!(
         "seed example: __constant__ int devVar = 100; xminus<<<1, 4>>>: {dev_var:?} (seed prints 100 101 102 103): {}",
         verdict(&seed_check)
-    );
+    ));
     let mut rng = StdRng::seed_from_u64(cli.seed);
     let values: Vec<f32> = (0..gpu::memory::constant_memory::TABLE_LEN)
         .map(|_| rng.random_range(-1.0..1.0))
         .collect();
+    out.dump("table", &[], &values)?;
     let table_data = ConstTable::new(gpu, &values)?;
-    let mut table = Table::new();
-    table.load_preset(ASCII_MARKDOWN).set_header([
-        "table in",
-        "lanes read",
-        "kernel",
-        "median ms",
-        "G reads/s",
-        "x constant uniform",
-        "verdict",
-    ]);
+    let mut table = Table::new(
+        "reads",
+        format!(
+            "constant memory: {size} threads x {reads} reads of a {}-float table (4 KiB, cached on \
+             chip in every case); {} reps",
+            gpu::memory::constant_memory::TABLE_LEN,
+            cli.reps
+        ),
+        ChartKind::Bars,
+        [
+            "table in",
+            "lanes read",
+            "kernel",
+            "median ms",
+            "G reads/s",
+            "x constant uniform",
+            "verdict",
+        ],
+    );
     let mut failures = seed_check.is_err() as usize;
     let mut baseline = None;
     let _lock = gpu.lock_constant_memory();
@@ -255,38 +318,47 @@ fn constant_memory_demo(
         let expected = table_data.reference(size, access, reads);
         for variant in Variant::ALL {
             let kernel = variant.kernel_name();
-            let mut out = gpu.poisoned(size, f32::NAN)?;
-            table_data.launch(gpu, variant, access, reads, &mut out)?;
-            let check = verify::exact(&gpu.download(&out, kernel)?, &expected);
+            let mut d_out = gpu.poisoned(size, f32::NAN)?;
+            let cfg = table_data.launch(gpu, variant, access, reads, &mut d_out)?;
+            let got = gpu.download(&d_out, kernel)?;
+            out.dump(
+                &format!("out_{}_{}", variant_name(variant), variant_name(access)),
+                &[],
+                &got,
+            )?;
+            let check = verify::exact(&got, &expected);
             failures += check.is_err() as usize;
             let t = timing::time_gpu(gpu, kernel, 3, cli.reps as usize, || {
                 table_data
-                    .launch(gpu, variant, access, reads, &mut out)
+                    .launch(gpu, variant, access, reads, &mut d_out)
                     .map(drop)
             })?;
             let base = *baseline.get_or_insert(t.median_ms);
             let greads = size as f64 * reads as f64 / (t.median_ms * 1e-3) / 1e9;
-            table.add_row([
-                variant_name(variant),
-                match access {
-                    Access::Uniform => "one word per warp".to_string(),
-                    Access::Divergent => "32 words per warp".to_string(),
-                },
-                kernel.to_string(),
-                format!("{:.3}", t.median_ms),
-                format!("{greads:.1}"),
-                format!("{:.2}", t.median_ms / base),
-                verdict(&check),
-            ]);
+            table.measured_row(
+                [
+                    variant_name(variant),
+                    match access {
+                        Access::Uniform => "one word per warp".to_string(),
+                        Access::Divergent => "32 words per warp".to_string(),
+                    },
+                    kernel.to_string(),
+                    format!("{:.3}", t.median_ms),
+                    format!("{greads:.1}"),
+                    format!("{:.2}", t.median_ms / base),
+                    verdict(&check),
+                ],
+                Measurement::new(variant_name(variant), &t)
+                    .series(variant_name(access))
+                    .kernel(kernel)
+                    .launch(&cfg)
+                    .extra("g_reads_per_s", greads)
+                    .extra("x_constant_uniform", t.median_ms / base)
+                    .passed(check.is_ok()),
+            );
         }
     }
-    println!(
-        "constant memory: {size} threads x {reads} reads of a {}-float table (4 KiB, cached on \
-         chip in every case); {} reps",
-        gpu::memory::constant_memory::TABLE_LEN,
-        cli.reps
-    );
-    println!("{table}");
+    out.table(table);
     if failures > 0 {
         bail!("{failures} constant-memory run(s) disagree with the CPU reference");
     }
@@ -303,18 +375,24 @@ fn device_globals_demo(gpu: &Gpu, out: &mut Out, cli: &Cli) -> Result<()> {
     let u: Vec<f32> = (0..n).map(|_| rng.random_range(-1e3..1e3)).collect();
     let v: Vec<f32> = (0..n).map(|_| rng.random_range(-1e3..1e3)).collect();
     let random_expected = device_globals::reference(&u, &v);
-    let mut table = Table::new();
-    table.load_preset(ASCII_MARKDOWN).set_header([
-        "version",
-        "kernel",
-        "input",
-        "hostU after",
-        "verdict",
-    ]);
+    out.dump("seed_u", &[], &SEED_U)?;
+    out.dump("seed_v", &[], &SEED_V)?;
+    out.dump("u", &[], &u)?;
+    out.dump("v", &[], &v)?;
+    // Nothing here is timed: the rows are plain (the verdicts are in the cells, and a failure
+    // ends the pattern with an error below).
+    let mut table = Table::new(
+        "versions",
+        "device globals: the seed's addUV (devU[i] += devV[i]) through cudaMemcpyToSymbol / \
+         FromSymbol, and add4f on device pointers (the seed prints 6 8 10 12)",
+        ChartKind::None,
+        ["version", "kernel", "input", "hostU after", "verdict"],
+    );
     let mut failures = 0;
     let runs = [
         (
             "static: __device__ devU, devV by symbol",
+            "seed_out_by_symbol",
             gpu::memory::device_globals::DEVICE_GLOBALS_ADD_SYMBOLS,
             by_symbol,
             &expected,
@@ -322,6 +400,7 @@ fn device_globals_demo(gpu: &Gpu, out: &mut Out, cli: &Cli) -> Result<()> {
         ),
         (
             "dynamic: cudaMalloc'd buffers by pointer",
+            "seed_out_by_pointer",
             gpu::memory::device_globals::DEVICE_GLOBALS_ADD_POINTERS,
             by_pointer,
             &expected,
@@ -329,13 +408,15 @@ fn device_globals_demo(gpu: &Gpu, out: &mut Out, cli: &Cli) -> Result<()> {
         ),
         (
             "static, by symbol",
+            "out_by_symbol",
             gpu::memory::device_globals::DEVICE_GLOBALS_ADD_SYMBOLS,
             device_globals::add_by_symbol(gpu, &u, &v)?,
             &random_expected,
             "1024 random floats",
         ),
     ];
-    for (version, kernel, got, want, input) in runs {
+    for (version, dump_name, kernel, got, want, input) in runs {
+        out.dump(dump_name, &[], &got)?;
         let check = verify::exact(&got, want);
         failures += check.is_err() as usize;
         let shown = if got.len() <= 4 {
@@ -343,7 +424,7 @@ fn device_globals_demo(gpu: &Gpu, out: &mut Out, cli: &Cli) -> Result<()> {
         } else {
             "(compared element-wise)".into()
         };
-        table.add_row([
+        table.row([
             version.to_string(),
             kernel.to_string(),
             input.to_string(),
@@ -351,11 +432,7 @@ fn device_globals_demo(gpu: &Gpu, out: &mut Out, cli: &Cli) -> Result<()> {
             verdict(&check),
         ]);
     }
-    println!(
-        "device globals: the seed's addUV (devU[i] += devV[i]) through cudaMemcpyToSymbol / \
-         FromSymbol, and add4f on device pointers (the seed prints 6 8 10 12)"
-    );
-    println!("{table}");
+    out.table(table);
     if failures > 0 {
         bail!("{failures} device-globals run(s) disagree with the CPU reference");
     }

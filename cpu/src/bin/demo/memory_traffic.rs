@@ -5,14 +5,16 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 use clap::Subcommand;
-use comfy_table::{Table, presets::ASCII_MARKDOWN};
 use cpu::error::DriverContext;
 use cpu::memory::bandwidth::{self, Direction, HostBuffer, HostMemory};
 use cpu::memory::coalescing::{self, Access, LINE_BYTES, Load, SECTOR_BYTES};
 use cpu::memory::{layout, texture};
-use cpu::timing;
-use cpu::{Gpu, launch, verify};
-use cudarc::driver::CudaSlice;
+use cpu::report::{ChartKind, Measurement, Table};
+use cpu::timing::{self, Timing};
+use cpu::verify::{self, Mismatch};
+use cpu::{Gpu, launch};
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use gpu::memory::bandwidth::BANDWIDTH_COPY_V4;
 use gpu::memory::layout::InnerStruct;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -85,6 +87,55 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
+/// Adds a row that displays several measurements (one per load path, per host-memory kind):
+/// the first through `measured_row`, the others pointed at the same row.
+fn multi_row(table: &mut Table, cells: Vec<String>, measurements: Vec<Measurement>) {
+    let mut measurements = measurements.into_iter();
+    match measurements.next() {
+        Some(first) => table.measured_row(cells, first),
+        None => table.row(cells),
+    }
+    let row = table.rows.len() - 1;
+    for mut m in measurements {
+        m.row = row;
+        table.measurements.push(m);
+    }
+}
+
+/// One load path at one point of the coalescing sweeps: verified, then timed.
+struct LoadRun {
+    load: Load,
+    kernel: &'static str,
+    cfg: LaunchConfig,
+    check: Result<(), Mismatch>,
+    timing: Timing,
+}
+
+/// A coalescing point's variant (the sweep it belongs to), its offset or stride, and the
+/// first byte it reads modulo 128.
+fn sweep_point(access: Access) -> (&'static str, usize, usize) {
+    match access {
+        Access::Offset(o) => ("misaligned copy", o, (4 * o) % 128),
+        Access::Stride(s) => ("strided copy", s, 0),
+    }
+}
+
+fn coalescing_header(what: &str) -> [&str; 11] {
+    [
+        what,
+        "first byte mod 128",
+        "sectors / warp",
+        "load eff. (32 B sectors)",
+        "seed's 128 B-line eff.",
+        "ld.ca GB/s",
+        "ld.cg GB/s",
+        "ld.ca % memcpy",
+        "ld.cg % memcpy",
+        "DRAM GB/s (ld.cg)",
+        "verdict",
+    ]
+}
+
 fn run_coalescing(
     gpu: &Gpu,
     out: &mut Out,
@@ -99,71 +150,99 @@ fn run_coalescing(
     let mut rng = StdRng::seed_from_u64(cli.seed);
     // In [1, 2): never zero, so an output the kernel misses (left at 0) is caught.
     let x: Vec<f32> = (0..size).map(|_| rng.random_range(1.0..2.0)).collect();
+    out.dump("x", &[], &x)?;
     let d_x = gpu.upload(&x)?;
     let mut host_y = vec![0f32; size];
     let mut failures = 0;
 
-    // One point: both load paths, each verified, then timed. Returns the GB/s (requested
-    // bytes) per load path and the verdicts.
-    let mut point = |access: Access| -> Result<([f64; 2], u64, f64, String)> {
+    // One point: both load paths, each verified, then timed. With `dump`, each kernel's
+    // downloaded output is written (the demo dumps the last point of each sweep only: every
+    // point's output would be tens of GiB).
+    let mut point = |out: &Out, access: Access, dump: bool| -> Result<Vec<LoadRun>> {
         let n = access.outputs(size);
         let mut y = gpu.zeros::<f32>(n)?;
-        let mut gbps = [0.0; 2];
-        let mut ms_cg = 0.0;
-        let mut verdicts = Vec::new();
-        for (slot, load) in Load::ALL.into_iter().enumerate() {
+        let mut runs = Vec::new();
+        for load in Load::ALL {
             let kernel = access.kernel_name(load);
             gpu.stream()
                 .memset_zeros(&mut y)
                 .map_err(|e| anyhow::anyhow!("clearing the output: {e}"))?;
-            coalescing::launch(gpu, access, load, &d_x, &mut y)?;
+            let cfg = coalescing::launch(gpu, access, load, &d_x, &mut y)?;
             gpu.stream()
                 .memcpy_dtoh(&y, &mut host_y[..n])
                 .map_err(|e| anyhow::anyhow!("{kernel} (running, or copying back): {e}"))?;
+            if dump {
+                let (_, param, _) = sweep_point(access);
+                out.dump(&format!("y_{kernel}_{param}"), &[], &host_y[..n])?;
+            }
             let check = coalescing::check(access, &x, &host_y[..n]);
             failures += check.is_err() as usize;
-            if check.is_err() {
-                verdicts.push(format!("{kernel}: {}", verdict(&check)));
-            }
             let t = timing::time_gpu(gpu, kernel, WARMUP, cli.reps as usize, || {
                 coalescing::launch(gpu, access, load, &d_x, &mut y).map(drop)
             })?;
-            gbps[slot] = t.gbps(coalescing::bytes_requested(n));
-            if load == Load::Cg {
-                ms_cg = t.median_ms;
-            }
+            runs.push(LoadRun {
+                load,
+                kernel,
+                cfg,
+                check,
+                timing: t,
+            });
         }
-        let dram = access.dram_read_bytes(n) + 4 * n as u64;
-        let v = if verdicts.is_empty() {
-            "PASS".to_string()
-        } else {
-            verdicts.join("; ")
-        };
-        Ok((gbps, dram, ms_cg, v))
+        Ok(runs)
     };
 
-    let header = |what: &str| {
-        let mut t = Table::new();
-        t.load_preset(ASCII_MARKDOWN).set_header([
-            what,
-            "first byte mod 128",
-            "sectors / warp",
-            "load eff. (32 B sectors)",
-            "seed's 128 B-line eff.",
-            "ld.ca GB/s",
-            "ld.cg GB/s",
-            "ld.ca % memcpy",
-            "ld.cg % memcpy",
-            "DRAM GB/s (ld.cg)",
-            "verdict",
-        ]);
-        t
-    };
-    let mut add_row =
-        |table: &mut Table, label: String, access: Access, first: usize| -> Result<()> {
-            let (gbps, dram, ms_cg, v) = point(access)?;
-            table.add_row([
-                label,
+    // One row: both load paths' measurements (series ld.ca and ld.cg) at the point's offset or
+    // stride; GB/s counts the requested bytes, the DRAM figure (ld.cg) every sector once.
+    let mut add_row = |out: &Out, table: &mut Table, access: Access, dump: bool| -> Result<()> {
+        let (variant, param, first) = sweep_point(access);
+        let n = access.outputs(size);
+        let runs = point(out, access, dump)?;
+        let dram = access.dram_read_bytes(n) + 4 * n as u64;
+        let ms_cg = runs
+            .iter()
+            .find(|r| r.load == Load::Cg)
+            .map_or(0.0, |r| r.timing.median_ms);
+        let mut failed = Vec::new();
+        let mut measurements = Vec::new();
+        for r in &runs {
+            if r.check.is_err() {
+                failed.push(format!("{}: {}", r.kernel, verdict(&r.check)));
+            }
+            let mut m = Measurement::new(variant, &r.timing)
+                .series(format!("ld.{}", variant_name(r.load)))
+                .at(param as f64)
+                .kernel(r.kernel)
+                .bytes(coalescing::bytes_requested(n), Some(&ceiling))
+                .launch(&r.cfg)
+                .extra(
+                    "sectors_per_warp",
+                    access.segments_per_warp(SECTOR_BYTES) as f64,
+                )
+                .extra(
+                    "load_efficiency_sectors",
+                    access.load_efficiency(SECTOR_BYTES),
+                )
+                .extra("load_efficiency_lines", access.load_efficiency(LINE_BYTES))
+                .passed(r.check.is_ok());
+            if r.load == Load::Cg {
+                m = m.extra("dram_gbps", timing::gbps(dram, ms_cg));
+            }
+            measurements.push(m);
+        }
+        // Load::ALL order: ld.ca, then ld.cg.
+        let gbps: Vec<f64> = measurements
+            .iter()
+            .map(|m| m.gbps.unwrap_or_default())
+            .collect();
+        let v = if failed.is_empty() {
+            "PASS".to_string()
+        } else {
+            failed.join("; ")
+        };
+        multi_row(
+            table,
+            vec![
+                param.to_string(),
                 first.to_string(),
                 access.segments_per_warp(SECTOR_BYTES).to_string(),
                 pct(access.load_efficiency(SECTOR_BYTES)),
@@ -174,37 +253,63 @@ fn run_coalescing(
                 format!("{:.1}%", ceiling.percent(gbps[1])),
                 format!("{:.1}", timing::gbps(dram, ms_cg)),
                 v,
-            ]);
-            Ok(())
-        };
+            ],
+            measurements,
+        );
+        Ok(())
+    };
 
-    let mut offsets = header("offset (floats)");
+    let mut offsets = Table::new(
+        "offsets",
+        format!(
+            "misaligned copy y[i] = x[i + offset]: x of {size} f32, {} reps; GB/s = (4 B read + 4 B written) per element / median time",
+            cli.reps
+        ),
+        ChartKind::Sweep {
+            x_label: "offset (floats)".into(),
+            log2_x: false,
+        },
+        coalescing_header("offset (floats)"),
+    );
     for o in 0..=max_offset {
-        add_row(
-            &mut offsets,
-            o.to_string(),
-            Access::Offset(o),
-            (4 * o) % 128,
-        )?;
+        add_row(&*out, &mut offsets, Access::Offset(o), o == max_offset)?;
     }
-    println!(
-        "misaligned copy y[i] = x[i + offset]: x of {size} f32, {} reps; GB/s = (4 B read + 4 B written) per element / median time",
-        cli.reps
-    );
-    println!("{offsets}");
+    // The aligned copy through the default (L1-cached) path is the topic's figure, not the
+    // fastest point of the sweep.
+    if let Some(aligned) = offsets
+        .measurements
+        .iter()
+        .find(|m| m.x == Some(0.0) && m.series.as_deref() == Some("ld.ca"))
+    {
+        let key = aligned.key();
+        out.headline("offsets", &key);
+    }
+    out.table(offsets);
 
-    let mut strides = header("stride (floats)");
-    for s in 1..=max_stride {
-        add_row(&mut strides, s.to_string(), Access::Stride(s), 0)?;
-    }
-    println!(
-        "strided copy y[i] = x[i * stride]: x of {size} f32, ceil({size} / stride) outputs; DRAM GB/s counts every 32-byte sector read once plus the writes"
+    let mut strides = Table::new(
+        "strides",
+        format!(
+            "strided copy y[i] = x[i * stride]: x of {size} f32, ceil({size} / stride) outputs; DRAM GB/s counts every 32-byte sector read once plus the writes"
+        ),
+        ChartKind::Sweep {
+            x_label: "stride (floats)".into(),
+            log2_x: false,
+        },
+        coalescing_header("stride (floats)"),
     );
-    println!("{strides}");
+    for s in 1..=max_stride {
+        add_row(&*out, &mut strides, Access::Stride(s), s == max_stride)?;
+    }
+    out.table(strides);
     if failures > 0 {
         bail!("{failures} coalescing copies disagree with the CPU reference");
     }
     Ok(())
+}
+
+/// Structs as an `n x 2` array of floats (x, y), for `--dump`.
+fn flatten(structs: &[InnerStruct]) -> Vec<f32> {
+    structs.iter().flat_map(|s| [s.x, s.y]).collect()
 }
 
 fn run_layout(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
@@ -216,26 +321,43 @@ fn run_layout(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
             y: rng.random_range(-1.0..1.0),
         })
         .collect();
+    let shape = [size as u64, 2];
+    if out.dumping() {
+        out.dump("input", &shape, &flatten(&data))?;
+    }
     let expected = layout::reference(&data);
     let bytes = layout::bytes_moved(size);
-    let mut table = Table::new();
-    table.load_preset(ASCII_MARKDOWN).set_header([
-        "variant",
-        "kernel",
-        "grid x block",
-        "median ms",
-        "min ms",
-        "GB/s",
-        "% of memcpy",
-        "speedup vs aos",
-        "verdict",
-    ]);
+    let mut table = Table::new(
+        "layouts",
+        format!(
+            "x += 10, y += 20 on {size} structs of two f32 ({} MiB read + written per launch), {} reps",
+            bytes >> 20,
+            cli.reps
+        ),
+        ChartKind::Bars,
+        [
+            "variant",
+            "kernel",
+            "grid x block",
+            "median ms",
+            "min ms",
+            "GB/s",
+            "% of memcpy",
+            "speedup vs aos",
+            "verdict",
+        ],
+    );
     let mut failures = 0;
     let mut aos_ms = None;
     for variant in layout::Variant::ALL {
+        let name = variant_name(variant);
         let mut d = layout::DeviceData::new(gpu, variant, &data)?;
         let cfg = d.launch(gpu)?;
-        let check = verify::exact(&d.result(gpu)?, &expected);
+        let got = d.result(gpu)?;
+        if out.dumping() {
+            out.dump(&format!("output_{name}"), &shape, &flatten(&got))?;
+        }
+        let check = verify::exact(&got, &expected);
         failures += check.is_err() as usize;
         let t = timing::time_gpu(
             gpu,
@@ -245,25 +367,29 @@ fn run_layout(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
             || d.launch(gpu).map(drop),
         )?;
         let base = *aos_ms.get_or_insert(t.median_ms);
-        let gbps = t.gbps(bytes);
-        table.add_row([
-            variant_name(variant),
-            variant.kernel_name().to_string(),
-            launch::describe(&cfg),
-            format!("{:.4}", t.median_ms),
-            format!("{:.4}", t.min_ms),
-            format!("{gbps:.1}"),
-            format!("{:.1}%", ceiling.percent(gbps)),
-            format!("{:.2}", base / t.median_ms),
-            verdict(&check),
-        ]);
+        let m = Measurement::new(&name, &t)
+            .kernel(variant.kernel_name())
+            .bytes(bytes, Some(&ceiling))
+            .launch(&cfg)
+            .extra("speedup_vs_aos", base / t.median_ms)
+            .passed(check.is_ok());
+        let gbps = m.gbps.unwrap_or_default();
+        table.measured_row(
+            [
+                name,
+                variant.kernel_name().to_string(),
+                launch::describe(&cfg),
+                format!("{:.4}", t.median_ms),
+                format!("{:.4}", t.min_ms),
+                format!("{gbps:.1}"),
+                format!("{:.1}%", ceiling.percent(gbps)),
+                format!("{:.2}", base / t.median_ms),
+                verdict(&check),
+            ],
+            m,
+        );
     }
-    println!(
-        "x += 10, y += 20 on {size} structs of two f32 ({} MiB read + written per launch), {} reps",
-        bytes >> 20,
-        cli.reps
-    );
-    println!("{table}");
+    out.table(table);
     if failures > 0 {
         bail!("{failures} layout variant(s) disagree with the CPU reference");
     }
@@ -280,7 +406,7 @@ fn transfer_reps(cli: &Cli, bytes: usize) -> usize {
     }
 }
 
-/// Times one transfer kind and direction at `bytes`, returning the median GB/s.
+/// Times one transfer kind and direction at `bytes`.
 fn time_transfer(
     gpu: &Gpu,
     cli: &Cli,
@@ -289,17 +415,43 @@ fn time_transfer(
     host: &mut HostBuffer,
     device: &mut CudaSlice<u8>,
     bytes: usize,
-) -> Result<f64> {
+) -> Result<Timing> {
     let reps = transfer_reps(cli, bytes);
     let warmup = if bytes >= 256 << 20 { 1 } else { WARMUP };
-    let t = timing::time_gpu(gpu, "host-device transfer", warmup, reps, || {
-        bandwidth::transfer(gpu, kind, direction, host, device, bytes)
-    })?;
-    Ok(t.gbps(bytes as u64))
+    Ok(timing::time_gpu(
+        gpu,
+        "host-device transfer",
+        warmup,
+        reps,
+        || bandwidth::transfer(gpu, kind, direction, host, device, bytes),
+    )?)
 }
 
-/// Times a device-to-device copy of `bytes` (the driver's memcpy, or the copy kernel),
-/// returning GB/s counting bytes read plus written, as the memcpy ceiling does.
+/// The measurement of a host-device transfer of `bytes` (`label` its direction, the host
+/// memory kind its series), `passed` from the verification of that kind and direction; the
+/// zero-copy kernel and its launch for mapped memory.
+fn transfer_measurement(
+    gpu: &Gpu,
+    label: &str,
+    kind: HostMemory,
+    bytes: usize,
+    t: &Timing,
+    passed: bool,
+) -> Result<Measurement> {
+    let m = Measurement::new(label, t)
+        .series(variant_name(kind))
+        .bytes(bytes as u64, None)
+        .passed(passed);
+    Ok(if kind == HostMemory::ZeroCopy {
+        m.kernel(BANDWIDTH_COPY_V4)
+            .launch(&bandwidth::copy_config(gpu, bytes)?)
+    } else {
+        m
+    })
+}
+
+/// Times a device-to-device copy of `bytes` (the driver's memcpy, or the copy kernel); its
+/// bandwidth counts bytes read plus written, as the memcpy ceiling does.
 fn time_d2d(
     gpu: &Gpu,
     cli: &Cli,
@@ -307,18 +459,23 @@ fn time_d2d(
     dst: &mut CudaSlice<u8>,
     bytes: usize,
     kernel: bool,
-) -> Result<f64> {
+) -> Result<Timing> {
     let reps = transfer_reps(cli, bytes);
-    let t = timing::time_gpu(gpu, "device-to-device copy", WARMUP, reps, || {
-        if kernel {
-            bandwidth::kernel_copy(gpu, src, dst, bytes).map(drop)
-        } else {
-            gpu.stream()
-                .memcpy_dtod(&src.slice(..bytes), &mut dst.slice_mut(..bytes))
-                .during("device-to-device memcpy")
-        }
-    })?;
-    Ok(t.gbps(2 * bytes as u64))
+    Ok(timing::time_gpu(
+        gpu,
+        "device-to-device copy",
+        WARMUP,
+        reps,
+        || {
+            if kernel {
+                bandwidth::kernel_copy(gpu, src, dst, bytes).map(drop)
+            } else {
+                gpu.stream()
+                    .memcpy_dtod(&src.slice(..bytes), &mut dst.slice_mut(..bytes))
+                    .during("device-to-device memcpy")
+            }
+        },
+    )?)
 }
 
 fn run_bandwidth(
@@ -328,6 +485,8 @@ fn run_bandwidth(
     max_size: usize,
     launches: usize,
 ) -> Result<()> {
+    // No `--dump` here: the buffers are a byte pattern checked in place and host-device
+    // copies of it, nothing an array file would show.
     const SEED_BYTES: usize = 33_554_432;
     let sizes = bandwidth::sweep_sizes(max_size);
     if sizes.is_empty() {
@@ -341,6 +500,7 @@ fn run_bandwidth(
     let mut d_a = gpu.zeros::<u8>(buffer)?;
     let mut d_b = gpu.zeros::<u8>(buffer)?;
     let mut check_buf = vec![0u8; buffer];
+    // Per kind: the buffer and whether [host-to-device, device-to-host] verified.
     let mut hosts = Vec::new();
     let mut checks = Vec::new();
     let mut failures = 0;
@@ -388,10 +548,11 @@ fn run_bandwidth(
                 ));
             }
         }
-        hosts.push((kind, host));
+        hosts.push((kind, host, [h2d.is_none(), d2h.is_none()]));
     }
-    // Device to device, memcpy and kernel.
-    for kernel in [false, true] {
+    // Device to device, memcpy and kernel: whether each verified.
+    let mut d2d_ok = [true; 2];
+    for (slot, kernel) in [false, true].into_iter().enumerate() {
         gpu.stream().memset_zeros(&mut d_b)?;
         if kernel {
             bandwidth::kernel_copy(gpu, &d_a, &mut d_b, buffer)?;
@@ -402,13 +563,14 @@ fn run_bandwidth(
         gpu.synchronize("checking a device-to-device copy")?;
         if let Some(i) = bandwidth::first_pattern_mismatch(seed, &check_buf, 1) {
             failures += 1;
+            d2d_ok[slot] = false;
             checks.push(format!(
                 "device-to-device (kernel: {kernel}) wrong at byte {i}"
             ));
         }
     }
     drop(check_buf);
-    println!(
+    out.line(format!(
         "verified: {} MiB through each host memory kind both ways, and device to device (memcpy, copy kernel): {}",
         buffer >> 20,
         if checks.is_empty() {
@@ -416,117 +578,186 @@ fn run_bandwidth(
         } else {
             checks.join("; ")
         }
-    );
+    ));
 
     // The seed's table: 32 MiB each way, MB/s.
-    let mut seed_table = Table::new();
-    seed_table.load_preset(ASCII_MARKDOWN).set_header([
-        "direction (33554432 B)",
-        "seed K80 MB/s",
-        "pageable MB/s",
-        "pinned MB/s",
-        "write-combined MB/s",
-        "zero-copy MB/s",
-    ]);
-    let mut sweep_h2d = Table::new();
-    let mut sweep_d2h = Table::new();
-    for (t, dir) in [
-        (&mut sweep_h2d, "host to device"),
-        (&mut sweep_d2h, "device to host"),
-    ] {
-        t.load_preset(ASCII_MARKDOWN).set_header([
-            format!("{dir} bytes"),
-            "pageable GB/s".into(),
-            "pinned GB/s".into(),
-            "write-combined GB/s".into(),
-            "zero-copy GB/s".into(),
-        ]);
-    }
-    for (direction, label, k80) in [
-        (Direction::HostToDevice, "host to device", 7443.8),
-        (Direction::DeviceToHost, "device to host", 8784.2),
+    let mut seed_table = Table::new(
+        "seed-bandwidth-test",
+        "seed's bandwidthTest size, 33554432 bytes; MB/s = 10^6 bytes/s (the K80's bandwidthTest divided by 1.024e6)",
+        ChartKind::Bars,
+        [
+            "direction (33554432 B)",
+            "seed K80 MB/s",
+            "pageable MB/s",
+            "pinned MB/s",
+            "write-combined MB/s",
+            "zero-copy MB/s",
+        ],
+    );
+    let sweep = |id: &str, title: String, dir: &str| {
+        Table::new(
+            id,
+            title,
+            ChartKind::Sweep {
+                x_label: "transfer bytes".into(),
+                log2_x: true,
+            },
+            [
+                format!("{dir} bytes"),
+                "pageable GB/s".into(),
+                "pinned GB/s".into(),
+                "write-combined GB/s".into(),
+                "zero-copy GB/s".into(),
+            ],
+        )
+    };
+    let mut sweep_h2d = sweep(
+        "h2d-sweep",
+        format!(
+            "size sweep, median GB/s (10^9 bytes/s); up to {} reps, 10 from 16 MiB, 3 from 256 MiB on",
+            cli.reps
+        ),
+        "host to device",
+    );
+    let mut sweep_d2h = sweep(
+        "d2h-sweep",
+        "size sweep, device to host".into(),
+        "device to host",
+    );
+    for (slot, direction, label, k80) in [
+        (0, Direction::HostToDevice, "host to device", 7443.8),
+        (1, Direction::DeviceToHost, "device to host", 8784.2),
     ] {
         let mut row = vec![label.to_string(), format!("{k80:.1}")];
-        for (kind, host) in hosts.iter_mut() {
-            let g = time_transfer(gpu, cli, *kind, direction, host, &mut d_a, SEED_BYTES)?;
-            row.push(format!("{:.1}", g * 1e3));
+        let mut measurements = Vec::new();
+        for (kind, host, ok) in hosts.iter_mut() {
+            let t = time_transfer(gpu, cli, *kind, direction, host, &mut d_a, SEED_BYTES)?;
+            let m = transfer_measurement(gpu, label, *kind, SEED_BYTES, &t, ok[slot])?;
+            row.push(format!("{:.1}", m.gbps.unwrap_or_default() * 1e3));
+            measurements.push(m);
         }
-        seed_table.add_row(row);
+        multi_row(&mut seed_table, row, measurements);
     }
-    let d2d_seed = time_d2d(gpu, cli, &d_a, &mut d_b, SEED_BYTES, false)?;
-    seed_table.add_row([
-        "device to device (read + written)".to_string(),
-        "152045.6".into(),
-        format!("{:.1} (memcpy)", d2d_seed * 1e3),
-        format!("{:.1} (ceiling, 512 MiB)", ceiling.gbps * 1e3),
-        "-".into(),
-        "-".into(),
-    ]);
-    println!(
-        "seed's bandwidthTest size, 33554432 bytes; MB/s = 10^6 bytes/s (the K80's bandwidthTest divided by 1.024e6)"
+    let t = time_d2d(gpu, cli, &d_a, &mut d_b, SEED_BYTES, false)?;
+    let m = Measurement::new("device to device", &t)
+        .series("memcpy")
+        .bytes(2 * SEED_BYTES as u64, Some(&ceiling))
+        .passed(d2d_ok[0]);
+    let d2d_seed = m.gbps.unwrap_or_default();
+    seed_table.measured_row(
+        [
+            "device to device (read + written)".to_string(),
+            "152045.6".into(),
+            format!("{:.1} (memcpy)", d2d_seed * 1e3),
+            format!("{:.1} (ceiling, 512 MiB)", ceiling.gbps * 1e3),
+            "-".into(),
+            "-".into(),
+        ],
+        m,
     );
-    println!("{seed_table}");
+    out.table(seed_table);
 
-    let mut sweep_d2d = Table::new();
-    sweep_d2d.load_preset(ASCII_MARKDOWN).set_header([
-        "device to device bytes",
-        "memcpy GB/s (read + written)",
-        "% of ceiling",
-        "copy kernel GB/s",
-        "% of ceiling",
-    ]);
+    let mut sweep_d2d = Table::new(
+        "d2d-sweep",
+        "size sweep, device to device",
+        ChartKind::Sweep {
+            x_label: "transfer bytes".into(),
+            log2_x: true,
+        },
+        [
+            "device to device bytes",
+            "memcpy GB/s (read + written)",
+            "% of ceiling",
+            "copy kernel GB/s",
+            "% of ceiling",
+        ],
+    );
     for &bytes in &sizes {
-        for (direction, table) in [
-            (Direction::HostToDevice, &mut sweep_h2d),
-            (Direction::DeviceToHost, &mut sweep_d2h),
+        for (slot, direction, label, table) in [
+            (0, Direction::HostToDevice, "host to device", &mut sweep_h2d),
+            (1, Direction::DeviceToHost, "device to host", &mut sweep_d2h),
         ] {
             let mut row = vec![bytes.to_string()];
-            for (kind, host) in hosts.iter_mut() {
-                let g = time_transfer(gpu, cli, *kind, direction, host, &mut d_a, bytes)?;
-                row.push(format!("{g:.2}"));
+            let mut measurements = Vec::new();
+            for (kind, host, ok) in hosts.iter_mut() {
+                let t = time_transfer(gpu, cli, *kind, direction, host, &mut d_a, bytes)?;
+                let m =
+                    transfer_measurement(gpu, label, *kind, bytes, &t, ok[slot])?.at(bytes as f64);
+                row.push(format!("{:.2}", m.gbps.unwrap_or_default()));
+                measurements.push(m);
             }
-            table.add_row(row);
+            multi_row(table, row, measurements);
         }
-        let m = time_d2d(gpu, cli, &d_a, &mut d_b, bytes, false)?;
-        let k = time_d2d(gpu, cli, &d_a, &mut d_b, bytes, true)?;
-        sweep_d2d.add_row([
-            bytes.to_string(),
-            format!("{m:.1}"),
-            format!("{:.1}%", ceiling.percent(m)),
-            format!("{k:.1}"),
-            format!("{:.1}%", ceiling.percent(k)),
-        ]);
+        let tm = time_d2d(gpu, cli, &d_a, &mut d_b, bytes, false)?;
+        let tk = time_d2d(gpu, cli, &d_a, &mut d_b, bytes, true)?;
+        let mm = Measurement::new("device to device", &tm)
+            .series("memcpy")
+            .at(bytes as f64)
+            .bytes(2 * bytes as u64, Some(&ceiling))
+            .passed(d2d_ok[0]);
+        let mk = Measurement::new("device to device", &tk)
+            .series("copy kernel")
+            .at(bytes as f64)
+            .kernel(BANDWIDTH_COPY_V4)
+            .launch(&bandwidth::copy_config(gpu, bytes)?)
+            .bytes(2 * bytes as u64, Some(&ceiling))
+            .passed(d2d_ok[1]);
+        let (m, k) = (mm.gbps.unwrap_or_default(), mk.gbps.unwrap_or_default());
+        multi_row(
+            &mut sweep_d2d,
+            vec![
+                bytes.to_string(),
+                format!("{m:.1}"),
+                format!("{:.1}%", ceiling.percent(m)),
+                format!("{k:.1}"),
+                format!("{:.1}%", ceiling.percent(k)),
+            ],
+            vec![mm, mk],
+        );
     }
-    println!(
-        "size sweep, median GB/s (10^9 bytes/s); up to {} reps, 10 from 16 MiB, 3 from 256 MiB on",
-        cli.reps
-    );
-    println!("{sweep_h2d}");
-    println!("{sweep_d2h}");
-    println!("{sweep_d2d}");
+    // The topic's figure is the pinned host-to-device copy at the largest size, not the
+    // fastest transfer (device to device).
+    let pinned = variant_name(HostMemory::Pinned);
+    if let Some(m) = sweep_h2d
+        .measurements
+        .iter()
+        .find(|m| m.series.as_deref() == Some(&pinned) && m.x == Some(largest as f64))
+    {
+        let key = m.key();
+        out.headline("h2d-sweep", &key);
+    }
+    out.table(sweep_h2d);
+    out.table(sweep_d2h);
+    out.table(sweep_d2d);
 
     let o = bandwidth::launch_overhead(gpu, launches)?;
-    let mut overhead = Table::new();
-    overhead
-        .load_preset(ASCII_MARKDOWN)
-        .set_header(["empty kernel <<<1, 1>>>", "us per launch"]);
-    overhead.add_row([
+    // Microseconds from the library's own clocks (no per-repetition statistics): plain rows.
+    let mut overhead = Table::new(
+        "launch-overhead",
+        "",
+        ChartKind::None,
+        ["empty kernel <<<1, 1>>>", "us per launch"],
+    );
+    overhead.row([
         format!(
             "GPU time, events around {} back-to-back launches",
             o.launches
         ),
         format!("{:.2}", o.gpu_us),
     ]);
-    overhead.add_row([
+    overhead.row([
         "host time to queue one launch".to_string(),
         format!("{:.2}", o.enqueue_us),
     ]);
-    overhead.add_row([
+    overhead.row([
         "host wall clock, launch + synchronize (median)".to_string(),
         format!("{:.2}", o.round_trip_us),
     ]);
-    println!("{overhead}");
-    println!("bandwidth demo: {:.1} s", started.elapsed().as_secs_f64());
+    out.table(overhead);
+    out.line(format!(
+        "bandwidth demo: {:.1} s",
+        started.elapsed().as_secs_f64()
+    ));
     if failures > 0 {
         bail!("{failures} transfer(s) delivered wrong bytes");
     }
@@ -541,43 +772,59 @@ fn run_texture(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize, table_len: usiz
     let table: Vec<f32> = (0..table_len)
         .map(|_| rng.random_range(-1.0..1.0))
         .collect();
+    out.dump("table", &[], &table)?;
     let d_table = gpu.upload(&table)?;
-    let patterns: [(&str, Vec<u32>); 2] = [
+    // (row label, series and dump name, indices)
+    let patterns: [(&str, &str, Vec<u32>); 2] = [
         (
             "sequential (i mod table)",
+            "sequential",
             (0..size).map(|i| (i % table_len) as u32).collect(),
         ),
         (
+            "random",
             "random",
             (0..size)
                 .map(|_| rng.random_range(0..table_len as u32))
                 .collect(),
         ),
     ];
-    let mut t = Table::new();
-    t.load_preset(ASCII_MARKDOWN).set_header([
-        "indices",
-        "variant",
-        "kernel",
-        "median ms",
-        "G lookups/s",
-        "GB/s (12 B per lookup)",
-        "vs global",
-        "verdict",
-    ]);
+    let mut lookups = Table::new(
+        "lookups",
+        format!(
+            "out[i] = table[idx[i]]: {size} lookups in a table of {table_len} f32 ({} KiB), {} reps",
+            (table_len * 4) >> 10,
+            cli.reps
+        ),
+        ChartKind::Bars,
+        [
+            "indices",
+            "variant",
+            "kernel",
+            "median ms",
+            "G lookups/s",
+            "GB/s (12 B per lookup)",
+            "vs global",
+            "verdict",
+        ],
+    );
     let mut failures = 0;
-    for (name, idx) in &patterns {
+    for (name, series, idx) in &patterns {
+        out.dump(&format!("idx_{series}"), &[], idx)?;
         let expected = texture::reference(&table, idx);
         let mut lookup = texture::Lookup::new(gpu, &d_table, idx)?;
         let mut global_ms = None;
         let mut rows = Vec::new();
         for variant in texture::Variant::ALL {
             gpu.stream().memset_zeros(&mut lookup.out)?;
-            lookup.launch(gpu, variant)?;
-            let check = verify::exact(
-                &gpu.download(&lookup.out, variant.kernel_name())?,
-                &expected,
-            );
+            let cfg = lookup.launch(gpu, variant)?;
+            let got = gpu.download(&lookup.out, variant.kernel_name())?;
+            out.dump(
+                &format!("out_{series}_{}", variant_name(variant)),
+                &[],
+                &got,
+            )?;
+            let check = verify::exact(&got, &expected);
             failures += check.is_err() as usize;
             let tm = timing::time_gpu(
                 gpu,
@@ -589,27 +836,36 @@ fn run_texture(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize, table_len: usiz
             if variant == texture::Variant::Global {
                 global_ms = Some(tm.median_ms);
             }
-            rows.push((variant, tm, check));
+            rows.push((variant, cfg, tm, check));
         }
-        for (variant, tm, check) in rows {
-            t.add_row([
-                name.to_string(),
-                variant_name(variant),
-                variant.kernel_name().to_string(),
-                format!("{:.4}", tm.median_ms),
-                format!("{:.2}", size as f64 / (tm.median_ms * 1e-3) / 1e9),
-                format!("{:.1}", tm.gbps(texture::bytes_moved(size))),
-                format!("{:.2}", global_ms.unwrap_or(tm.median_ms) / tm.median_ms),
-                verdict(&check),
-            ]);
+        for (variant, cfg, tm, check) in rows {
+            let glookups = size as f64 / (tm.median_ms * 1e-3) / 1e9;
+            let vs_global = global_ms.unwrap_or(tm.median_ms) / tm.median_ms;
+            let m = Measurement::new(variant_name(variant), &tm)
+                .series(*series)
+                .kernel(variant.kernel_name())
+                .launch(&cfg)
+                .bytes(texture::bytes_moved(size), None)
+                .extra("g_lookups_per_s", glookups)
+                .extra("vs_global", vs_global)
+                .passed(check.is_ok());
+            let gbps = m.gbps.unwrap_or_default();
+            lookups.measured_row(
+                [
+                    name.to_string(),
+                    variant_name(variant),
+                    variant.kernel_name().to_string(),
+                    format!("{:.4}", tm.median_ms),
+                    format!("{glookups:.2}"),
+                    format!("{gbps:.1}"),
+                    format!("{vs_global:.2}"),
+                    verdict(&check),
+                ],
+                m,
+            );
         }
     }
-    println!(
-        "out[i] = table[idx[i]]: {size} lookups in a table of {table_len} f32 ({} KiB), {} reps",
-        (table_len * 4) >> 10,
-        cli.reps
-    );
-    println!("{t}");
+    out.table(lookups);
     if failures > 0 {
         bail!("{failures} lookup(s) disagree with the CPU reference");
     }
