@@ -53,25 +53,33 @@ pub fn charts(section: &Section) -> Result<Vec<Chart>, ChartError> {
         .collect()
 }
 
-/// What a chart plots: bandwidth where every measurement has one, else the median time.
+/// What a chart plots: the table's chosen extra figure, else bandwidth where every
+/// measurement has one, else the median time.
 struct Values {
-    unit: &'static str,
+    unit: String,
     ceiling: Option<f64>,
-    pick: fn(&super::Measurement) -> f64,
+    pick: Box<dyn Fn(&super::Measurement) -> f64>,
 }
 
 fn values(table: &Table, ceiling: Option<f64>) -> Values {
-    if table.measurements.iter().all(|m| m.gbps.is_some()) {
+    if let Some(name) = &table.chart_value {
+        let key = name.clone();
         Values {
-            unit: "GB/s (median)",
+            unit: name.replace('_', " "),
+            ceiling: None,
+            pick: Box::new(move |m| m.extra.get(&key).copied().unwrap_or(0.0)),
+        }
+    } else if table.measurements.iter().all(|m| m.gbps.is_some()) {
+        Values {
+            unit: "GB/s (median)".into(),
             ceiling,
-            pick: |m| m.gbps.unwrap_or(0.0),
+            pick: Box::new(|m| m.gbps.unwrap_or(0.0)),
         }
     } else {
         Values {
-            unit: "median ms",
+            unit: "median ms".into(),
             ceiling: None,
-            pick: |m| m.median_ms,
+            pick: Box::new(|m| m.median_ms),
         }
     }
 }
@@ -134,7 +142,7 @@ fn bars<DB: DrawingBackend>(
     let ms = &table.measurements;
     let n = ms.len();
     let labels: Vec<String> = ms.iter().map(|m| m.key()).collect();
-    let vals: Vec<f64> = ms.iter().map(v.pick).collect();
+    let vals: Vec<f64> = ms.iter().map(|m| (v.pick)(m)).collect();
     let max = vals
         .iter()
         .copied()
@@ -163,7 +171,7 @@ fn bars<DB: DrawingBackend>(
             SegmentValue::CenterOf(k) if *k < n => labels[at(*k)].clone(),
             _ => String::new(),
         })
-        .x_desc(v.unit)
+        .x_desc(&v.unit)
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 14))
         .draw()?;
@@ -282,7 +290,7 @@ fn sweep<DB: DrawingBackend>(
     chart
         .configure_mesh()
         .x_desc(x_label)
-        .y_desc(v.unit)
+        .y_desc(&v.unit)
         .light_line_style(WHITE)
         .x_labels(if log2_x {
             ((hi - lo) as usize + 1).min(13)

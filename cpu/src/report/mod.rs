@@ -162,6 +162,10 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
     /// The measurements, each pointing at its row.
     pub measurements: Vec<Measurement>,
+    /// The [`Measurement::extra`] figure the chart plots instead of bandwidth or time (cycles
+    /// per access, for an experiment timed by `clock64`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart_value: Option<String>,
 }
 
 impl Table {
@@ -179,7 +183,14 @@ impl Table {
             header: header.into_iter().map(Into::into).collect(),
             rows: Vec::new(),
             measurements: Vec::new(),
+            chart_value: None,
         }
+    }
+
+    /// Charts `extra[name]` of each measurement instead of its bandwidth or time.
+    pub fn chart_extra(mut self, name: impl Into<String>) -> Self {
+        self.chart_value = Some(name.into());
+        self
     }
 
     /// A row with no measurement behind it (a reference line, a count).

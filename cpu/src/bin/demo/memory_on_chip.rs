@@ -221,7 +221,8 @@ fn bank_conflicts_demo(gpu: &Gpu, out: &mut Out, accesses: u32) -> Result<()> {
             "x stride 1",
             "verdict",
         ],
-    );
+    )
+    .chart_extra("cycles_per_access");
     let warps = f64::from(BLOCK_SIZE / 32);
     let mut failures = 0;
     let mut baseline = None;
