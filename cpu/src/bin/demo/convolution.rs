@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use comfy_table::{Table, presets::ASCII_MARKDOWN};
 use cpu::convolution::{self, Mask, NamedMask, Variant1d, Variant2d};
+use cpu::report::{ChartKind, Measurement, Table};
 use cpu::{Gpu, launch, timing};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -36,46 +36,67 @@ pub fn run_1d(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, mask_width: usiz
     let mask_values: Vec<f32> = (0..mask_width)
         .map(|_| rng.random_range(-1.0..1.0))
         .collect();
+    out.dump("input", &[], &input)?;
+    out.dump("mask", &[], &mask_values)?;
     let reference = convolution::reference_1d(&input, &mask_values);
     let mask = Mask::new_1d(gpu, &mask_values)?;
     let d_in = gpu.upload(&input)?;
     let bytes = convolution::bytes_moved(size);
 
-    let mut table = Table::new();
-    table.load_preset(ASCII_MARKDOWN).set_header(HEADER);
+    let mut table = Table::new(
+        "variants",
+        format!(
+            "conv1d, N = {size} f32, mask width {mask_width} (random, in __constant__ memory; in global memory for the basic kernel), \
+             {:.0} MiB moved per launch (1 read + 1 write), {} reps; access ratio = loads of N by the untiled kernels / by this one (seed 3.2)",
+            bytes as f64 / (1 << 20) as f64,
+            cli.reps
+        ),
+        ChartKind::Bars,
+        HEADER,
+    );
+    out.headline("variants", &variant_name(Variant1d::Convolution1dTiledVec4));
     let (mut failures, mut basic_ms) = (0, None);
     for variant in Variant1d::ALL {
+        let name = variant_name(variant);
         let mut d_out = gpu.poisoned(size, f32::NAN)?;
         let cfg = convolution::launch_1d(gpu, variant, &d_in, &mask, &mut d_out)?;
         let entry = variant.entry(mask_width);
         let got = gpu.download(&d_out, entry)?;
+        out.dump(&format!("output_{name}"), &[], &got)?;
         let check = convolution::compare(&got, &reference);
         failures += check.result.is_err() as usize;
         let t = timing::time_gpu(gpu, entry, 3, cli.reps as usize, || {
             convolution::launch_1d(gpu, variant, &d_in, &mask, &mut d_out).map(drop)
         })?;
         let basic = *basic_ms.get_or_insert(t.median_ms);
-        let gbps = t.gbps(bytes);
-        table.add_row([
-            variant_name(variant),
-            variant.seed_section().unwrap_or("-").to_string(),
-            launch::describe(&cfg),
-            format!("{:.3}", t.median_ms),
-            format!("{gbps:.1}"),
-            format!("{:.1}%", ceiling.percent(gbps)),
-            format!("{:.2}", variant.access_ratio(mask_width, cfg.block_dim.0)),
-            format!("{:.2}x", basic / t.median_ms),
-            format!("{:.1e}", check.max_relative_error),
-            verdict(&check.result),
-        ]);
+        let access_ratio = variant.access_ratio(mask_width, cfg.block_dim.0);
+        let speedup = basic / t.median_ms;
+        let m = Measurement::new(&name, &t)
+            .kernel(entry)
+            .bytes(bytes, Some(&ceiling))
+            .launch(&cfg)
+            .error(check.max_relative_error)
+            .passed(check.result.is_ok())
+            .extra("access_ratio", access_ratio)
+            .extra("speedup_vs_basic", speedup);
+        let gbps = m.gbps.unwrap_or_default();
+        table.measured_row(
+            [
+                name,
+                variant.seed_section().unwrap_or("-").to_string(),
+                launch::describe(&cfg),
+                format!("{:.3}", t.median_ms),
+                format!("{gbps:.1}"),
+                format!("{:.1}%", ceiling.percent(gbps)),
+                format!("{access_ratio:.2}"),
+                format!("{speedup:.2}x"),
+                format!("{:.1e}", check.max_relative_error),
+                verdict(&check.result),
+            ],
+            m,
+        );
     }
-    println!(
-        "conv1d, N = {size} f32, mask width {mask_width} (random, in __constant__ memory; in global memory for the basic kernel), \
-         {:.0} MiB moved per launch (1 read + 1 write), {} reps; access ratio = loads of N by the untiled kernels / by this one (seed 3.2)",
-        bytes as f64 / (1 << 20) as f64,
-        cli.reps
-    );
-    println!("{table}");
+    out.table(table);
     if failures > 0 {
         bail!("{failures} conv1d variant(s) disagree with the CPU reference");
     }
@@ -108,49 +129,75 @@ pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<(
     let mask_values: Vec<f32> = (0..mask_width * mask_width)
         .map(|_| rng.random_range(-1.0..1.0))
         .collect();
+    let shape = [rows as u64, cols as u64];
+    out.dump("input", &shape, &input)?;
+    out.dump(
+        "mask",
+        &[mask_width as u64, mask_width as u64],
+        &mask_values,
+    )?;
     let reference = convolution::reference_2d(&input, rows, cols, &mask_values, mask_width);
     let bytes = convolution::bytes_moved(n);
 
-    let mut table = Table::new();
-    table.load_preset(ASCII_MARKDOWN).set_header(HEADER);
+    let mut table = Table::new(
+        "variants",
+        format!(
+            "conv2d, {rows} x {cols} f32, {mask_width} x {mask_width} mask (random, in __constant__ memory; in global memory for the basic kernel), \
+             {:.0} MiB moved per launch (1 read + 1 write), {} reps; access ratio = loads of N by the untiled kernels / by this one (seed 3.2 in 2D)",
+            bytes as f64 / (1 << 20) as f64,
+            cli.reps
+        ),
+        ChartKind::Bars,
+        HEADER,
+    );
+    out.headline("variants", &variant_name(Variant2d::Convolution2dTiledVec4));
     let (mut failures, mut basic_ms) = (0, None);
     {
         let mask = Mask::new_2d(gpu, &mask_values, mask_width)?;
         let d_in = gpu.upload(&input)?;
         for variant in Variant2d::ALL {
+            let name = variant_name(variant);
             let mut d_out = gpu.poisoned(n, f32::NAN)?;
             let cfg = convolution::launch_2d(gpu, variant, &d_in, &mask, &mut d_out, rows, cols)?;
             let entry = variant.entry(mask_width);
             let got = gpu.download(&d_out, entry)?;
+            out.dump(&format!("output_{name}"), &shape, &got)?;
             let check = convolution::compare(&got, &reference);
             failures += check.result.is_err() as usize;
             let t = timing::time_gpu(gpu, entry, 3, cli.reps as usize, || {
                 convolution::launch_2d(gpu, variant, &d_in, &mask, &mut d_out, rows, cols).map(drop)
             })?;
             let basic = *basic_ms.get_or_insert(t.median_ms);
-            let gbps = t.gbps(bytes);
-            table.add_row([
-                variant_name(variant),
-                variant.seed_section().unwrap_or("-").to_string(),
-                launch::describe(&cfg),
-                format!("{:.3}", t.median_ms),
-                format!("{gbps:.1}"),
-                format!("{:.1}%", ceiling.percent(gbps)),
-                format!("{:.2}", variant.access_ratio(mask_width)),
-                format!("{:.2}x", basic / t.median_ms),
-                format!("{:.1e}", check.max_relative_error),
-                verdict(&check.result),
-            ]);
+            let access_ratio = variant.access_ratio(mask_width);
+            let speedup = basic / t.median_ms;
+            let m = Measurement::new(&name, &t)
+                .kernel(entry)
+                .bytes(bytes, Some(&ceiling))
+                .launch(&cfg)
+                .error(check.max_relative_error)
+                .passed(check.result.is_ok())
+                .extra("access_ratio", access_ratio)
+                .extra("speedup_vs_basic", speedup);
+            let gbps = m.gbps.unwrap_or_default();
+            table.measured_row(
+                [
+                    name,
+                    variant.seed_section().unwrap_or("-").to_string(),
+                    launch::describe(&cfg),
+                    format!("{:.3}", t.median_ms),
+                    format!("{gbps:.1}"),
+                    format!("{:.1}%", ceiling.percent(gbps)),
+                    format!("{access_ratio:.2}"),
+                    format!("{speedup:.2}x"),
+                    format!("{:.1e}", check.max_relative_error),
+                    verdict(&check.result),
+                ],
+                m,
+            );
         }
     }
-    println!(
-        "conv2d, {rows} x {cols} f32, {mask_width} x {mask_width} mask (random, in __constant__ memory; in global memory for the basic kernel), \
-         {:.0} MiB moved per launch (1 read + 1 write), {} reps; access ratio = loads of N by the untiled kernels / by this one (seed 3.2 in 2D)",
-        bytes as f64 / (1 << 20) as f64,
-        cli.reps
-    );
-    println!("{table}");
-    failures += filter_picture(gpu, cli, &args)? as usize;
+    out.table(table);
+    failures += filter_picture(gpu, cli, out, &args)? as usize;
     if failures > 0 {
         bail!("{failures} conv2d run(s) disagree with the CPU reference");
     }
@@ -158,8 +205,9 @@ pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<(
 }
 
 /// Filters the `--image` PNG (or the generated picture) with the named mask on the GPU, checks
-/// it against the CPU, writes `--out` if given. Returns whether the check failed.
-fn filter_picture(gpu: &Gpu, cli: &Cli, args: &Conv2dArgs) -> Result<bool> {
+/// it against the CPU, writes `--image-out` if given; reports it as the table `image`. Returns
+/// whether the check failed.
+fn filter_picture(gpu: &Gpu, cli: &Cli, out: &mut Out, args: &Conv2dArgs) -> Result<bool> {
     let (picture, rows, cols, source) = match args.image {
         Some(path) => {
             let (p, r, c) = load_luma(path)?;
@@ -170,18 +218,22 @@ fn filter_picture(gpu: &Gpu, cli: &Cli, args: &Conv2dArgs) -> Result<bool> {
             (test_picture(r, c), r, c, "generated test picture".into())
         }
     };
+    let shape = [rows as u64, cols as u64];
+    out.dump("image_input", &shape, &picture)?;
     let (w, values) = args.mask.values();
     let variant = Variant2d::Convolution2dTiledVec4;
+    let entry = variant.entry(w);
     let mask = Mask::new_2d(gpu, &values, w)?;
     let d_in = gpu.upload(&picture)?;
     let mut d_out = gpu.poisoned(picture.len(), f32::NAN)?;
-    convolution::launch_2d(gpu, variant, &d_in, &mask, &mut d_out, rows, cols)?;
-    let got = gpu.download(&d_out, variant.entry(w))?;
+    let cfg = convolution::launch_2d(gpu, variant, &d_in, &mask, &mut d_out, rows, cols)?;
+    let got = gpu.download(&d_out, entry)?;
+    out.dump("image_output", &shape, &got)?;
     let check = convolution::compare(
         &got,
         &convolution::reference_2d(&picture, rows, cols, &values, w),
     );
-    let t = timing::time_gpu(gpu, variant.entry(w), 3, cli.reps as usize, || {
+    let t = timing::time_gpu(gpu, entry, 3, cli.reps as usize, || {
         convolution::launch_2d(gpu, variant, &d_in, &mask, &mut d_out, rows, cols).map(drop)
     })?;
     let written = match args.out {
@@ -191,13 +243,36 @@ fn filter_picture(gpu: &Gpu, cli: &Cli, args: &Conv2dArgs) -> Result<bool> {
         }
         None => String::new(),
     };
-    println!(
-        "image: {source} ({cols} x {rows}, grayscale), mask {} ({w} x {w}), {}: median {:.3} ms, vs CPU: {}{written}",
-        variant_name(args.mask),
-        variant.entry(w),
-        t.median_ms,
-        verdict(&check.result)
+    let mask_name = variant_name(args.mask);
+    let mut table = Table::new(
+        "image",
+        format!("image: {source} ({cols} x {rows}, grayscale){written}"),
+        ChartKind::None,
+        [
+            "mask",
+            "kernel",
+            "grid x block",
+            "median ms",
+            "max rel err",
+            "vs CPU",
+        ],
     );
+    table.measured_row(
+        [
+            format!("{mask_name} ({w} x {w})"),
+            entry.to_string(),
+            launch::describe(&cfg),
+            format!("{:.3}", t.median_ms),
+            format!("{:.1e}", check.max_relative_error),
+            verdict(&check.result),
+        ],
+        Measurement::new(format!("{mask_name} ({w} x {w})"), &t)
+            .kernel(entry)
+            .launch(&cfg)
+            .error(check.max_relative_error)
+            .passed(check.result.is_ok()),
+    );
+    out.table(table);
     Ok(check.result.is_err())
 }
 

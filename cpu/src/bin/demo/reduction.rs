@@ -2,8 +2,8 @@
 //! `demo square-sum` (the seed's seven versions and the one-launch version).
 
 use anyhow::{Result, bail};
-use comfy_table::{Table, presets::ASCII_MARKDOWN};
 use cpu::reduction::{self, ReduceSum, SeedWork, SumF32, SumF32F64, SumI32, SumKind};
+use cpu::report::{ChartKind, Measurement, Table};
 use cpu::timing::{self, Ceiling, L2Flush, Timing};
 use cpu::{Gpu, launch, square_sum, verify};
 use cudarc::driver::CudaSlice;
@@ -35,36 +35,62 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, block: u32) -> Resu
     let bytes = reduction::bytes_read(size);
     let mut failures = 0;
 
-    let mut table = Table::new();
-    table.load_preset(ASCII_MARKDOWN).set_header([
-        "kernel",
-        "seed",
-        "grid x block",
-        "median ms",
-        "step speedup",
-        "cumulative",
-        "GB/s",
-        "% of memcpy",
-        "seed K80 ms",
-        "verdict",
-    ]);
+    out.dump("input", &[], &input)?;
+    let mut table = Table::new(
+        "seed-kernels",
+        format!(
+            "reduce: sum of {size} i32 (values 0..=255, {:.0} MiB read), seed kernels at {block} threads per block; \
+             median of {} reps, L2 flushed and the in-place input restored before each (untimed); \
+             GB/s = bytes read / time",
+            bytes as f64 / (1 << 20) as f64,
+            cli.reps
+        ),
+        ChartKind::Bars,
+        [
+            "kernel",
+            "seed",
+            "grid x block",
+            "median ms",
+            "step speedup",
+            "cumulative",
+            "GB/s",
+            "% of memcpy",
+            "seed K80 ms",
+            "verdict",
+        ],
+    );
     let seed_size = size == gpu::reduction::SEED_N && block == gpu::reduction::SEED_BLOCK;
     let (mut first, mut previous) = (None::<f64>, None::<f64>);
-    let mut speedups = |ms: f64| {
-        let step = previous.map_or("-".into(), |p| format!("{:.2}", p / ms));
-        let cumulative = first.map_or("-".into(), |f| format!("{:.2}", f / ms));
+    // Step and cumulative speedups of a row timed at `ms`, added to its measurement; their
+    // cells.
+    let mut speedups = |ms: f64, m: Measurement| {
+        let step = previous.map(|p| p / ms);
+        let cumulative = first.map(|f| f / ms);
         first.get_or_insert(ms);
         previous = Some(ms);
-        (step, cumulative)
+        let cell = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.2}"));
+        let (step_cell, cumulative_cell) = (cell(step), cell(cumulative));
+        let m = match step {
+            Some(x) => m.extra("step_speedup", x),
+            None => m,
+        };
+        let m = match cumulative {
+            Some(x) => m.extra("cumulative_speedup", x),
+            None => m,
+        };
+        (step_cell, cumulative_cell, m)
     };
     for variant in reduction::Variant::ALL {
         let mut work = SeedWork::new(gpu, variant, &d_input, block)?;
         let cfg = work.launch(gpu)?;
-        let check = exact(work.sum(gpu)?, expected);
+        let kernel = work.launch_info().kernel;
+        let got = work.sum(gpu)?;
+        out.dump(&format!("output_{kernel}"), &[], &[got])?;
+        let check = exact(got, expected);
         failures += check.is_err() as usize;
         let t = timing::time_gpu_with_setup(
             gpu,
-            work.launch_info().kernel,
+            kernel,
             WARMUP,
             cli.reps as usize,
             &mut (&mut work, &mut flush),
@@ -74,56 +100,73 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, block: u32) -> Resu
             },
             |(work, _)| work.launch(gpu).map(drop),
         )?;
-        let (step, cumulative) = speedups(t.median_ms);
         let (seed_name, seed_s) = variant.seed();
-        let gbps = t.gbps(bytes);
-        table.add_row([
-            work.launch_info().kernel.to_string(),
-            seed_name.to_string(),
+        let m = Measurement::new(kernel, &t)
+            .kernel(kernel)
+            .bytes(bytes, Some(&ceiling))
+            .launch(&cfg)
+            .error(0.0)
+            .passed(check.is_ok());
+        let m = if seed_size {
+            m.extra("seed_k80_ms", seed_s * 1e3)
+        } else {
+            m
+        };
+        let (step, cumulative, m) = speedups(t.median_ms, m);
+        let gbps = m.gbps.unwrap_or_default();
+        table.measured_row(
+            [
+                kernel.to_string(),
+                seed_name.to_string(),
+                launch::describe(&cfg),
+                format!("{:.4}", t.median_ms),
+                step,
+                cumulative,
+                format!("{gbps:.1}"),
+                format!("{:.1}%", ceiling.percent(gbps)),
+                if seed_size {
+                    format!("{:.3}", seed_s * 1e3)
+                } else {
+                    "(2^24 x 512 only)".into()
+                },
+                verdict(&check),
+            ],
+            m,
+        );
+    }
+    // The one a user should call, on the same data.
+    let mut reducer = ReduceSum::<SumI32>::new(gpu)?;
+    let (t, cfg, got) = time_reduce_sum(gpu, cli, &mut flush, &mut reducer, &d_input)?;
+    out.dump(&format!("output_{}", SumI32::KERNEL), &[], &[got])?;
+    let check = exact(got, expected);
+    failures += check.is_err() as usize;
+    let m = Measurement::new(SumI32::KERNEL, &t)
+        .kernel(SumI32::KERNEL)
+        .bytes(bytes, Some(&ceiling))
+        .launch(&cfg)
+        .error(0.0)
+        .passed(check.is_ok());
+    let (step, cumulative, m) = speedups(t.median_ms, m);
+    let gbps = m.gbps.unwrap_or_default();
+    table.measured_row(
+        [
+            SumI32::KERNEL.to_string(),
+            "(beyond the seed)".into(),
             launch::describe(&cfg),
             format!("{:.4}", t.median_ms),
             step,
             cumulative,
             format!("{gbps:.1}"),
             format!("{:.1}%", ceiling.percent(gbps)),
-            if seed_size {
-                format!("{:.3}", seed_s * 1e3)
-            } else {
-                "(2^24 x 512 only)".into()
-            },
+            "-".into(),
             verdict(&check),
-        ]);
-    }
-    // The one a user should call, on the same data.
-    let mut reducer = ReduceSum::<SumI32>::new(gpu)?;
-    let (t, cfg, got) = time_reduce_sum(gpu, cli, &mut flush, &mut reducer, &d_input)?;
-    let check = exact(got, expected);
-    failures += check.is_err() as usize;
-    let (step, cumulative) = speedups(t.median_ms);
-    let gbps = t.gbps(bytes);
-    table.add_row([
-        SumI32::KERNEL.to_string(),
-        "(beyond the seed)".into(),
-        launch::describe(&cfg),
-        format!("{:.4}", t.median_ms),
-        step,
-        cumulative,
-        format!("{gbps:.1}"),
-        format!("{:.1}%", ceiling.percent(gbps)),
-        "-".into(),
-        verdict(&check),
-    ]);
-    println!(
-        "reduce: sum of {size} i32 (values 0..=255, {:.0} MiB read), seed kernels at {block} threads per block; \
-         median of {} reps, L2 flushed and the in-place input restored before each (untimed); \
-         GB/s = bytes read / time",
-        bytes as f64 / (1 << 20) as f64,
-        cli.reps
+        ],
+        m,
     );
-    println!("{table}");
+    out.table(table);
 
-    failures += block_sweep(gpu, cli, &ceiling, &mut flush, &d_input, expected)?;
-    failures += reduce_sum_table(gpu, cli, &ceiling, &mut flush, size)?;
+    failures += block_sweep(gpu, cli, out, &ceiling, &mut flush, &d_input, expected)?;
+    failures += reduce_sum_table(gpu, cli, out, &ceiling, &mut flush, size)?;
     if failures > 0 {
         bail!("{failures} reduction result(s) disagree with the CPU reference");
     }
@@ -134,30 +177,39 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, block: u32) -> Resu
 fn block_sweep(
     gpu: &Gpu,
     cli: &Cli,
+    out: &mut Out,
     ceiling: &Ceiling,
     flush: &mut L2Flush,
     d_input: &CudaSlice<i32>,
     expected: i32,
 ) -> Result<usize> {
-    let mut table = Table::new();
-    table.load_preset(ASCII_MARKDOWN).set_header([
-        "kernel",
-        "grid x block",
-        "median ms",
-        "GB/s",
-        "% of memcpy",
-        "verdict",
-    ]);
+    let mut table = Table::new(
+        "block-sizes",
+        "template kernel (seed version 9) per block size, same input:",
+        ChartKind::Bars,
+        [
+            "kernel",
+            "grid x block",
+            "median ms",
+            "GB/s",
+            "% of memcpy",
+            "verdict",
+        ],
+    );
+    let bytes = reduction::bytes_read(d_input.len());
     let mut failures = 0;
     for (block, _) in gpu::reduction::REDUCE_COMPLETE_UNROLL {
         let variant = reduction::Variant::CompleteUnroll;
         let mut work = SeedWork::new(gpu, variant, d_input, block)?;
         let cfg = work.launch(gpu)?;
-        let check = exact(work.sum(gpu)?, expected);
+        let kernel = work.launch_info().kernel;
+        let got = work.sum(gpu)?;
+        out.dump(&format!("output_block_sizes_{kernel}"), &[], &[got])?;
+        let check = exact(got, expected);
         failures += check.is_err() as usize;
         let t = timing::time_gpu_with_setup(
             gpu,
-            work.launch_info().kernel,
+            kernel,
             WARMUP,
             cli.reps as usize,
             &mut (&mut work, &mut *flush),
@@ -167,18 +219,26 @@ fn block_sweep(
             },
             |(work, _)| work.launch(gpu).map(drop),
         )?;
-        let gbps = t.gbps(reduction::bytes_read(d_input.len()));
-        table.add_row([
-            work.launch_info().kernel.to_string(),
-            launch::describe(&cfg),
-            format!("{:.4}", t.median_ms),
-            format!("{gbps:.1}"),
-            format!("{:.1}%", ceiling.percent(gbps)),
-            verdict(&check),
-        ]);
+        let m = Measurement::new(kernel, &t)
+            .kernel(kernel)
+            .bytes(bytes, Some(ceiling))
+            .launch(&cfg)
+            .error(0.0)
+            .passed(check.is_ok());
+        let gbps = m.gbps.unwrap_or_default();
+        table.measured_row(
+            [
+                kernel.to_string(),
+                launch::describe(&cfg),
+                format!("{:.4}", t.median_ms),
+                format!("{gbps:.1}"),
+                format!("{:.1}%", ceiling.percent(gbps)),
+                verdict(&check),
+            ],
+            m,
+        );
     }
-    println!("template kernel (seed version 9) per block size, same input:");
-    println!("{table}");
+    out.table(table);
     Ok(failures)
 }
 
@@ -208,21 +268,30 @@ fn time_reduce_sum<K: SumKind>(
 fn reduce_sum_table(
     gpu: &Gpu,
     cli: &Cli,
+    out: &mut Out,
     ceiling: &Ceiling,
     flush: &mut L2Flush,
     size: usize,
 ) -> Result<usize> {
-    let mut table = Table::new();
-    table.load_preset(ASCII_MARKDOWN).set_header([
-        "kernel",
-        "n",
-        "grid x block",
-        "median us",
-        "GB/s",
-        "% of memcpy",
-        "|error| / bound",
-        "verdict",
-    ]);
+    let mut table = Table::new(
+        "reduce-sum",
+        format!(
+            "reduce_sum (one launch; random i32, and f32 in [-1, 1) against an f64 reference); \
+             median of {} reps, L2 flushed before each:",
+            cli.reps
+        ),
+        ChartKind::Bars,
+        [
+            "kernel",
+            "n",
+            "grid x block",
+            "median us",
+            "GB/s",
+            "% of memcpy",
+            "|error| / bound",
+            "verdict",
+        ],
+    );
     let mut failures = 0;
     // The issue's two checkpoints at the seed's size; the size asked for otherwise.
     let sizes = if size == gpu::reduction::SEED_N {
@@ -231,37 +300,58 @@ fn reduce_sum_table(
         vec![size]
     };
     let mut summary = Vec::new();
+    let mut headline = None;
     for n in sizes {
         let mut rng = StdRng::seed_from_u64(cli.seed ^ n as u64);
         let ints: Vec<i32> = (0..n).map(|_| rng.random()).collect();
         let floats: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        out.dump(&format!("input_i32_{n}"), &[], &ints)?;
+        out.dump(&format!("input_f32_{n}"), &[], &floats)?;
         let (expected_f, sum_abs) = reduction::reference_f32(&floats);
         let d_ints = gpu.upload(&ints)?;
         let d_floats = gpu.upload(&floats)?;
         let bytes = reduction::bytes_read(n);
-        let mut row = |kernel: &str, t: Timing, cfg, err: String, check: Result<(), _>| {
-            let gbps = t.gbps(bytes);
-            table.add_row([
-                kernel.to_string(),
-                n.to_string(),
-                launch::describe(&cfg),
-                format!("{:.2}", t.median_ms * 1e3),
-                format!("{gbps:.1}"),
-                format!("{:.1}%", ceiling.percent(gbps)),
-                err,
-                verdict(&check),
-            ]);
-            (gbps, t.median_ms)
+        // Adds the row of `kernel`; its measurement's key and (GB/s, median ms).
+        let mut row = |kernel: &str,
+                       t: Timing,
+                       cfg: cudarc::driver::LaunchConfig,
+                       err: Option<f64>,
+                       check: Result<(), verify::Mismatch>| {
+            let m = Measurement::new(kernel, &t)
+                .kernel(kernel)
+                .bytes(bytes, Some(ceiling))
+                .launch(&cfg)
+                .error(err.unwrap_or(0.0))
+                .passed(check.is_ok())
+                .at(n as f64);
+            let gbps = m.gbps.unwrap_or_default();
+            let key = m.key();
+            table.measured_row(
+                [
+                    kernel.to_string(),
+                    n.to_string(),
+                    launch::describe(&cfg),
+                    format!("{:.2}", t.median_ms * 1e3),
+                    format!("{gbps:.1}"),
+                    format!("{:.1}%", ceiling.percent(gbps)),
+                    err.map_or("exact".into(), |e| format!("{e:.1e}")),
+                    verdict(&check),
+                ],
+                m,
+            );
+            (key, gbps, t.median_ms)
         };
 
         let mut r = ReduceSum::<SumI32>::new(gpu)?;
         let (t, cfg, got) = time_reduce_sum(gpu, cli, flush, &mut r, &d_ints)?;
+        out.dump(&format!("output_{}_{n}", SumI32::KERNEL), &[], &[got])?;
         let check = exact(got, reduction::reference(&ints));
         failures += check.is_err() as usize;
-        row(SumI32::KERNEL, t, cfg, "exact".into(), check);
+        row(SumI32::KERNEL, t, cfg, None, check);
 
         let mut r = ReduceSum::<SumF32>::new(gpu)?;
         let (t, cfg, got) = time_reduce_sum(gpu, cli, flush, &mut r, &d_floats)?;
+        out.dump(&format!("output_{}_{n}", SumF32::KERNEL), &[], &[got])?;
         let bound = reduction::sum_error_bound(
             n,
             reduction::reduce_sum_depth(n, &cfg),
@@ -270,12 +360,15 @@ fn reduce_sum_table(
         );
         let check = reduction::check_sum(got as f64, expected_f, bound);
         failures += check.is_err() as usize;
-        let err = format!("{:.1e}", (got as f64 - expected_f).abs() / bound);
-        let (gbps, ms) = row(SumF32::KERNEL, t, cfg, err, check);
+        let err = (got as f64 - expected_f).abs() / bound;
+        let (key, gbps, ms) = row(SumF32::KERNEL, t, cfg, Some(err), check);
         summary.push((n, gbps, ms));
+        // The largest size's f32 row (2^26 at the seed's size).
+        headline = Some(key);
 
         let mut r = ReduceSum::<SumF32F64>::new(gpu)?;
         let (t, cfg, got) = time_reduce_sum(gpu, cli, flush, &mut r, &d_floats)?;
+        out.dump(&format!("output_{}_{n}", SumF32F64::KERNEL), &[], &[got])?;
         let bound = reduction::sum_error_bound(
             n,
             reduction::reduce_sum_depth(n, &cfg),
@@ -284,25 +377,23 @@ fn reduce_sum_table(
         );
         let check = reduction::check_sum(got, expected_f, bound);
         failures += check.is_err() as usize;
-        let err = format!("{:.1e}", (got - expected_f).abs() / bound);
-        row(SumF32F64::KERNEL, t, cfg, err, check);
+        let err = (got - expected_f).abs() / bound;
+        row(SumF32F64::KERNEL, t, cfg, Some(err), check);
     }
-    println!(
-        "reduce_sum (one launch; random i32, and f32 in [-1, 1) against an f64 reference); \
-         median of {} reps, L2 flushed before each:",
-        cli.reps
-    );
-    println!("{table}");
+    out.table(table);
+    if let Some(key) = headline {
+        out.headline("reduce-sum", &key);
+    }
     for (n, gbps, ms) in summary {
         match n {
-            n if n == 1 << 26 => println!(
+            n if n == 1 << 26 => out.line(format!(
                 "reduce_sum_f32 at 2^26: {gbps:.1} GB/s = {:.1}% of this run's memcpy (target >= 95%)",
                 ceiling.percent(gbps)
-            ),
-            n if n == 1 << 20 => println!(
+            )),
+            n if n == 1 << 20 => out.line(format!(
                 "reduce_sum_f32 at 2^20: {:.2} us of GPU time (target < 10 us)",
                 ms * 1e3
-            ),
+            )),
             _ => {}
         }
     }
@@ -316,28 +407,44 @@ pub fn run_square_sum(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Resul
     let mut rng = StdRng::seed_from_u64(cli.seed);
     // The seed series' data: random ints 0..=9.
     let input: Vec<i32> = (0..size).map(|_| rng.random_range(0..=9)).collect();
+    out.dump("input", &[], &input)?;
     let expected = square_sum::reference(&input);
     let d_input = gpu.upload(&input)?;
     let bytes = square_sum::bytes_read(size);
-    let mut table = Table::new();
-    table.load_preset(ASCII_MARKDOWN).set_header([
-        "kernel",
-        "idea",
-        "grid x block",
-        "median ms",
-        "step speedup",
-        "cumulative",
-        "GB/s",
-        "% of memcpy",
-        "partials on host",
-        "verdict",
-    ]);
+    let mut table = Table::new(
+        "versions",
+        format!(
+            "square sum of {size} i32 (values 0..=9, {:.1} MiB read); median of {} reps ({} for the \
+             one-thread v1), L2 flushed before each; times are the kernel only (the host's sum of \
+             the partials is not included)",
+            bytes as f64 / (1 << 20) as f64,
+            cli.reps,
+            (cli.reps as usize).min(5)
+        ),
+        ChartKind::Bars,
+        [
+            "kernel",
+            "idea",
+            "grid x block",
+            "median ms",
+            "step speedup",
+            "cumulative",
+            "GB/s",
+            "% of memcpy",
+            "partials on host",
+            "verdict",
+        ],
+    );
+    out.headline("versions", square_sum::Variant::Reduce.kernel_name());
     let mut failures = 0;
     let (mut first, mut previous) = (None::<f64>, None::<f64>);
     for variant in square_sum::Variant::ALL {
+        let kernel = variant.kernel_name();
         let mut s = square_sum::SquareSum::new(gpu, variant)?;
         let cfg = s.launch(gpu, &d_input)?;
-        let check = exact(s.sum(gpu)?, expected);
+        let got = s.sum(gpu)?;
+        out.dump(&format!("output_{kernel}"), &[], &[got])?;
+        let check = exact(got, expected);
         failures += check.is_err() as usize;
         let reps = if variant == square_sum::Variant::V1 {
             (cli.reps as usize).min(5)
@@ -346,7 +453,7 @@ pub fn run_square_sum(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Resul
         };
         let t = timing::time_gpu_with_setup(
             gpu,
-            variant.kernel_name(),
+            kernel,
             1,
             reps,
             &mut (&mut s, &mut flush),
@@ -354,37 +461,44 @@ pub fn run_square_sum(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Resul
             |(s, _)| s.launch(gpu, &d_input).map(drop),
         )?;
         let ms = t.median_ms;
+        let mut m = Measurement::new(kernel, &t)
+            .kernel(kernel)
+            .bytes(bytes, Some(&ceiling))
+            .launch(&cfg)
+            .error(0.0)
+            .passed(check.is_ok());
+        if let Some(p) = previous {
+            m = m.extra("step_speedup", p / ms);
+        }
+        if let Some(f) = first {
+            m = m.extra("cumulative_speedup", f / ms);
+        }
         let step = previous.map_or("-".into(), |p| format!("{:.2}", p / ms));
         let cumulative = first.map_or("-".into(), |f| format!("{:.1}", f / ms));
         first.get_or_insert(ms);
         previous = Some(ms);
-        let gbps = t.gbps(bytes);
-        table.add_row([
-            variant.kernel_name().to_string(),
-            variant.idea().to_string(),
-            launch::describe(&cfg),
-            format!("{ms:.4}"),
-            step,
-            cumulative,
-            format!("{gbps:.1}"),
-            format!("{:.1}%", ceiling.percent(gbps)),
-            if variant == square_sum::Variant::Reduce {
-                "0 (total on GPU)".into()
-            } else {
-                variant.partials().to_string()
-            },
-            verdict(&check),
-        ]);
+        let gbps = m.gbps.unwrap_or_default();
+        table.measured_row(
+            [
+                kernel.to_string(),
+                variant.idea().to_string(),
+                launch::describe(&cfg),
+                format!("{ms:.4}"),
+                step,
+                cumulative,
+                format!("{gbps:.1}"),
+                format!("{:.1}%", ceiling.percent(gbps)),
+                if variant == square_sum::Variant::Reduce {
+                    "0 (total on GPU)".into()
+                } else {
+                    variant.partials().to_string()
+                },
+                verdict(&check),
+            ],
+            m,
+        );
     }
-    println!(
-        "square sum of {size} i32 (values 0..=9, {:.1} MiB read); median of {} reps ({} for the \
-         one-thread v1), L2 flushed before each; times are the kernel only (the host's sum of \
-         the partials is not included)",
-        bytes as f64 / (1 << 20) as f64,
-        cli.reps,
-        (cli.reps as usize).min(5)
-    );
-    println!("{table}");
+    out.table(table);
     if failures > 0 {
         bail!("{failures} square-sum version(s) disagree with the CPU reference");
     }

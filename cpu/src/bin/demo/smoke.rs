@@ -1,30 +1,43 @@
 //! `demo smoke`.
 
 use anyhow::{Context, Result, bail};
-use comfy_table::{Table, presets::ASCII_MARKDOWN};
+use cpu::report::{ChartKind, Measurement, Table};
 use cpu::{Gpu, smoke};
 
 use crate::{Cli, Out, verdict};
 
 pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Result<()> {
-    let mut table = Table::new();
-    table
-        .load_preset(ASCII_MARKDOWN)
-        .set_header(["kernel", "feature", "n", "seed", "verdict"]);
+    // The kernels are checked, not timed: each row's measurement carries the verdict only (zero
+    // timing), and the table is not charted.
+    let mut table = Table::new(
+        "kernels",
+        "",
+        ChartKind::None,
+        ["kernel", "feature", "n", "seed", "verdict"],
+    );
     let mut failures = 0;
     for variant in smoke::Variant::ALL {
+        let kernel = variant.kernel_name();
         let outcome = smoke::check(gpu, variant, size, cli.seed)
-            .with_context(|| format!("smoke kernel {}", variant.kernel_name()))?;
+            .with_context(|| format!("smoke kernel {kernel}"))?;
         failures += outcome.result.is_err() as usize;
-        table.add_row([
-            variant.kernel_name().to_string(),
-            variant.feature().to_string(),
-            outcome.n.to_string(),
-            outcome.seed.to_string(),
-            verdict(&outcome.result),
-        ]);
+        table.measured_row(
+            [
+                kernel.to_string(),
+                variant.feature().to_string(),
+                outcome.n.to_string(),
+                outcome.seed.to_string(),
+                verdict(&outcome.result),
+            ],
+            Measurement {
+                variant: kernel.to_string(),
+                kernel: Some(kernel.to_string()),
+                passed: outcome.result.is_ok(),
+                ..Default::default()
+            },
+        );
     }
-    println!("{table}");
+    out.table(table);
     if failures > 0 {
         bail!("{failures} smoke kernel(s) disagree with the CPU reference");
     }
