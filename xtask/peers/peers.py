@@ -133,11 +133,12 @@ def main():
              timed(lambda: F.conv2d(img, w, padding=2)))
     del img, w
 
-    # bandwidth: pinned host-to-device copy of the demo's largest sweep size.
-    size = int(os_env("GPU_LAB_PEERS_H2D_BYTES", 1 << 28))
+    # bandwidth: pinned host-to-device copy of the demo's largest sweep size (1 GiB by default;
+    # set GPU_LAB_PEERS_H2D_BYTES to match `demo bandwidth --max-size`).
+    size = int(os_env("GPU_LAB_PEERS_H2D_BYTES", 1 << 30))
     host = torch.empty(size // 4, dtype=torch.float32).pin_memory()
     devbuf = torch.empty(size // 4, dtype=torch.float32, device=dev)
-    peer("bandwidth", "h2d-sweep", os_env("GPU_LAB_PEERS_H2D_KEY", f"pinned @ {size}"),
+    peer("bandwidth", "h2d-sweep", f"host to device [pinned] @ {size}",
          "dev.copy_(pinned_host, non_blocking=True)",
          timed(lambda: devbuf.copy_(host, non_blocking=True)))
     del host, devbuf
