@@ -419,7 +419,7 @@ pub fn run_square_sum(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Resul
              the partials is not included)",
             bytes as f64 / (1 << 20) as f64,
             cli.reps,
-            (cli.reps as usize).min(5)
+            (cli.reps as usize).min(20)
         ),
         ChartKind::Bars,
         [
@@ -447,7 +447,7 @@ pub fn run_square_sum(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Resul
         let check = exact(got, expected);
         failures += check.is_err() as usize;
         let reps = if variant == square_sum::Variant::V1 {
-            (cli.reps as usize).min(5)
+            (cli.reps as usize).min(20)
         } else {
             cli.reps as usize
         };
