@@ -34,6 +34,9 @@ def main():
         print("peers: PyTorch with CUDA not found; no peer timings", file=sys.stderr)
         return 0
     torch.cuda.set_device(args.device)
+    # Let cuDNN time its convolution algorithms and keep the fastest for each shape (the
+    # setting a user tuning for speed turns on); the choice is made during the warm-up runs.
+    torch.backends.cudnn.benchmark = True
     dev = torch.device("cuda", args.device)
     lib = f"torch {torch.__version__}"
     props = torch.cuda.get_device_properties(dev)

@@ -458,7 +458,7 @@ impl Report {
                     self.peers
                         .iter()
                         .find(|p| {
-                            p.pattern == s.pattern && p.table == t.id && p.variant == m.variant
+                            p.pattern == s.pattern && p.table == t.id && p.variant == m.key()
                         })
                         .cloned()
                 });
@@ -760,10 +760,13 @@ pub(crate) mod tests {
     #[test]
     fn markdown_keeps_order_and_summary_peers() {
         let mut r = sample();
+        if let Block::Table(t) = &mut r.sections[0].blocks[1] {
+            t.measurements[1].x = Some(1024.0);
+        }
         r.peers.push(Peer {
             pattern: "copy".into(),
             table: "kernels".into(),
-            variant: "fast".into(),
+            variant: "fast @ 1024".into(),
             operation: "x.clone()".into(),
             library: "torch".into(),
             median_ms: 1.5,
@@ -776,5 +779,6 @@ pub(crate) mod tests {
         assert!(section < caption);
         assert!(caption < table);
         assert!(md.contains("1.50x"), "{md}");
+        assert_eq!(r.summary()[0].peer.as_ref().map(|p| p.median_ms), Some(1.5));
     }
 }

@@ -312,7 +312,7 @@ fn run_all(gpu: &Gpu, cli: &Cli, profile: Option<Arc<Profile>>, report: &mut Rep
             cli.dump.as_deref(),
             profile.clone(),
         );
-        out.line(format!("== {name} =="));
+        out.banner(&format!("== {name} =="));
         let result = run_pattern(gpu, cli, &pattern, &mut out);
         if let Err(e) = &result {
             let msg = format!("{name}: error: {e:#}");

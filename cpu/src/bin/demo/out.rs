@@ -61,6 +61,11 @@ impl Out {
         }
     }
 
+    /// A line printed on the terminal only (the report has its own headings).
+    pub fn banner(&self, text: &str) {
+        self.print(text);
+    }
+
     /// A line of prose: printed, and kept in the report.
     pub fn line(&mut self, text: impl Into<String>) {
         let text = text.into();
