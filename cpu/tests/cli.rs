@@ -211,7 +211,7 @@ fn out_writes_report_files_and_dump_writes_npy() {
     assert_eq!(&npy[..6], b"\x93NUMPY");
     let header = String::from_utf8_lossy(&npy[..128]);
     assert!(
-        header.contains("'<f4'") && header.contains("(1000,)"),
+        header.contains("'<f4'") && header.contains("'shape': (1000,"),
         "{header}"
     );
     assert_eq!(
