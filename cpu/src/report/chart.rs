@@ -161,7 +161,8 @@ fn bars<DB: DrawingBackend>(
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(label_px)
-        .build_cartesian_2d(0f64..max, (0..n).into_segmented())?;
+        // `a..b` segmented has a segment for every value of a..=b: n bars need 0..n - 1.
+        .build_cartesian_2d(0f64..max, (0..n.saturating_sub(1)).into_segmented())?;
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -204,7 +205,7 @@ fn bars<DB: DrawingBackend>(
     }))?;
     if let Some(c) = v.ceiling {
         chart.draw_series(LineSeries::new(
-            [(c, SegmentValue::Exact(0)), (c, SegmentValue::Exact(n))],
+            [(c, SegmentValue::Exact(0)), (c, SegmentValue::Last)],
             RED.stroke_width(2),
         ))?;
     }
@@ -223,7 +224,11 @@ fn short(v: f64) -> String {
 
 fn axis_value(x: f64, log2_x: bool, bytes: bool) -> String {
     if !log2_x {
-        return short(x);
+        return if x.fract() == 0.0 {
+            format!("{x:.0}")
+        } else {
+            short(x)
+        };
     }
     if (x - x.round()).abs() > 1e-9 {
         return String::new();
@@ -237,7 +242,12 @@ fn axis_value(x: f64, log2_x: bool, bytes: bool) -> String {
             v /= 1024.0;
             u += 1;
         }
-        format!("{} {}", short(v), units[u])
+        let v = if v.fract() == 0.0 {
+            format!("{v:.0}")
+        } else {
+            short(v)
+        };
+        format!("{v} {}", units[u])
     } else {
         format!("2^{x:.0}")
     }
@@ -263,6 +273,10 @@ fn sweep<DB: DrawingBackend>(
         }
         lines.entry(name).or_default().push((x, (v.pick)(m)));
     }
+    // A ceiling far above every point (host transfers against the device's memcpy) would
+    // flatten the lines: it is drawn only when the sweep reaches a fifth of it.
+    let top = lines.values().flatten().map(|p| p.1).fold(0.0, f64::max);
+    let ceiling = v.ceiling.filter(|c| top >= 0.2 * c);
     let xs = lines.values().flatten().map(|p| p.0);
     let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
         (a.min(x), b.max(x))
@@ -276,7 +290,7 @@ fn sweep<DB: DrawingBackend>(
         .values()
         .flatten()
         .map(|p| p.1)
-        .fold(v.ceiling.unwrap_or(0.0), f64::max)
+        .fold(ceiling.unwrap_or(0.0), f64::max)
         .max(f64::MIN_POSITIVE)
         * 1.12;
     let bytes = x_label.contains("bytes");
@@ -311,7 +325,7 @@ fn sweep<DB: DrawingBackend>(
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
         chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
     }
-    if let Some(c) = v.ceiling {
+    if let Some(c) = ceiling {
         chart
             .draw_series(LineSeries::new([(lo, c), (hi, c)], RED.stroke_width(1)))?
             .label(format!("device-to-device memcpy: {c:.0} GB/s"))

@@ -457,9 +457,7 @@ impl Report {
                 let peer = best.and_then(|(t, m)| {
                     self.peers
                         .iter()
-                        .find(|p| {
-                            p.pattern == s.pattern && p.table == t.id && p.variant == m.key()
-                        })
+                        .find(|p| p.pattern == s.pattern && p.table == t.id && p.variant == m.key())
                         .cloned()
                 });
                 Summary {

@@ -75,6 +75,12 @@ enum Pattern {
     /// Every pattern with its defaults, a progress bar, and a summary table: pattern, best
     /// variant, GB/s, % of memcpy, verdict. With --out DIR, the report files and charts.
     All,
+    /// Renders a report.json again, without a GPU: report.md on stdout (or JSON / CSV), and with
+    /// --out DIR every report file and chart.
+    Render {
+        /// A report.json written by `demo ... --out DIR` or `--format json`.
+        report: PathBuf,
+    },
     /// Speedup of every measurement two report.json files share (another GPU, another commit).
     Compare {
         /// The baseline run's report.json.
@@ -207,6 +213,7 @@ fn run(cli: &Cli, name: &str) -> Result<()> {
             return Ok(());
         }
         Pattern::Compare { old, new } => return compare(cli, old, new),
+        Pattern::Render { report } => return render(cli, report),
         _ => {}
     }
     // Inputs are read before the GPU work starts, so a bad file fails in a second.
@@ -326,7 +333,7 @@ fn run_all(gpu: &Gpu, cli: &Cli, profile: Option<Arc<Profile>>, report: &mut Rep
 
 fn run_pattern(gpu: &Gpu, cli: &Cli, pattern: &Pattern, out: &mut Out) -> Result<()> {
     match *pattern {
-        Pattern::List | Pattern::All | Pattern::Compare { .. } => {
+        Pattern::List | Pattern::All | Pattern::Compare { .. } | Pattern::Render { .. } => {
             unreachable!("not a pattern")
         }
         Pattern::VectorAdd { size } => vector_add::run(gpu, cli, out, size),
@@ -419,14 +426,29 @@ fn write_report(dir: &Path, report: &Report) -> Result<usize> {
     Ok(files.len())
 }
 
+fn read_report(p: &Path) -> Result<Report> {
+    let text =
+        std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a report.json written by demo", p.display()))
+}
+
+fn render(cli: &Cli, path: &Path) -> Result<()> {
+    let report = read_report(path)?;
+    match cli.format {
+        Format::Table => print!("{}", report.markdown()),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Csv => print!("{}", report.csv()?),
+    }
+    if let Some(dir) = &cli.out {
+        let files = write_report(dir, &report)?;
+        eprintln!("wrote {} files to {}", files, dir.display());
+    }
+    Ok(())
+}
+
 fn compare(cli: &Cli, old: &Path, new: &Path) -> Result<()> {
-    let read = |p: &Path| -> Result<Report> {
-        let text =
-            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
-        serde_json::from_str(&text)
-            .with_context(|| format!("{} is not a report.json written by demo", p.display()))
-    };
-    let (old_report, new_report) = (read(old)?, read(new)?);
+    let (old_report, new_report) = (read_report(old)?, read_report(new)?);
     let c = cpu::report::compare::compare(&old_report, &new_report);
     if c.changes.is_empty() {
         bail!(
