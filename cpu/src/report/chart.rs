@@ -327,9 +327,14 @@ fn sweep<DB: DrawingBackend>(
     }
     if let Some(c) = ceiling {
         chart
-            .draw_series(LineSeries::new([(lo, c), (hi, c)], RED.stroke_width(1)))?
-            .label(format!("device-to-device memcpy: {c:.0} GB/s"))
-            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RED.stroke_width(1)));
+            .draw_series(DashedLineSeries::new(
+                [(lo, c), (hi, c)],
+                8,
+                5,
+                BLACK.stroke_width(1),
+            ))?
+            .label(format!("device-to-device memcpy: {c:.0} GB/s (dashed)"))
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(1)));
     }
     chart
         .configure_series_labels()
