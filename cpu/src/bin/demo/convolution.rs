@@ -3,9 +3,11 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use cpu::convolution::{self, Mask, NamedMask, Variant1d, Variant2d};
+use cpu::convolution::{self, Comparison, Mask, NamedMask, Variant1d, Variant2d};
 use cpu::report::{ChartKind, Measurement, Table};
+use cpu::timing::{Ceiling, Timing};
 use cpu::{Gpu, launch, timing};
+use cudarc::driver::LaunchConfig;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -24,6 +26,58 @@ const HEADER: [&str; 10] = [
     "max rel err",
     "verdict",
 ];
+
+/// One timed, verified variant of the 1D or 2D table.
+struct Row<'a> {
+    name: String,
+    seed: &'a str,
+    entry: &'a str,
+    cfg: LaunchConfig,
+    t: Timing,
+    check: Comparison,
+    /// Median ms of the basic kernel (the speedup's base).
+    basic: f64,
+    access_ratio: f64,
+}
+
+/// Adds `row` to a variants table (cells as in [`HEADER`]) with its measurement.
+fn variant_row(table: &mut Table, ceiling: &Ceiling, bytes: u64, row: Row) {
+    let Row {
+        name,
+        seed,
+        entry,
+        cfg,
+        t,
+        check,
+        basic,
+        access_ratio,
+    } = row;
+    let speedup = basic / t.median_ms;
+    let m = Measurement::new(&name, &t)
+        .kernel(entry)
+        .bytes(bytes, Some(ceiling))
+        .launch(&cfg)
+        .error(check.max_relative_error)
+        .passed(check.result.is_ok())
+        .extra("access_ratio", access_ratio)
+        .extra("speedup_vs_basic", speedup);
+    let gbps = m.gbps.unwrap_or_default();
+    table.measured_row(
+        [
+            name,
+            seed.to_string(),
+            launch::describe(&cfg),
+            format!("{:.3}", t.median_ms),
+            format!("{gbps:.1}"),
+            format!("{:.1}%", ceiling.percent(gbps)),
+            format!("{access_ratio:.2}"),
+            format!("{speedup:.2}x"),
+            format!("{:.1e}", check.max_relative_error),
+            verdict(&check.result),
+        ],
+        m,
+    );
+}
 
 /// Side of the generated test picture when no `--image` is given.
 const PICTURE: (usize, usize) = (480, 640);
@@ -70,30 +124,21 @@ pub fn run_1d(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, mask_width: usiz
         })?;
         let basic = *basic_ms.get_or_insert(t.median_ms);
         let access_ratio = variant.access_ratio(mask_width, cfg.block_dim.0);
-        let speedup = basic / t.median_ms;
-        let m = Measurement::new(&name, &t)
-            .kernel(entry)
-            .bytes(bytes, Some(&ceiling))
-            .launch(&cfg)
-            .error(check.max_relative_error)
-            .passed(check.result.is_ok())
-            .extra("access_ratio", access_ratio)
-            .extra("speedup_vs_basic", speedup);
-        let gbps = m.gbps.unwrap_or_default();
-        table.measured_row(
-            [
+        let seed = variant.seed_section().unwrap_or("-");
+        variant_row(
+            &mut table,
+            &ceiling,
+            bytes,
+            Row {
                 name,
-                variant.seed_section().unwrap_or("-").to_string(),
-                launch::describe(&cfg),
-                format!("{:.3}", t.median_ms),
-                format!("{gbps:.1}"),
-                format!("{:.1}%", ceiling.percent(gbps)),
-                format!("{access_ratio:.2}"),
-                format!("{speedup:.2}x"),
-                format!("{:.1e}", check.max_relative_error),
-                verdict(&check.result),
-            ],
-            m,
+                seed,
+                entry,
+                cfg,
+                t,
+                check,
+                basic,
+                access_ratio,
+            },
         );
     }
     out.table(table);
@@ -169,30 +214,21 @@ pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<(
             })?;
             let basic = *basic_ms.get_or_insert(t.median_ms);
             let access_ratio = variant.access_ratio(mask_width);
-            let speedup = basic / t.median_ms;
-            let m = Measurement::new(&name, &t)
-                .kernel(entry)
-                .bytes(bytes, Some(&ceiling))
-                .launch(&cfg)
-                .error(check.max_relative_error)
-                .passed(check.result.is_ok())
-                .extra("access_ratio", access_ratio)
-                .extra("speedup_vs_basic", speedup);
-            let gbps = m.gbps.unwrap_or_default();
-            table.measured_row(
-                [
+            let seed = variant.seed_section().unwrap_or("-");
+            variant_row(
+                &mut table,
+                &ceiling,
+                bytes,
+                Row {
                     name,
-                    variant.seed_section().unwrap_or("-").to_string(),
-                    launch::describe(&cfg),
-                    format!("{:.3}", t.median_ms),
-                    format!("{gbps:.1}"),
-                    format!("{:.1}%", ceiling.percent(gbps)),
-                    format!("{access_ratio:.2}"),
-                    format!("{speedup:.2}x"),
-                    format!("{:.1e}", check.max_relative_error),
-                    verdict(&check.result),
-                ],
-                m,
+                    seed,
+                    entry,
+                    cfg,
+                    t,
+                    check,
+                    basic,
+                    access_ratio,
+                },
             );
         }
     }
