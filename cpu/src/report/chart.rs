@@ -192,6 +192,13 @@ fn bars<DB: DrawingBackend>(
         bar.set_margin(4, 4, 0, 0);
         bar
     }))?;
+    // The ceiling under the labels, so a bar reaching it keeps its label readable.
+    if let Some(c) = v.ceiling {
+        chart.draw_series(LineSeries::new(
+            [(c, SegmentValue::Exact(0)), (c, SegmentValue::Last)],
+            RED.stroke_width(2),
+        ))?;
+    }
     chart.draw_series(vals.iter().enumerate().map(|(i, &val)| {
         let text = match &v.ceiling {
             Some(c) => format!(" {val:.0} ({:.0}%)", 100.0 * val / c),
@@ -203,12 +210,6 @@ fn bars<DB: DrawingBackend>(
             TextStyle::from(("sans-serif", 12).into_font()).pos(Pos::new(HPos::Left, VPos::Center)),
         )
     }))?;
-    if let Some(c) = v.ceiling {
-        chart.draw_series(LineSeries::new(
-            [(c, SegmentValue::Exact(0)), (c, SegmentValue::Last)],
-            RED.stroke_width(2),
-        ))?;
-    }
     Ok(())
 }
 
