@@ -81,45 +81,30 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, block: u32) -> Resu
         (step_cell, cumulative_cell, m)
     };
     for variant in reduction::Variant::ALL {
-        let mut work = SeedWork::new(gpu, variant, &d_input, block)?;
-        let cfg = work.launch(gpu)?;
-        let kernel = work.launch_info().kernel;
-        let got = work.sum(gpu)?;
-        out.dump(&format!("output_{kernel}"), &[], &[got])?;
-        let check = exact(got, expected);
-        failures += check.is_err() as usize;
-        let t = timing::time_gpu_with_setup(
+        let seed = SeedRun {
             gpu,
-            kernel,
-            WARMUP,
-            cli.reps as usize,
-            &mut (&mut work, &mut flush),
-            |(work, flush)| {
-                work.restore(gpu, &d_input)?;
-                flush.flush(gpu)
-            },
-            |(work, _)| work.launch(gpu).map(drop),
-        )?;
+            cli,
+            ceiling: &ceiling,
+            d_input: &d_input,
+            expected,
+        };
+        let (m, cfg, check) = seed.measure(out, &mut flush, variant, block, "output")?;
+        failures += check.is_err() as usize;
+        let (kernel, t) = (m.variant.clone(), m.median_ms);
         let (seed_name, seed_s) = variant.seed();
-        let m = Measurement::new(kernel, &t)
-            .kernel(kernel)
-            .bytes(bytes, Some(&ceiling))
-            .launch(&cfg)
-            .error(0.0)
-            .passed(check.is_ok());
         let m = if seed_size {
             m.extra("seed_k80_ms", seed_s * 1e3)
         } else {
             m
         };
-        let (step, cumulative, m) = speedups(t.median_ms, m);
+        let (step, cumulative, m) = speedups(t, m);
         let gbps = m.gbps.unwrap_or_default();
         table.measured_row(
             [
-                kernel.to_string(),
+                kernel,
                 seed_name.to_string(),
                 launch::describe(&cfg),
-                format!("{:.4}", t.median_ms),
+                format!("{t:.4}"),
                 step,
                 cumulative,
                 format!("{gbps:.1}"),
@@ -196,41 +181,24 @@ fn block_sweep(
             "verdict",
         ],
     );
-    let bytes = reduction::bytes_read(d_input.len());
     let mut failures = 0;
+    let seed = SeedRun {
+        gpu,
+        cli,
+        ceiling,
+        d_input,
+        expected,
+    };
     for (block, _) in gpu::reduction::REDUCE_COMPLETE_UNROLL {
         let variant = reduction::Variant::CompleteUnroll;
-        let mut work = SeedWork::new(gpu, variant, d_input, block)?;
-        let cfg = work.launch(gpu)?;
-        let kernel = work.launch_info().kernel;
-        let got = work.sum(gpu)?;
-        out.dump(&format!("output_block_sizes_{kernel}"), &[], &[got])?;
-        let check = exact(got, expected);
+        let (m, cfg, check) = seed.measure(out, flush, variant, block, "output_block_sizes")?;
         failures += check.is_err() as usize;
-        let t = timing::time_gpu_with_setup(
-            gpu,
-            kernel,
-            WARMUP,
-            cli.reps as usize,
-            &mut (&mut work, &mut *flush),
-            |(work, flush)| {
-                work.restore(gpu, d_input)?;
-                flush.flush(gpu)
-            },
-            |(work, _)| work.launch(gpu).map(drop),
-        )?;
-        let m = Measurement::new(kernel, &t)
-            .kernel(kernel)
-            .bytes(bytes, Some(ceiling))
-            .launch(&cfg)
-            .error(0.0)
-            .passed(check.is_ok());
         let gbps = m.gbps.unwrap_or_default();
         table.measured_row(
             [
-                kernel.to_string(),
+                m.variant.clone(),
                 launch::describe(&cfg),
-                format!("{:.4}", t.median_ms),
+                format!("{:.4}", m.median_ms),
                 format!("{gbps:.1}"),
                 format!("{:.1}%", ceiling.percent(gbps)),
                 verdict(&check),
@@ -240,6 +208,63 @@ fn block_sweep(
     }
     out.table(table);
     Ok(failures)
+}
+
+/// What every timed row of the seed kernels shares: the device, the input and its sum.
+struct SeedRun<'a> {
+    gpu: &'a Gpu,
+    cli: &'a Cli,
+    ceiling: &'a Ceiling,
+    d_input: &'a CudaSlice<i32>,
+    expected: i32,
+}
+
+impl SeedRun<'_> {
+    /// Runs one seed kernel at `block` threads: verified once (its sum dumped as
+    /// `<dump_prefix>_<kernel>`), then timed with the input restored and the L2 flushed before
+    /// each rep. Returns the measurement, the launch and the check.
+    fn measure(
+        &self,
+        out: &Out,
+        flush: &mut L2Flush,
+        variant: reduction::Variant,
+        block: u32,
+        dump_prefix: &str,
+    ) -> Result<(
+        Measurement,
+        cudarc::driver::LaunchConfig,
+        Result<(), verify::Mismatch>,
+    )> {
+        let gpu = self.gpu;
+        let mut work = SeedWork::new(gpu, variant, self.d_input, block)?;
+        let cfg = work.launch(gpu)?;
+        let kernel = work.launch_info().kernel;
+        let got = work.sum(gpu)?;
+        out.dump(&format!("{dump_prefix}_{kernel}"), &[], &[got])?;
+        let check = exact(got, self.expected);
+        let t = timing::time_gpu_with_setup(
+            gpu,
+            kernel,
+            WARMUP,
+            self.cli.reps as usize,
+            &mut (&mut work, flush),
+            |(work, flush)| {
+                work.restore(gpu, self.d_input)?;
+                flush.flush(gpu)
+            },
+            |(work, _)| work.launch(gpu).map(drop),
+        )?;
+        let m = Measurement::new(kernel, &t)
+            .kernel(kernel)
+            .bytes(
+                reduction::bytes_read(self.d_input.len()),
+                Some(self.ceiling),
+            )
+            .launch(&cfg)
+            .error(0.0)
+            .passed(check.is_ok());
+        Ok((m, cfg, check))
+    }
 }
 
 fn time_reduce_sum<K: SumKind>(
