@@ -24,9 +24,6 @@ use crate::verify::Mismatch;
 
 pub use gpu::convolution::{MAX_MASK_WIDTH, MAX_MASK_WIDTH_2D};
 
-/// Largest `gridDim.y` CUDA allows.
-const MAX_GRID_Y: u64 = 65_535;
-
 /// Relative tolerance of a GPU output against the `f64` reference, scaled per output by
 /// `sum |M[j] N[i + j - r]|` (the size of the terms summed, which bounds the `f32` rounding).
 pub const RELATIVE_TOLERANCE: f64 = 1e-5;
@@ -246,21 +243,13 @@ impl Variant2d {
                 shared_mem_bytes: 0,
             });
         }
-        let gx = launch::blocks_to_cover(kernel, cols, tx as u64)?;
-        let gy = launch::blocks_to_cover(kernel, rows, ty as u64)?;
-        if gy as u64 > MAX_GRID_Y {
-            return Err(Error::InvalidLaunch {
-                kernel,
-                reason: format!(
-                    "{rows} x {cols} needs {gy} blocks along y, more than {MAX_GRID_Y}"
-                ),
-            });
-        }
-        Ok(LaunchConfig {
-            grid_dim: (gx, gy, 1),
+        launch::covering_2d(
+            kernel,
+            (cols, rows),
+            (tx as u64, ty as u64),
             block_dim,
-            shared_mem_bytes: 0,
-        })
+            &format!("{rows} x {cols}"),
+        )
     }
 
     /// The seed's access ratio carried to 2D, for a `w x w` mask: loads of `N` the untiled

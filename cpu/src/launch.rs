@@ -57,6 +57,37 @@ pub fn linear(grid: u32, block: u32, shared_mem_bytes: u32) -> LaunchConfig {
     }
 }
 
+/// Largest grid dimension along y (and z) the hardware accepts.
+pub const MAX_GRID_Y: u64 = 65_535;
+
+/// A 2D launch of `block_dim` threads whose grid covers `along_x` x `along_y` items, `per_x` x
+/// `per_y` of them per block; `shape` names the problem in the error.
+///
+/// # Errors
+/// [`Error::InvalidLaunch`] if a dimension needs more blocks than a grid holds (more than
+/// [`MAX_GRID_Y`] along y).
+pub fn covering_2d(
+    kernel: &'static str,
+    (along_x, along_y): (usize, usize),
+    (per_x, per_y): (u64, u64),
+    block_dim: (u32, u32, u32),
+    shape: &str,
+) -> Result<LaunchConfig> {
+    let gx = blocks_to_cover(kernel, along_x, per_x)?;
+    let gy = blocks_to_cover(kernel, along_y, per_y)?;
+    if gy as u64 > MAX_GRID_Y {
+        return Err(Error::InvalidLaunch {
+            kernel,
+            reason: format!("{shape} needs {gy} blocks along y, more than {MAX_GRID_Y}"),
+        });
+    }
+    Ok(LaunchConfig {
+        grid_dim: (gx, gy, 1),
+        block_dim,
+        shared_mem_bytes: 0,
+    })
+}
+
 /// `"8 x 128"` for a 1D launch, `"(256,256) x (32,32)"` for a 2D one.
 pub fn describe(cfg: &LaunchConfig) -> String {
     let dims = |(x, y, z): (u32, u32, u32)| match (y, z) {
@@ -86,6 +117,17 @@ mod tests {
         assert!(check_block("k", 0, 1).is_err());
         assert!(check_block("k", 2048, 1).is_err());
         assert!(check_block("k", 48, 32).is_err());
+    }
+
+    #[test]
+    fn covering_2d_grids() {
+        let cfg = covering_2d("k", (100, 33), (32, 8), (32, 8, 1), "33 x 100").unwrap();
+        assert_eq!((cfg.grid_dim, cfg.block_dim), ((4, 5, 1), (32, 8, 1)));
+        let err = covering_2d("k", (1, 65_536 * 8 + 1), (32, 8), (32, 8, 1), "tall").unwrap_err();
+        assert!(
+            err.to_string().contains("tall needs 65537 blocks along y"),
+            "{err}"
+        );
     }
 
     #[test]

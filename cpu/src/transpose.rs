@@ -9,9 +9,6 @@ use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};
 use crate::launch;
 
-/// Largest `gridDim.y` CUDA allows.
-const MAX_GRID_Y: u64 = 65_535;
-
 /// The transpose kernels and the copy baseline, in the order the demo and the tests run them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Variant {
@@ -122,21 +119,13 @@ impl Variant {
         } else {
             (cols, rows)
         };
-        let gx = launch::blocks_to_cover(kernel, along_x, per_x as u64)?;
-        let gy = launch::blocks_to_cover(kernel, along_y, per_y as u64)?;
-        if gy as u64 > MAX_GRID_Y {
-            return Err(Error::InvalidLaunch {
-                kernel,
-                reason: format!(
-                    "{rows} x {cols} needs {gy} blocks along y, more than {MAX_GRID_Y}"
-                ),
-            });
-        }
-        Ok(LaunchConfig {
-            grid_dim: (gx, gy, 1),
-            block_dim: (bx, by, 1),
-            shared_mem_bytes: 0,
-        })
+        launch::covering_2d(
+            kernel,
+            (along_x, along_y),
+            (per_x as u64, per_y as u64),
+            (bx, by, 1),
+            &format!("{rows} x {cols}"),
+        )
     }
 }
 

@@ -51,12 +51,12 @@ pub fn compare(old: &Report, new: &Report) -> Comparison {
                 .or_insert(m);
         }
     }
-    let total_old = old_by_key.len();
     let mut changes = Vec::new();
     let mut only_new = 0;
     for s in &new.sections {
         for (t, m) in s.measurements() {
-            match old_by_key.get(&key(&s.pattern, &t.id, m.key())) {
+            // Removed when matched: a key twice in `new` matches once.
+            match old_by_key.remove(&key(&s.pattern, &t.id, m.key())) {
                 Some(o) => changes.push(Change {
                     pattern: s.pattern.clone(),
                     table: t.id.clone(),
@@ -69,9 +69,8 @@ pub fn compare(old: &Report, new: &Report) -> Comparison {
             }
         }
     }
-    changes.dedup_by(|a, b| a.pattern == b.pattern && a.table == b.table && a.key == b.key);
     Comparison {
-        only_old: total_old.saturating_sub(changes.len()),
+        only_old: old_by_key.len(),
         changes,
         only_new,
     }
