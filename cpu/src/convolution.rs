@@ -29,23 +29,24 @@ pub use gpu::convolution::{MAX_MASK_WIDTH, MAX_MASK_WIDTH_2D};
 pub const RELATIVE_TOLERANCE: f64 = 1e-5;
 
 /// The 1D kernels, in the order the demo and the tests run them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Variant1d {
     /// Seed 1.2: one output per thread, mask in global memory.
-    #[value(name = "convolution-1d-basic")]
+    #[cfg_attr(feature = "clap", value(name = "convolution-1d-basic"))]
     Convolution1dBasic,
     /// Seed 2.1.4: mask in `__constant__` memory.
-    #[value(name = "convolution-1d-constant-mask")]
+    #[cfg_attr(feature = "clap", value(name = "convolution-1d-constant-mask"))]
     Convolution1dConstantMask,
     /// Seed 3.1: tile plus halo cells in shared memory, ghosts as 0.
-    #[value(name = "convolution-1d-tiled-halo")]
+    #[cfg_attr(feature = "clap", value(name = "convolution-1d-tiled-halo"))]
     Convolution1dTiledHalo,
     /// Seed 3.3: internal cells in shared memory, halo cells from global memory (L2).
-    #[value(name = "convolution-1d-tiled-cached-halo")]
+    #[cfg_attr(feature = "clap", value(name = "convolution-1d-tiled-cached-halo"))]
     Convolution1dTiledCachedHalo,
     /// The one to call: 4096-output tiles, 16-byte global and shared accesses, the next tile
     /// prefetched, 16 outputs per thread; one kernel per mask width.
-    #[value(name = "convolution-1d-tiled-vec4")]
+    #[cfg_attr(feature = "clap", value(name = "convolution-1d-tiled-vec4"))]
     Convolution1dTiledVec4,
 }
 
@@ -140,21 +141,22 @@ impl Variant1d {
 }
 
 /// The 2D kernels, in the order the demo and the tests run them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Variant2d {
     /// One output per thread, mask in global memory (32 x 8 blocks).
-    #[value(name = "convolution-2d-basic")]
+    #[cfg_attr(feature = "clap", value(name = "convolution-2d-basic"))]
     Convolution2dBasic,
     /// Mask in `__constant__` memory.
-    #[value(name = "convolution-2d-constant-mask")]
+    #[cfg_attr(feature = "clap", value(name = "convolution-2d-constant-mask"))]
     Convolution2dConstantMask,
     /// Seed 3.1 in 2D: a 32 x 8 tile plus halo in shared memory, ghosts as 0.
-    #[value(name = "convolution-2d-tiled-halo")]
+    #[cfg_attr(feature = "clap", value(name = "convolution-2d-tiled-halo"))]
     Convolution2dTiledHalo,
     /// The one to call: 64 x 64 tiles in a grid-stride loop, 16-byte global and shared
     /// accesses, the next tile prefetched, 2 x 8 outputs per thread from a rolling window of
     /// accumulators; one kernel per mask width.
-    #[value(name = "convolution-2d-tiled-vec4")]
+    #[cfg_attr(feature = "clap", value(name = "convolution-2d-tiled-vec4"))]
     Convolution2dTiledVec4,
 }
 
@@ -689,7 +691,8 @@ pub fn bytes_moved(n: usize) -> u64 {
 }
 
 /// Named 2D masks for filtering images (`demo conv2d --mask`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum NamedMask {
     /// 1 x 1 identity.
     Identity,
@@ -836,6 +839,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "clap")]
     fn named_masks_are_well_formed() {
         for m in <NamedMask as clap::ValueEnum>::value_variants() {
             let (w, v) = m.values();
@@ -851,6 +855,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "clap")]
     fn names_are_kernel_names() {
         for v in Variant1d::ALL {
             let value = clap::ValueEnum::to_possible_value(&v).unwrap();

@@ -15,7 +15,8 @@ use crate::launch;
 use crate::verify::Mismatch;
 
 /// The seed's nine kernels, in the order of its table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Variant {
     /// 1: neighbored pairs, `tid % (2s) == 0` works (divergent warps).
     Neighbored,
@@ -329,7 +330,8 @@ impl SumKind for SumF32F64 {
 }
 
 /// The `reduce_sum` kernels, for listings and tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum SumVariant {
     /// `i32` input, sum modulo 2^32.
     I32,

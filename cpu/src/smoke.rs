@@ -4,12 +4,15 @@
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use gpu::smoke as k;
+#[cfg(feature = "rand")]
 use rand::rngs::StdRng;
+#[cfg(feature = "rand")]
 use rand::{Rng, SeedableRng};
 
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};
 use crate::launch;
+#[cfg(feature = "rand")]
 use crate::verify::{self, Mismatch, Tolerance};
 
 /// Threads per block for the smoke kernels that accept any block size.
@@ -18,7 +21,8 @@ pub const BLOCK: u32 = 256;
 const MAX_GRID: u32 = 4096;
 
 /// The smoke kernels, each named after the device-support feature it exercises.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Variant {
     /// `__shared__ float s[256]` via `static_shared!`.
     StaticSharedReverse,
@@ -322,6 +326,7 @@ pub fn global_atomic_add_f32(gpu: &Gpu, x: &[f32]) -> Result<f32> {
 }
 
 /// What [`check`] found for one kernel.
+#[cfg(feature = "rand")]
 #[derive(Clone, Debug)]
 pub struct Outcome {
     /// Elements of input.
@@ -332,7 +337,8 @@ pub struct Outcome {
     pub result: Result<(), Mismatch>,
 }
 
-/// Runs `variant` on `n` seeded random inputs and compares it with its CPU reference.
+/// Runs `variant` on `n` seeded random inputs and compares it with its CPU reference (feature
+/// `rand`).
 ///
 /// Inputs: floats uniform in [-1, 1); `i32` in [-1000, 1000]; `u32` over the full range.
 /// Integer results must match exactly; the polynomial within `14` roundings of
@@ -340,6 +346,7 @@ pub struct Outcome {
 ///
 /// # Errors
 /// Driver and launch errors; a mismatch is not an error but `Outcome::result`.
+#[cfg(feature = "rand")]
 pub fn check(gpu: &Gpu, variant: Variant, n: usize, seed: u64) -> Result<Outcome> {
     let mut rng = StdRng::seed_from_u64(seed);
     let floats =

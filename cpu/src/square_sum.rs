@@ -11,7 +11,8 @@ use crate::launch;
 use crate::reduction::{ReduceSum, SumKind};
 
 /// The seed's seven versions and the one-launch version, in order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Variant {
     /// 1: one thread.
     V1,

@@ -10,7 +10,8 @@ use crate::error::{DriverContext, Error, Result};
 use crate::launch;
 
 /// The transpose kernels and the copy baseline, in the order the demo and the tests run them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Variant {
     /// Copy with the tiled kernels' access pattern: the ceiling a transpose can reach.
     Copy,
@@ -21,10 +22,10 @@ pub enum Variant {
     /// Seed version 3: 8 x 32 tile in `__shared__ float t[32][8]` (8-way bank conflicts).
     TransposeSharedTile,
     /// Seed version 4: no shared memory, a warp per 8 x 4 sub-block through L1 (8 x 32 blocks).
-    #[value(name = "transpose-l1-8x32")]
+    #[cfg_attr(feature = "clap", value(name = "transpose-l1-8x32"))]
     TransposeL1_8x32,
     /// Seed version 5: a warp per 4 x 8 sub-block through L1 (4 x 32 blocks).
-    #[value(name = "transpose-l1-4x32")]
+    #[cfg_attr(feature = "clap", value(name = "transpose-l1-4x32"))]
     TransposeL1_4x32,
     /// NVIDIA's padded 32 x 33 shared tile: coalesced both ways, no bank conflicts.
     TransposeSharedPadded,
@@ -263,6 +264,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "clap")]
     fn names_are_kernel_names() {
         for v in Variant::ALL {
             let value = clap::ValueEnum::to_possible_value(&v).unwrap();

@@ -9,7 +9,8 @@ use crate::error::{DriverContext, Error, Result};
 use crate::launch;
 
 /// The vector-add kernels, in the order the demo and the tests run them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Variant {
     /// One element per thread, grid covering `n` (the seed's `vecAdd`).
     VectorAdd,

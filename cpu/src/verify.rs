@@ -1,8 +1,9 @@
 //! Comparison of GPU output with the CPU reference.
 //!
-//! Integer results must match exactly. Float results are compared with `approx`'s
-//! `relative_eq!`, with an absolute floor and a relative bound that the caller scales with the
-//! work behind each element (number of roundings, magnitude of the terms). NaN never passes.
+//! Integer results must match exactly. Float results are compared as `approx`'s `relative_eq!`
+//! does (see [`Tolerance::accepts`]), with an absolute floor and a relative bound that the caller
+//! scales with the work behind each element (number of roundings, magnitude of the terms). NaN
+//! never passes.
 
 use std::fmt::Debug;
 
@@ -65,6 +66,22 @@ pub struct Tolerance {
 }
 
 impl Tolerance {
+    /// Whether `got` matches `expected`: equal (infinities included), or finite and within
+    /// `absolute`, or within `relative` of the larger magnitude. NaN never matches.
+    pub fn accepts(&self, got: f64, expected: f64) -> bool {
+        if got.is_nan() || expected.is_nan() {
+            return false;
+        }
+        if got == expected {
+            return true;
+        }
+        if got.is_infinite() || expected.is_infinite() {
+            return false;
+        }
+        let diff = (got - expected).abs();
+        diff <= self.absolute || diff <= got.abs().max(expected.abs()) * self.relative
+    }
+
     /// A bound for results of `roundings` successive `f32` roundings: `roundings * 2^-24`
     /// relative, with `absolute` as the floor.
     pub fn f32_roundings(roundings: usize, absolute: f64) -> Self {
@@ -94,11 +111,7 @@ pub fn close(got: &[f32], expected: &[f64], tol: Tolerance) -> Result<(), Mismat
     if got.len() != expected.len() {
         return exact(&vec![0u8; got.len()], &vec![0u8; expected.len()]);
     }
-    let ok = |g: f32, e: f64| {
-        let g = g as f64;
-        !g.is_nan()
-            && approx::relative_eq!(g, e, epsilon = tol.absolute, max_relative = tol.relative)
-    };
+    let ok = |g: f32, e: f64| tol.accepts(g as f64, e);
     let mut bad = got
         .iter()
         .zip(expected)

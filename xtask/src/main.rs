@@ -181,7 +181,7 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
 
     cargo(
         root,
-        &["build", "--release", "--package", "cpu", "--bin", "demo"],
+        &["build", "--release", "--package", "demo", "--bin", "demo"],
     )?;
     copy_executable(&root.join("target/release/demo"), &out.join("bin/demo"))?;
 

@@ -23,7 +23,8 @@ use crate::launch;
 pub const KERNELS: &[&str] = &[k::BANDWIDTH_COPY_V4, k::BANDWIDTH_EMPTY_KERNEL];
 
 /// The host memory a transfer uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum HostMemory {
     /// Ordinary pageable memory (`malloc`, `Vec`).
     Pageable,

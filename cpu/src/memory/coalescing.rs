@@ -26,7 +26,8 @@ pub const SECTOR_BYTES: usize = 32;
 pub const LINE_BYTES: usize = 128;
 
 /// The load path: PTX cache operator of the kernel's global load.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Load {
     /// `ld.global.ca`: cached in L1 and L2 (the default for global loads since Volta).
     Ca,

@@ -18,7 +18,8 @@ pub const KERNELS: &[&str] = &[
 ];
 
 /// Where the table is read from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Variant {
     /// `__constant__` memory (`ld.const`).
     Constant,
@@ -43,7 +44,8 @@ impl Variant {
 }
 
 /// How the lanes of a warp address the table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Access {
     /// Every lane reads the same word (`spread = 0`): one broadcast per warp.
     Uniform,

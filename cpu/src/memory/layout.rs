@@ -18,7 +18,8 @@ use crate::launch;
 pub const KERNELS: &[&str] = &[k::LAYOUT_AOS, k::LAYOUT_AOS_ALIGNED, k::LAYOUT_SOA];
 
 /// The data layouts, in the order the demo and the tests run them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Variant {
     /// Array of 4-byte aligned structs (the book's `simpleMathAoS`): two 4-byte accesses per
     /// struct, each warp instruction using half of the 256 bytes it touches.

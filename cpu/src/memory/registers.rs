@@ -11,7 +11,8 @@ use crate::launch;
 pub const KERNELS: &[&str] = &[k::REGISTERS_ARRAY, k::REGISTERS_LOCAL_ARRAY];
 
 /// Where the private array lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Variant {
     /// Compile-time indices: the array stays in registers.
     Array,

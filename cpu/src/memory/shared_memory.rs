@@ -15,7 +15,8 @@ pub const KERNELS: &[&str] = &[k::SHARED_MEMORY_STATIC, k::SHARED_MEMORY_DYNAMIC
 pub const SEED_U: [f32; 4] = [1.0, 2.0, 3.0, 4.0];
 
 /// How the shared array is declared.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Variant {
     /// `__shared__ int tmp[1024];`
     Static,

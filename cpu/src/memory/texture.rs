@@ -19,7 +19,8 @@ pub const KERNELS: &[&str] = &[
 ];
 
 /// The lookup paths, in the order the demo and the tests run them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Variant {
     /// Through a texture object (`tex1Dfetch`, PTX `tex.1d.v4.f32.s32`).
     Tex1d,

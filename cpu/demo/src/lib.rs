@@ -1,4 +1,4 @@
-//! `demo`: runs the lab's patterns on an NVIDIA GPU, checks every output against the CPU
+//! The `demo` command: runs the lab's patterns on an NVIDIA GPU, checks every output against the CPU
 //! reference and prints tables like the seed posts', with each bandwidth beside the same run's
 //! device-to-device memcpy bandwidth.
 //!
@@ -16,15 +16,17 @@ mod memory_on_chip;
 mod memory_traffic;
 mod out;
 mod reduction;
+pub mod report;
 mod smoke;
+pub mod timing;
 mod transpose;
 mod vector_add;
 
+use crate::report::profile::Profile;
+use crate::report::{DeviceInfo, Peer, Report, SCHEMA_VERSION};
 use anyhow::{Context, Result, bail};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use comfy_table::{Table, presets::ASCII_MARKDOWN};
-use cpu::report::profile::Profile;
-use cpu::report::{DeviceInfo, Peer, Report, SCHEMA_VERSION};
 use cpu::{Gpu, verify};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -184,7 +186,9 @@ const ALL: [&str; 16] = [
     "smoke",
 ];
 
-fn main() -> ExitCode {
+/// The `demo` command: parses the arguments, runs, prints one sentence and exits non-zero on
+/// error.
+pub fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
@@ -194,7 +198,7 @@ fn main() -> ExitCode {
     let name = matches.subcommand_name().unwrap_or("pattern").to_string();
     // Ctrl-C (or SIGTERM) waits for a report file being written, then exits: files are whole
     // or absent.
-    if let Err(e) = ctrlc::set_handler(|| cpu::report::exit_after_writes(130)) {
+    if let Err(e) = ctrlc::set_handler(|| crate::report::exit_after_writes(130)) {
         eprintln!("warning: cannot install the interrupt handler: {e}");
     }
     match run(&cli, &name) {
@@ -416,13 +420,13 @@ fn write_report(dir: &Path, report: &Report) -> Result<usize> {
         (dir.join("report.csv"), report.csv()?.into_bytes()),
     ];
     for section in &report.sections {
-        for chart in cpu::report::chart::charts(section)? {
+        for chart in crate::report::chart::charts(section)? {
             let stem = dir.join("charts").join(&chart.stem);
             files.push((stem.with_extension("svg"), chart.svg.into_bytes()));
             files.push((stem.with_extension("png"), chart.png));
         }
     }
-    cpu::report::write_all_atomically(files.iter().map(|(p, b)| (p.as_path(), b.as_slice())))?;
+    crate::report::write_all_atomically(files.iter().map(|(p, b)| (p.as_path(), b.as_slice())))?;
     Ok(files.len())
 }
 
@@ -449,7 +453,7 @@ fn render(cli: &Cli, path: &Path) -> Result<()> {
 
 fn compare(cli: &Cli, old: &Path, new: &Path) -> Result<()> {
     let (old_report, new_report) = (read_report(old)?, read_report(new)?);
-    let c = cpu::report::compare::compare(&old_report, &new_report);
+    let c = crate::report::compare::compare(&old_report, &new_report);
     if c.changes.is_empty() {
         bail!(
             "{} and {} share no measurement (pattern, table, variant)",

@@ -1,11 +1,11 @@
 //! `demo registers`, `demo shared-memory`, `demo bank-conflicts`, `demo constant-memory`,
 //! `demo device-globals`: the on-chip topics of the memory hierarchy lab.
 
+use crate::report::{ChartKind, Measurement, Table};
+use crate::timing::{self, Timing};
 use anyhow::{Result, bail};
 use clap::Subcommand;
 use cpu::memory::{bank_conflicts, constant_memory, device_globals, registers, shared_memory};
-use cpu::report::{ChartKind, Measurement, Table};
-use cpu::timing::{self, Timing};
 use cpu::{Gpu, launch, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

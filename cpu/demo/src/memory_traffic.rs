@@ -3,14 +3,14 @@
 
 use std::time::Instant;
 
+use crate::report::{ChartKind, Measurement, Table};
+use crate::timing::{self, Timing};
 use anyhow::{Result, bail};
 use clap::Subcommand;
 use cpu::error::DriverContext;
 use cpu::memory::bandwidth::{self, Direction, HostBuffer, HostMemory};
 use cpu::memory::coalescing::{self, Access, LINE_BYTES, Load, SECTOR_BYTES};
 use cpu::memory::{layout, texture};
-use cpu::report::{ChartKind, Measurement, Table};
-use cpu::timing::{self, Timing};
 use cpu::verify::{self, Mismatch};
 use cpu::{Gpu, launch};
 use cudarc::driver::{CudaSlice, LaunchConfig};

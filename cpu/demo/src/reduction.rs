@@ -1,10 +1,10 @@
 //! `demo reduce` (the seed's nine reductions, the template's block sizes, `reduce_sum`) and
 //! `demo square-sum` (the seed's seven versions and the one-launch version).
 
+use crate::report::{ChartKind, Measurement, Table};
+use crate::timing::{self, Ceiling, L2Flush, Timing};
 use anyhow::{Result, bail};
 use cpu::reduction::{self, ReduceSum, SeedWork, SumF32, SumF32F64, SumI32, SumKind};
-use cpu::report::{ChartKind, Measurement, Table};
-use cpu::timing::{self, Ceiling, L2Flush, Timing};
 use cpu::{Gpu, launch, square_sum, verify};
 use cudarc::driver::CudaSlice;
 use rand::rngs::StdRng;

@@ -1,8 +1,9 @@
 //! `demo transpose`.
 
+use crate::report::{ChartKind, Measurement, Table};
+use crate::timing;
 use anyhow::{Context, Result, bail};
-use cpu::report::{ChartKind, Measurement, Table};
-use cpu::{Gpu, launch, timing, transpose, verify};
+use cpu::{Gpu, launch, transpose, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -2,11 +2,12 @@
 
 use std::path::Path;
 
+use crate::report::{ChartKind, Measurement, Table};
+use crate::timing;
+use crate::timing::{Ceiling, Timing};
 use anyhow::{Context, Result, bail};
 use cpu::convolution::{self, Comparison, Mask, NamedMask, Variant1d, Variant2d};
-use cpu::report::{ChartKind, Measurement, Table};
-use cpu::timing::{Ceiling, Timing};
-use cpu::{Gpu, launch, timing};
+use cpu::{Gpu, launch};
 use cudarc::driver::LaunchConfig;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

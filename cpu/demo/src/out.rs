@@ -1,15 +1,15 @@
 //! Where a pattern's output goes: printed as it comes (`--format table`), and always kept as a
-//! [`Section`] of the run's [`Report`](cpu::report::Report) for `--format json|csv`, `--out DIR`
+//! [`Section`] of the run's [`Report`](crate::report::Report) for `--format json|csv`, `--out DIR`
 //! and `demo all`; with `--dump DIR`, arrays written as `.npy` files.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::report::profile::Profile;
+use crate::report::{Block, CeilingRecord, Section, Table};
+use crate::timing::{self, CEILING_COPY_BYTES, Ceiling};
 use anyhow::{Context, Result};
 use cpu::Gpu;
-use cpu::report::profile::Profile;
-use cpu::report::{Block, CeilingRecord, Section, Table};
-use cpu::timing::{self, CEILING_COPY_BYTES, Ceiling};
 use indicatif::ProgressBar;
 use npyz::WriterBuilder;
 
@@ -87,7 +87,7 @@ impl Out {
     }
 
     /// Names the measurement the summary reports for this pattern by table id and
-    /// [`Measurement::key`](cpu::report::Measurement::key) (by default the passing one with the
+    /// [`Measurement::key`](crate::report::Measurement::key) (by default the passing one with the
     /// highest bandwidth).
     pub fn headline(&mut self, table: &str, key: &str) {
         self.section.headline = Some((table.into(), key.into()));
@@ -142,7 +142,7 @@ impl Out {
                 .finish()
                 .with_context(|| format!("encoding {}", path.display()))?;
         }
-        cpu::report::write_atomically(&path, &bytes)?;
+        crate::report::write_atomically(&path, &bytes)?;
         Ok(())
     }
 

@@ -8,9 +8,9 @@
 
 use cudarc::driver::{CudaEvent, CudaSlice, sys};
 
-use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result};
-use crate::reduction::{ReduceSum, SumI32};
+use cpu::Gpu;
+use cpu::error::{DriverContext, Error, Result};
+use cpu::reduction::{ReduceSum, SumI32};
 
 /// Statistics of one timed operation, in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,7 +1,7 @@
 //! `demo smoke`.
 
+use crate::report::{ChartKind, Measurement, Table};
 use anyhow::{Context, Result, bail};
-use cpu::report::{ChartKind, Measurement, Table};
 use cpu::{Gpu, smoke};
 
 use crate::{Cli, Out, verdict};

@@ -70,8 +70,8 @@ fn list_needs_no_gpu() {
 
 // ---- Reports: compare, --profile, --peers (no GPU needed), and --out / --dump / Ctrl-C (GPU).
 
-use cpu::report::{Block, ChartKind, Measurement, Report, Section, Table};
-use cpu::timing::Timing;
+use demo::report::{Block, ChartKind, Measurement, Report, Section, Table};
+use demo::timing::Timing;
 
 fn report_with(ms: &[(&str, f64)]) -> Report {
     let mut t = Table::new("variants", "t", ChartKind::Bars, ["variant"]);

@@ -1,8 +1,9 @@
 //! `demo vector-add`.
 
+use crate::report::{ChartKind, Measurement, Table};
+use crate::timing;
 use anyhow::{Result, bail};
-use cpu::report::{ChartKind, Measurement, Table};
-use cpu::{Gpu, launch, timing, vector_add, verify};
+use cpu::{Gpu, launch, vector_add, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

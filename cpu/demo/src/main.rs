@@ -1,0 +1,5 @@
+//! `demo`: see the [`demo`] library for the commands.
+
+fn main() -> std::process::ExitCode {
+    demo::main()
+}
