@@ -153,19 +153,19 @@ fn error_trials() -> Vec<Trial> {
                     &mut z,
                     cfg,
                 ),
-                |e| matches!(e, Error::InvalidLaunch { .. }),
+                |e| matches!(e, Error::LaunchShape { .. }),
             )
         }),
         gpu_trial("errors::dynamic_shared_block_too_large".into(), || {
             let gpu = gpu()?;
             expect_err(smoke::dynamic_shared_reverse(&gpu, &[1.0; 10], 2048), |e| {
-                matches!(e, Error::InvalidLaunch { .. })
+                matches!(e, Error::InvalidBlock { block: 2048, .. })
             })
         }),
         gpu_trial("errors::warp_shuffle_partial_warp_block".into(), || {
             let gpu = gpu()?;
             expect_err(smoke::warp_shuffle(&gpu, &[1; 10], 48), |e| {
-                matches!(e, Error::InvalidLaunch { .. })
+                matches!(e, Error::InvalidBlock { block: 48, .. })
             })
         }),
         gpu_trial(
@@ -186,7 +186,8 @@ fn error_trials() -> Vec<Trial> {
         gpu_trial("errors::constant_symbol_too_small".into(), || {
             let gpu = gpu()?;
             let symbol = gpu::smoke::C_SMOKE_COEFFICIENTS::SYMBOL;
-            expect_err(gpu.write_constant(symbol, &[0.0f32; 9]), |e| {
+            let mut constants = gpu.constant_memory().map_err(|e| e.to_string())?;
+            expect_err(constants.write(symbol, &[0.0f32; 9]), |e| {
                 matches!(
                     e,
                     Error::ConstantTooLarge {
@@ -207,7 +208,16 @@ fn error_trials() -> Vec<Trial> {
                     31,
                     33,
                 ),
-                |e| matches!(e, Error::InvalidLaunch { .. }),
+                |e| {
+                    matches!(
+                        e,
+                        Error::UnsupportedShape {
+                            rows: 31,
+                            cols: 33,
+                            ..
+                        }
+                    )
+                },
             )
         }),
         gpu_trial("errors::transpose_shape_mismatch".into(), || {
@@ -246,7 +256,16 @@ fn error_trials() -> Vec<Trial> {
                     1 << 22,
                     1,
                 ),
-                |e| matches!(e, Error::InvalidLaunch { .. }),
+                |e| {
+                    matches!(
+                        e,
+                        Error::GridTooLarge {
+                            axis: "y",
+                            blocks: 131_072,
+                            ..
+                        }
+                    )
+                },
             )
         }),
         gpu_trial("errors::device_out_of_range".into(), || {

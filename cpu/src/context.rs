@@ -1,27 +1,93 @@
-//! [`Gpu`]: a device, its context, a stream, and the lab's PTX module loaded on it.
+//! [`Gpu`]: a device's context, a stream, and the lab's PTX module loaded on that context.
+//!
+//! The module is loaded once per CUDA context and shared by every handle on it ([`Gpu::new`]
+//! twice on one device, [`Gpu::from_stream`] on a caller's stream, [`Gpu::with_new_stream`]), so
+//! its `__constant__` memory is shared too: [`Gpu::constant_memory`] orders every use of it
+//! across the handles and streams of the context.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits, sys,
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    DeviceSlice, ValidAsZeroBits, sys,
 };
 use cudarc::nvrtc::Ptx;
 
 use crate::error::{DriverContext, Error, Result};
 use crate::ptx;
 
-/// One CUDA device with the lab's kernels loaded: context, a stream of its own, and the module
-/// built from the PTX for the highest architecture not above the device's compute capability.
+/// The lab's PTX loaded on one context, with the state of its `__constant__` memory.
+#[derive(Debug)]
+struct Module {
+    module: Arc<CudaModule>,
+    ptx_arch: u32,
+    constants: Mutex<ConstantTimeline>,
+}
+
+/// Who used the module's `__constant__` memory last, and what each symbol holds.
+#[derive(Debug, Default)]
+struct ConstantTimeline {
+    /// Recorded after the last launch that used constant memory, on its stream.
+    last_use: Option<CudaEvent>,
+    /// `(symbol, tag)`: the tagged data each symbol holds (see [`ConstantMemory::write_tagged`]).
+    written: Vec<(&'static str, u64)>,
+}
+
+/// A tag no other caller has: the id of an immutable value written to constant memory with
+/// [`ConstantMemory::write_tagged`].
+pub fn new_constant_tag() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Modules loaded so far, by context handle. Weak: a module (and the context it keeps alive)
+/// goes when its last [`Gpu`] does.
+static MODULES: Mutex<Vec<(usize, Weak<Module>)>> = Mutex::new(Vec::new());
+
+/// The module of `ctx`, loading the PTX for its compute capability on first use.
+fn module_for(ctx: &Arc<CudaContext>) -> Result<Arc<Module>> {
+    let key = ctx.cu_ctx() as usize;
+    let mut table = MODULES.lock().unwrap_or_else(|p| p.into_inner());
+    table.retain(|(_, m)| m.strong_count() > 0);
+    if let Some(module) = table
+        .iter()
+        .find(|(k, _)| *k == key)
+        .and_then(|(_, m)| m.upgrade())
+    {
+        return Ok(module);
+    }
+    let (major, minor) = ctx
+        .compute_capability()
+        .during("reading the compute capability")?;
+    let (ptx_arch, text) =
+        ptx::for_compute_capability(major, minor).ok_or_else(|| Error::NoCompatiblePtx {
+            major,
+            minor,
+            built: ptx::built_archs(),
+        })?;
+    let module = Arc::new(Module {
+        module: ctx
+            .load_module(Ptx::from_src(text))
+            .during(format!("loading the sm_{ptx_arch} PTX"))?,
+        ptx_arch,
+        constants: Mutex::new(ConstantTimeline::default()),
+    });
+    table.push((key, Arc::downgrade(&module)));
+    Ok(module)
+}
+
+/// One CUDA device with the lab's kernels loaded: its context, the stream this handle's
+/// launches go to, and the module built from the PTX for the highest architecture not above
+/// the device's compute capability.
 ///
-/// Cheap to clone (reference-counted); [`Gpu::with_new_stream`] gives an independent stream on
-/// the same context and module, for concurrent users.
+/// Cheap to clone (reference-counted). Every entry point of the library takes a `&Gpu` and
+/// queues its work on [`Gpu::stream`]; nothing synchronises behind the caller's back unless
+/// the function returns a value to the host (and says so).
 #[derive(Clone, Debug)]
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    module: Arc<CudaModule>,
-    ptx_arch: u32,
-    constant_memory: Arc<Mutex<()>>,
+    module: Arc<Module>,
 }
 
 impl Gpu {
@@ -39,7 +105,8 @@ impl Gpu {
         Ok(CudaContext::device_count().during("counting CUDA devices")? as usize)
     }
 
-    /// Opens device `device` (0-based) and loads the PTX.
+    /// Opens device `device` (0-based, its primary context), with a new stream of its own.
+    /// The PTX module is loaded on the first handle of a context and shared by the others.
     ///
     /// # Errors
     /// [`Error::NoDriver`], [`Error::DeviceOutOfRange`], [`Error::NoCompatiblePtx`] (device
@@ -50,25 +117,22 @@ impl Gpu {
             return Err(Error::DeviceOutOfRange { device, count });
         }
         let ctx = CudaContext::new(device).during("creating the CUDA context")?;
-        let (major, minor) = ctx
-            .compute_capability()
-            .during("reading the compute capability")?;
-        let (ptx_arch, text) =
-            ptx::for_compute_capability(major, minor).ok_or_else(|| Error::NoCompatiblePtx {
-                major,
-                minor,
-                built: ptx::built_archs(),
-            })?;
-        let module = ctx
-            .load_module(Ptx::from_src(text))
-            .during(format!("loading the sm_{ptx_arch} PTX"))?;
         let stream = ctx.new_stream().during("creating a stream")?;
+        Self::from_stream(stream)
+    }
+
+    /// A handle that launches on the caller's `stream` (and its context), loading the PTX
+    /// module on that context if no handle has yet.
+    ///
+    /// # Errors
+    /// [`Error::NoCompatiblePtx`]; [`Error::Driver`] if the module cannot be loaded.
+    pub fn from_stream(stream: Arc<CudaStream>) -> Result<Self> {
+        let ctx = stream.context().clone();
+        let module = module_for(&ctx)?;
         Ok(Self {
             ctx,
             stream,
             module,
-            ptx_arch,
-            constant_memory: Arc::new(Mutex::new(())),
         })
     }
 
@@ -92,7 +156,35 @@ impl Gpu {
 
     /// The architecture of the PTX loaded (`90` for `sm_90`).
     pub fn ptx_arch(&self) -> u32 {
-        self.ptx_arch
+        self.module.ptx_arch
+    }
+
+    /// The device's index (the context's ordinal).
+    pub fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
+    }
+
+    /// Checks that `buffer` lives in this handle's context.
+    ///
+    /// # Errors
+    /// [`Error::WrongContext`] naming `what` and both devices.
+    pub fn check_buffer<T>(&self, what: &'static str, buffer: &impl DeviceSlice<T>) -> Result<()> {
+        let other = buffer.stream().context();
+        if other.cu_ctx() != self.ctx.cu_ctx() {
+            return Err(Error::WrongContext {
+                what,
+                expected: self.ctx.ordinal(),
+                actual: other.ordinal(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The device address where `buffer` starts (for alignment checks; the view's offset
+    /// included).
+    pub fn address<T>(&self, buffer: &impl DevicePtr<T>) -> u64 {
+        let (ptr, _record) = buffer.device_ptr(&self.stream);
+        ptr
     }
 
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
@@ -204,6 +296,7 @@ impl Gpu {
     /// The kernel named `name` (an `.entry` of the PTX).
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
         self.module
+            .module
             .load_function(name)
             .during(format!("looking up kernel {name}"))
     }
@@ -272,17 +365,102 @@ impl Gpu {
             .during(format!("{kernel} (running, or copying its result back)"))
     }
 
-    /// Writes `data` at the start of the module global `symbol`, a `__constant__` or
-    /// `__device__` array (CUDA's `cudaMemcpyToSymbol`), through the driver's
-    /// `cuModuleGetGlobal`. Callers hold [`Gpu::lock_constant_memory`] while they use it.
+    /// What the loaded kernel `name` uses, from the driver (`cuFuncGetAttribute`): the figures
+    /// `ptxas -v` prints, for the code actually running on this device.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the kernel is missing or an attribute query fails.
+    pub fn kernel_resources(&self, name: &str) -> Result<KernelResources> {
+        let f = self.function(name)?;
+        let during = || format!("reading the attributes of {name}");
+        Ok(KernelResources {
+            registers: f.num_regs().during(during())? as u32,
+            local_bytes: f.local_size_bytes().during(during())? as u32,
+            static_shared_bytes: f.shared_size_bytes().during(during())? as u32,
+            max_threads_per_block: f.max_threads_per_block().during(during())? as u32,
+        })
+    }
+
+    /// Exclusive, ordered use of the module's `__constant__` (and `__device__`) globals for
+    /// the launches queued while the returned guard lives.
+    ///
+    /// Constant memory belongs to the module, which every handle on this context shares, not
+    /// to a stream. The guard makes this handle's stream wait for the last launch that used
+    /// constant memory on any stream (a `cuStreamWaitEvent`, no host synchronisation), and
+    /// when it is dropped records that point on this stream. So a write through the guard
+    /// never reaches a kernel queued earlier, and a kernel queued under the guard reads what
+    /// was written under it, whatever other threads and streams do. Queue the launch that
+    /// reads the symbols before dropping the guard; hold one guard at a time per thread.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the wait cannot be queued.
+    pub fn constant_memory(&self) -> Result<ConstantMemory<'_>> {
+        let timeline = self
+            .module
+            .constants
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(event) = &timeline.last_use {
+            self.stream
+                .wait(event)
+                .during("ordering a use of constant memory")?;
+        }
+        Ok(ConstantMemory {
+            gpu: self,
+            timeline,
+        })
+    }
+
+    /// Waits until all work queued on this handle's stream has finished.
+    pub fn synchronize(&self, during: &str) -> Result<()> {
+        self.stream.synchronize().during(during.to_string())
+    }
+}
+
+/// Use of the module's `__constant__` and `__device__` globals, from [`Gpu::constant_memory`].
+pub struct ConstantMemory<'g> {
+    gpu: &'g Gpu,
+    timeline: MutexGuard<'g, ConstantTimeline>,
+}
+
+impl ConstantMemory<'_> {
+    /// Queues a write of `data` at the start of the module global `symbol` (CUDA's
+    /// `cudaMemcpyToSymbol`, through the driver's `cuModuleGetGlobal`).
     ///
     /// # Errors
     /// [`Error::ConstantTooLarge`] if `data` is larger than the symbol; [`Error::Driver`] if the
-    /// module has no such symbol.
-    pub fn write_constant<T: DeviceRepr>(&self, symbol: &'static str, data: &[T]) -> Result<()> {
-        let mut global = self
+    /// module has no such symbol or the copy fails.
+    pub fn write<T: DeviceRepr>(&mut self, symbol: &'static str, data: &[T]) -> Result<()> {
+        self.timeline.written.retain(|(s, _)| *s != symbol);
+        self.copy_in(symbol, data)
+    }
+
+    /// As [`ConstantMemory::write`], skipped if the symbol already holds the data written with
+    /// the same `tag` (an immutable value's id, e.g. a convolution mask's): repeated launches
+    /// with one mask cost no copy.
+    ///
+    /// # Errors
+    /// As [`ConstantMemory::write`].
+    pub fn write_tagged<T: DeviceRepr>(
+        &mut self,
+        symbol: &'static str,
+        tag: u64,
+        data: &[T],
+    ) -> Result<()> {
+        if self.timeline.written.contains(&(symbol, tag)) {
+            return Ok(());
+        }
+        self.write(symbol, data)?;
+        self.timeline.written.push((symbol, tag));
+        Ok(())
+    }
+
+    fn copy_in<T: DeviceRepr>(&self, symbol: &'static str, data: &[T]) -> Result<()> {
+        let gpu = self.gpu;
+        let mut global = gpu
             .module
-            .get_global(symbol, &self.stream)
+            .module
+            .get_global(symbol, &gpu.stream)
             .during(format!("looking up the module global {symbol}"))?;
         let requested = std::mem::size_of_val(data);
         if requested > global.len() {
@@ -300,7 +478,7 @@ impl Gpu {
                 capacity: requested,
                 requested,
             })?;
-        self.stream
+        gpu.stream
             .memcpy_htod(data, &mut typed)
             .during(format!("writing {symbol}"))
     }
@@ -311,16 +489,18 @@ impl Gpu {
     /// # Errors
     /// [`Error::ConstantTooLarge`] if the symbol holds fewer than `len` elements;
     /// [`Error::Driver`] if the module has no such symbol or the copy fails.
-    pub fn read_symbol<T: DeviceRepr + Default + Clone>(
-        &self,
+    pub fn read<T: DeviceRepr + Default + Clone>(
+        &mut self,
         symbol: &'static str,
         len: usize,
     ) -> Result<Vec<T>> {
-        let global = self
+        let gpu = self.gpu;
+        let global = gpu
             .module
-            .get_global(symbol, &self.stream)
+            .module
+            .get_global(symbol, &gpu.stream)
             .during(format!("looking up {symbol}"))?;
-        let requested = len * std::mem::size_of::<T>();
+        let requested = len.saturating_mul(std::mem::size_of::<T>());
         if requested > global.len() {
             return Err(Error::ConstantTooLarge {
                 symbol,
@@ -336,44 +516,27 @@ impl Gpu {
             requested,
         })?;
         let mut out = vec![T::default(); len];
-        self.stream
+        gpu.stream
             .memcpy_dtoh(&typed, &mut out)
             .during(format!("reading {symbol}"))?;
-        self.synchronize(&format!("reading {symbol}"))?;
+        gpu.synchronize(&format!("reading {symbol}"))?;
         Ok(out)
     }
+}
 
-    /// What the loaded kernel `name` uses, from the driver (`cuFuncGetAttribute`): the figures
-    /// `ptxas -v` prints, for the code actually running on this device.
-    ///
-    /// # Errors
-    /// [`Error::Driver`] if the kernel is missing or an attribute query fails.
-    pub fn kernel_resources(&self, name: &str) -> Result<KernelResources> {
-        let f = self.function(name)?;
-        let during = || format!("reading the attributes of {name}");
-        Ok(KernelResources {
-            registers: f.num_regs().during(during())? as u32,
-            local_bytes: f.local_size_bytes().during(during())? as u32,
-            static_shared_bytes: f.shared_size_bytes().during(during())? as u32,
-            max_threads_per_block: f.max_threads_per_block().during(during())? as u32,
-        })
-    }
-
-    /// Exclusive use of the module's `__constant__` memory.
-    ///
-    /// Constant memory belongs to the module, not to a stream: two handles (e.g. from
-    /// [`Gpu::with_new_stream`]) that write a symbol and launch concurrently would read each
-    /// other's values. A launcher that writes constant memory holds this guard from the write
-    /// until its kernel has completed.
-    pub fn lock_constant_memory(&self) -> MutexGuard<'_, ()> {
-        self.constant_memory
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Waits until all work queued on this handle's stream has finished.
-    pub fn synchronize(&self, during: &str) -> Result<()> {
-        self.stream.synchronize().during(during.to_string())
+impl Drop for ConstantMemory<'_> {
+    fn drop(&mut self) {
+        // The point after every launch queued under this guard: the next user, on any
+        // stream, waits for it. A failure is kept by the context and reported by its next
+        // checked call.
+        let stream = &self.gpu.stream;
+        match &self.timeline.last_use {
+            Some(event) => stream.context().record_err(event.record(stream)),
+            None => match stream.record_event(None) {
+                Ok(event) => self.timeline.last_use = Some(event),
+                Err(e) => stream.context().record_err::<()>(Err(e)),
+            },
+        }
     }
 }
 

@@ -12,12 +12,10 @@
 //! holds the module's constant memory until dropped), then [`launch_1d`] / [`launch_2d`] as
 //! often as needed; or the one-shot [`run_1d`] / [`run_2d`].
 
-use std::sync::MutexGuard;
-
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use gpu::convolution as k;
 
-use crate::context::Gpu;
+use crate::context::{ConstantMemory, Gpu};
 use crate::error::{DriverContext, Error, Result};
 use crate::launch;
 use crate::verify::Mismatch;
@@ -234,10 +232,7 @@ impl Variant2d {
         if self == Variant2d::Convolution2dTiledVec4 {
             let tiles = (cols.div_ceil(tx) as u64)
                 .checked_mul(rows.div_ceil(ty) as u64)
-                .ok_or_else(|| Error::InvalidLaunch {
-                    kernel,
-                    reason: format!("{rows} x {cols} has too many tiles"),
-                })?;
+                .ok_or(Error::ShapeOverflow { rows, cols })?;
             let wave = one_wave(gpu, self.entry(mask_width), k::TILE_2D_X * k::TILE_2D_Y)?;
             return Ok(LaunchConfig {
                 grid_dim: ((wave as u64).min(tiles) as u32, 1, 1),
@@ -245,13 +240,7 @@ impl Variant2d {
                 shared_mem_bytes: 0,
             });
         }
-        launch::covering_2d(
-            kernel,
-            (cols, rows),
-            (tx as u64, ty as u64),
-            block_dim,
-            &format!("{rows} x {cols}"),
-        )
+        launch::covering_2d(kernel, (cols, rows), (tx as u64, ty as u64), block_dim)
     }
 
     /// The seed's access ratio carried to 2D, for a `w x w` mask: loads of `N` the untiled
@@ -310,9 +299,11 @@ pub fn entry_names() -> Vec<&'static str> {
 /// [`Error::InvalidInput`] naming the width and the limit.
 pub fn validate_mask_width(width: usize, max: usize, what: &str) -> Result<()> {
     if width == 0 || width.is_multiple_of(2) || width > max {
-        return Err(Error::InvalidInput(format!(
-            "{what} mask width {width}: must be odd and 1..={max} (a centred mask has 2r + 1 taps)"
-        )));
+        return Err(Error::MaskWidth {
+            dims: if what == "2D" { 2 } else { 1 },
+            width,
+            max,
+        });
     }
     Ok(())
 }
@@ -329,7 +320,7 @@ pub struct Mask<'g> {
     width: usize,
     dims: usize,
     global: CudaSlice<f32>,
-    _constants: MutexGuard<'g, ()>,
+    _constants: ConstantMemory<'g>,
 }
 
 impl<'g> Mask<'g> {
@@ -367,8 +358,8 @@ impl<'g> Mask<'g> {
         dims: usize,
         symbol: &'static str,
     ) -> Result<Self> {
-        let constants = gpu.lock_constant_memory();
-        gpu.write_constant(symbol, values)?;
+        let mut constants = gpu.constant_memory()?;
+        constants.write(symbol, values)?;
         Ok(Self {
             gpu,
             width,
@@ -385,10 +376,10 @@ impl<'g> Mask<'g> {
 
     fn expect_dims(&self, dims: usize) -> Result<()> {
         if self.dims != dims {
-            return Err(Error::InvalidInput(format!(
-                "a {}D mask was given to a {dims}D convolution",
-                self.dims
-            )));
+            return Err(Error::MaskDimensions {
+                mask: self.dims as u32,
+                convolution: dims as u32,
+            });
         }
         Ok(())
     }
@@ -429,12 +420,10 @@ pub fn launch_1d(
 ) -> Result<LaunchConfig> {
     mask.expect_dims(1)?;
     let n = input.len();
-    if n == 0 {
-        return Err(Error::InvalidInput(
-            "empty input: nothing to convolve".into(),
-        ));
-    }
     expect_len("output", n, output.len())?;
+    if n == 0 {
+        return Ok(launch::linear(0, k::BLOCK_1D, 0));
+    }
     let cfg = variant.launch_config(gpu, n, mask.width)?;
     let kernel = variant.entry(mask.width);
     let f = gpu.function(kernel)?;
@@ -474,6 +463,9 @@ pub fn launch_2d(
     let n = image_len(rows, cols)?;
     expect_len("input", n, input.len())?;
     expect_len("output", n, output.len())?;
+    if n == 0 {
+        return Ok(launch::linear(0, k::TILE_2D_X * k::TILE_2D_Y, 0));
+    }
     let cfg = variant.launch_config(gpu, rows, cols, mask.width)?;
     let kernel = variant.entry(mask.width);
     let f = gpu.function(kernel)?;
@@ -494,13 +486,7 @@ pub fn launch_2d(
 
 /// `rows * cols`, refusing empty images and overflow.
 fn image_len(rows: usize, cols: usize) -> Result<usize> {
-    if rows == 0 || cols == 0 {
-        return Err(Error::InvalidInput(format!(
-            "empty image ({rows} x {cols}): nothing to convolve"
-        )));
-    }
-    rows.checked_mul(cols)
-        .ok_or_else(|| Error::InvalidInput(format!("{rows} x {cols} elements overflow")))
+    crate::error::elements(rows, cols)
 }
 
 /// Validates, copies `input` and `mask` to the device, runs the 1D variant into an output
@@ -511,9 +497,7 @@ fn image_len(rows: usize, cols: usize) -> Result<usize> {
 pub fn run_1d(gpu: &Gpu, variant: Variant1d, input: &[f32], mask: &[f32]) -> Result<Vec<f32>> {
     let mask = Mask::new_1d(gpu, mask)?;
     if input.is_empty() {
-        return Err(Error::InvalidInput(
-            "empty input: nothing to convolve".into(),
-        ));
+        return Ok(Vec::new());
     }
     let d_in = gpu.upload(input)?;
     let mut d_out = gpu.poisoned(input.len(), f32::NAN)?;
@@ -804,7 +788,7 @@ mod tests {
         for bad in [0, 2, 4, 33] {
             assert!(matches!(
                 validate_mask_width(bad, 31, "1D"),
-                Err(Error::InvalidInput(_))
+                Err(Error::MaskWidth { .. })
             ));
         }
     }

@@ -1,4 +1,11 @@
-//! The library's error type: every failure a caller can meet, each with the values that caused it.
+//! The library's error type: every failure a caller can meet, each variant carrying the values
+//! that caused it, so callers can match on them instead of parsing text.
+//!
+//! # Empty input
+//! One rule for every pattern: an empty input is valid. Nothing is launched, an empty output is
+//! left as it is, and a sum of no elements is 0. Shapes with a zero dimension (`0 x cols`) are
+//! empty too. What is refused is what cannot be computed: a mask of even or zero width, lengths
+//! that disagree, sizes whose byte count overflows, launches beyond the grid limits.
 
 use cudarc::driver::DriverError;
 
@@ -7,6 +14,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong between the host and a kernel.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// `libcuda` could not be loaded: no NVIDIA driver on this machine.
     #[error(
@@ -44,6 +52,24 @@ pub enum Error {
         /// Total device memory.
         total: usize,
     },
+    /// An element count whose size in bytes does not fit in `usize`.
+    #[error("{what}: {count} elements of {element_bytes} bytes overflow the address space")]
+    SizeOverflow {
+        /// Which buffer.
+        what: &'static str,
+        /// Elements asked for.
+        count: usize,
+        /// Bytes per element.
+        element_bytes: usize,
+    },
+    /// A `rows x cols` shape whose element count overflows `usize`.
+    #[error("a {rows} x {cols} matrix has more elements than usize can count")]
+    ShapeOverflow {
+        /// Rows.
+        rows: usize,
+        /// Columns.
+        cols: usize,
+    },
     /// A CUDA driver call failed.
     #[error("{during}: {source}")]
     Driver {
@@ -52,6 +78,18 @@ pub enum Error {
         /// The driver's error.
         #[source]
         source: DriverError,
+    },
+    /// A buffer that lives in another CUDA context (another device) than the handle launching.
+    #[error(
+        "{what} belongs to the context of device {actual}, but the launch is on device {expected}"
+    )]
+    WrongContext {
+        /// Which argument.
+        what: &'static str,
+        /// The launching handle's device.
+        expected: usize,
+        /// The buffer's device.
+        actual: usize,
     },
     /// Two inputs that must have the same length do not.
     #[error("{what}: expected {expected} elements, got {actual}")]
@@ -63,17 +101,122 @@ pub enum Error {
         /// The length given.
         actual: usize,
     },
-    /// A launch configuration the kernel cannot run with.
-    #[error("invalid launch of {kernel}: {reason}")]
-    InvalidLaunch {
+    /// A convolution mask whose width is even, zero or above the kernels' limit.
+    #[error(
+        "a {dims}D mask of width {width}: the width must be odd and 1..={max} (a centred mask has 2r + 1 taps)"
+    )]
+    MaskWidth {
+        /// 1 or 2.
+        dims: u32,
+        /// The width given.
+        width: usize,
+        /// The largest width the kernels are compiled for.
+        max: usize,
+    },
+    /// A 1D mask given to a 2D convolution or the reverse.
+    #[error("a {mask}D mask was given to a {convolution}D convolution")]
+    MaskDimensions {
+        /// The mask's dimensions.
+        mask: u32,
+        /// The convolution's.
+        convolution: u32,
+    },
+    /// A variant that needs aligned buffers (16-byte vector accesses) got a view that is not,
+    /// and has no fallback.
+    #[error("{kernel}: {what} starts at {address:#x}, which is not {alignment}-byte aligned")]
+    Misaligned {
         /// The kernel.
         kernel: &'static str,
-        /// What is wrong, with the offending values.
-        reason: String,
+        /// Which argument.
+        what: &'static str,
+        /// Its device address.
+        address: u64,
+        /// The alignment the kernel needs, in bytes.
+        alignment: usize,
     },
-    /// An input the operation does not accept.
-    #[error("invalid input: {0}")]
-    InvalidInput(String),
+    /// A shape a variant does not accept (e.g. the 16-byte-access transpose needs multiples
+    /// of 4).
+    #[error("{kernel} cannot take a {rows} x {cols} matrix: {requirement}")]
+    UnsupportedShape {
+        /// The kernel.
+        kernel: &'static str,
+        /// Rows.
+        rows: usize,
+        /// Columns.
+        cols: usize,
+        /// What the kernel needs.
+        requirement: &'static str,
+    },
+    /// A block size the kernel cannot run with.
+    #[error("{kernel} cannot run blocks of {block} threads: {requirement}")]
+    InvalidBlock {
+        /// The kernel.
+        kernel: &'static str,
+        /// The block size given (threads, x dimension).
+        block: u32,
+        /// What the kernel needs.
+        requirement: &'static str,
+    },
+    /// A launch needs more blocks along one axis than a grid holds.
+    #[error(
+        "{kernel}: {elements} elements need {blocks} blocks along {axis}, more than the limit {limit}"
+    )]
+    GridTooLarge {
+        /// The kernel.
+        kernel: &'static str,
+        /// `"x"` or `"y"`.
+        axis: &'static str,
+        /// Elements (or rows, or tiles) to cover along that axis.
+        elements: u64,
+        /// Blocks needed.
+        blocks: u64,
+        /// The hardware limit.
+        limit: u64,
+    },
+    /// A caller-chosen launch configuration that does not fit the kernel (a 2D grid for a 1D
+    /// kernel, a grid that does not cover the input, no blocks).
+    #[error("{kernel} cannot be launched as {grid:?} x {block:?}: {requirement}")]
+    LaunchShape {
+        /// The kernel.
+        kernel: &'static str,
+        /// Grid dimensions given.
+        grid: (u32, u32, u32),
+        /// Block dimensions given.
+        block: (u32, u32, u32),
+        /// What the kernel needs.
+        requirement: &'static str,
+    },
+    /// A numeric parameter outside the range the kernel or experiment supports.
+    #[error("{what} = {value}: must be {min}..={max}")]
+    OutOfRange {
+        /// Which parameter.
+        what: &'static str,
+        /// The value given.
+        value: u64,
+        /// Smallest accepted.
+        min: u64,
+        /// Largest accepted.
+        max: u64,
+    },
+    /// A size that must be a multiple of the kernel's unit of work and is not.
+    #[error("{what} = {value}: must be a multiple of {multiple}")]
+    NotMultiple {
+        /// Which size.
+        what: &'static str,
+        /// The value given.
+        value: usize,
+        /// The unit it must be a multiple of.
+        multiple: usize,
+    },
+    /// An argument of the right type but the wrong kind (e.g. pageable memory where mapped
+    /// page-locked memory is needed).
+    #[error("{what}: {requirement}")]
+    Unsupported {
+        /// Which argument.
+        what: &'static str,
+        /// What is needed instead.
+        requirement: &'static str,
+    },
     /// Data larger than a `__constant__` symbol.
     #[error("{symbol} holds {capacity} bytes, {requested} bytes were given")]
     ConstantTooLarge {
@@ -99,4 +242,27 @@ impl<T> DriverContext<T> for std::result::Result<T, DriverError> {
             source,
         })
     }
+}
+
+/// `count` elements of `T` in bytes.
+///
+/// # Errors
+/// [`Error::SizeOverflow`] if the product overflows `usize`.
+pub fn bytes_of<T>(what: &'static str, count: usize) -> Result<usize> {
+    count
+        .checked_mul(std::mem::size_of::<T>())
+        .ok_or(Error::SizeOverflow {
+            what,
+            count,
+            element_bytes: std::mem::size_of::<T>(),
+        })
+}
+
+/// `rows * cols`.
+///
+/// # Errors
+/// [`Error::ShapeOverflow`] if the product overflows `usize`.
+pub fn elements(rows: usize, cols: usize) -> Result<usize> {
+    rows.checked_mul(cols)
+        .ok_or(Error::ShapeOverflow { rows, cols })
 }

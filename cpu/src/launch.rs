@@ -13,35 +13,56 @@ pub const MAX_BLOCK_THREADS: u32 = 1024;
 /// Blocks of `per_block` elements needed to cover `n` elements: `ceil(n / per_block)`.
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] if that exceeds [`MAX_GRID_X`] or `per_block` is 0.
+/// [`Error::GridTooLarge`] if that exceeds [`MAX_GRID_X`]; [`Error::InvalidBlock`] if
+/// `per_block` is 0.
 pub fn blocks_to_cover(kernel: &'static str, n: usize, per_block: u64) -> Result<u32> {
+    blocks_along(kernel, "x", n, per_block, MAX_GRID_X)
+}
+
+fn blocks_along(
+    kernel: &'static str,
+    axis: &'static str,
+    n: usize,
+    per_block: u64,
+    limit: u64,
+) -> Result<u32> {
     if per_block == 0 {
-        return Err(Error::InvalidLaunch {
+        return Err(Error::InvalidBlock {
             kernel,
-            reason: "a block must cover at least one element".into(),
+            block: 0,
+            requirement: "a block must cover at least one element",
         });
     }
     let blocks = (n as u64).div_ceil(per_block);
-    if blocks > MAX_GRID_X {
-        return Err(Error::InvalidLaunch {
+    if blocks > limit {
+        return Err(Error::GridTooLarge {
             kernel,
-            reason: format!(
-                "{n} elements need {blocks} blocks of {per_block}, more than the grid limit {MAX_GRID_X}"
-            ),
+            axis,
+            elements: n as u64,
+            blocks,
+            limit,
         });
     }
     Ok(blocks as u32)
 }
 
-/// Checks a one-dimensional block size: `1..=1024`, and a multiple of `multiple_of` (e.g. 32
-/// for kernels that need whole warps).
-pub fn check_block(kernel: &'static str, block: u32, multiple_of: u32) -> Result<()> {
-    if block == 0 || block > MAX_BLOCK_THREADS || !block.is_multiple_of(multiple_of.max(1)) {
-        return Err(Error::InvalidLaunch {
+/// Checks a one-dimensional block size: `1..=1024`, and whole warps if `whole_warps`.
+///
+/// # Errors
+/// [`Error::InvalidBlock`] naming the block and the rule.
+pub fn check_block(kernel: &'static str, block: u32, whole_warps: bool) -> Result<()> {
+    if block == 0 || block > MAX_BLOCK_THREADS {
+        return Err(Error::InvalidBlock {
             kernel,
-            reason: format!(
-                "block of {block} threads: must be 1..={MAX_BLOCK_THREADS} and a multiple of {multiple_of}"
-            ),
+            block,
+            requirement: "a block has 1..=1024 threads",
+        });
+    }
+    if whole_warps && !block.is_multiple_of(32) {
+        return Err(Error::InvalidBlock {
+            kernel,
+            block,
+            requirement: "the kernel needs whole warps (a multiple of 32 threads)",
         });
     }
     Ok(())
@@ -64,23 +85,16 @@ pub const MAX_GRID_Y: u64 = 65_535;
 /// `per_y` of them per block; `shape` names the problem in the error.
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] if a dimension needs more blocks than a grid holds (more than
+/// [`Error::GridTooLarge`] if a dimension needs more blocks than a grid holds (more than
 /// [`MAX_GRID_Y`] along y).
 pub fn covering_2d(
     kernel: &'static str,
     (along_x, along_y): (usize, usize),
     (per_x, per_y): (u64, u64),
     block_dim: (u32, u32, u32),
-    shape: &str,
 ) -> Result<LaunchConfig> {
-    let gx = blocks_to_cover(kernel, along_x, per_x)?;
-    let gy = blocks_to_cover(kernel, along_y, per_y)?;
-    if gy as u64 > MAX_GRID_Y {
-        return Err(Error::InvalidLaunch {
-            kernel,
-            reason: format!("{shape} needs {gy} blocks along y, more than {MAX_GRID_Y}"),
-        });
-    }
+    let gx = blocks_along(kernel, "x", along_x, per_x, MAX_GRID_X)?;
+    let gy = blocks_along(kernel, "y", along_y, per_y, MAX_GRID_Y)?;
     Ok(LaunchConfig {
         grid_dim: (gx, gy, 1),
         block_dim,
@@ -113,19 +127,30 @@ mod tests {
 
     #[test]
     fn block_checks() {
-        assert!(check_block("k", 256, 32).is_ok());
-        assert!(check_block("k", 0, 1).is_err());
-        assert!(check_block("k", 2048, 1).is_err());
-        assert!(check_block("k", 48, 32).is_err());
+        assert!(check_block("k", 256, true).is_ok());
+        assert!(check_block("k", 0, false).is_err());
+        assert!(check_block("k", 2048, false).is_err());
+        assert!(matches!(
+            check_block("k", 48, true),
+            Err(Error::InvalidBlock { block: 48, .. })
+        ));
     }
 
     #[test]
     fn covering_2d_grids() {
-        let cfg = covering_2d("k", (100, 33), (32, 8), (32, 8, 1), "33 x 100").unwrap();
+        let cfg = covering_2d("k", (100, 33), (32, 8), (32, 8, 1)).unwrap();
         assert_eq!((cfg.grid_dim, cfg.block_dim), ((4, 5, 1), (32, 8, 1)));
-        let err = covering_2d("k", (1, 65_536 * 8 + 1), (32, 8), (32, 8, 1), "tall").unwrap_err();
+        let err = covering_2d("k", (1, 65_536 * 8 + 1), (32, 8), (32, 8, 1)).unwrap_err();
         assert!(
-            err.to_string().contains("tall needs 65537 blocks along y"),
+            matches!(
+                err,
+                Error::GridTooLarge {
+                    axis: "y",
+                    blocks: 65_537,
+                    limit: MAX_GRID_Y,
+                    ..
+                }
+            ),
             "{err}"
         );
     }

@@ -144,19 +144,22 @@ impl SeedLaunch {
     pub fn new(variant: Variant, n: usize, block: u32) -> Result<Self> {
         let kernel = variant.kernel_name();
         if !block.is_power_of_two() || block < variant.min_block() || block > 1024 {
-            return Err(Error::InvalidLaunch {
+            return Err(Error::InvalidBlock {
                 kernel,
-                reason: format!(
-                    "the block size must be a power of two from {} to 1024, got {block}",
-                    variant.min_block()
-                ),
+                block,
+                requirement: if variant.min_block() > 1 {
+                    "the block size must be a power of two from 64 to 1024"
+                } else {
+                    "the block size must be a power of two from 1 to 1024"
+                },
             });
         }
         let kernel = variant
             .kernel_for(block)
-            .ok_or_else(|| Error::InvalidLaunch {
+            .ok_or(Error::InvalidBlock {
                 kernel,
-                reason: format!("no template instance for blocks of {block} threads"),
+                block,
+                requirement: "the template kernel is instantiated for 64, 128, 256, 512 and 1024 threads",
             })?;
         let per_block = block as u64 * variant.unroll() as u64;
         let grid = launch::blocks_to_cover(kernel, n, per_block)?;
@@ -521,7 +524,7 @@ mod tests {
             (Variant::CompleteUnroll, 32),
         ] {
             assert!(
-                matches!(SeedLaunch::new(v, 100, b), Err(Error::InvalidLaunch { .. })),
+                matches!(SeedLaunch::new(v, 100, b), Err(Error::InvalidBlock { .. })),
                 "{v:?} block {b}"
             );
         }

@@ -95,10 +95,10 @@ pub fn static_shared_reverse(gpu: &Gpu, input: &[f32]) -> Result<Vec<f32>> {
 /// (`4 * block` bytes per block).
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] if `block` is not 1..=1024.
+/// [`Error::InvalidBlock`] if `block` is not 1..=1024.
 pub fn dynamic_shared_reverse(gpu: &Gpu, input: &[f32], block: u32) -> Result<Vec<f32>> {
     let kernel = k::SMOKE_DYNAMIC_SHARED_REVERSE;
-    launch::check_block(kernel, block, 1)?;
+    launch::check_block(kernel, block, false)?;
     reverse(gpu, kernel, input, block, 4 * block)
 }
 
@@ -149,8 +149,8 @@ pub fn constant_polynomial(gpu: &Gpu, coefficients: &[f32], x: &[f32]) -> Result
     }
     let n = x.len();
     // Held until the kernel has finished (the download below waits for it).
-    let _constants = gpu.lock_constant_memory();
-    gpu.write_constant(k::C_SMOKE_COEFFICIENTS::SYMBOL, coefficients)?;
+    let mut constants = gpu.constant_memory()?;
+    constants.write(k::C_SMOKE_COEFFICIENTS::SYMBOL, coefficients)?;
     let d_x = gpu.upload(x)?;
     let mut d_y = gpu.poisoned(n, f32::NAN)?;
     if n > 0 {
@@ -192,11 +192,11 @@ pub struct WarpShuffleOutput {
 /// Runs the warp-shuffle smoke kernel with blocks of `block` threads.
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] if `block` is not a multiple of 32 in 32..=1024 (every lane of a
+/// [`Error::InvalidBlock`] if `block` is not a multiple of 32 in 32..=1024 (every lane of a
 /// warp must take part in a shuffle).
 pub fn warp_shuffle(gpu: &Gpu, input: &[i32], block: u32) -> Result<WarpShuffleOutput> {
     let kernel = k::SMOKE_WARP_SHUFFLE;
-    launch::check_block(kernel, block, gpu::device::WARP_SIZE)?;
+    launch::check_block(kernel, block, true)?;
     let n = input.len();
     let warps = n.div_ceil(gpu::device::WARP_SIZE as usize);
     let d_in = gpu.upload(input)?;

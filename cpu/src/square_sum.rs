@@ -137,10 +137,10 @@ impl SquareSum {
             return reducer.launch(gpu, input);
         }
         let kernel = self.variant.kernel_name();
-        let (grid, block) = self
-            .variant
-            .seed_launch()
-            .ok_or_else(|| Error::InvalidInput(format!("{kernel} has no seed launch")))?;
+        let (grid, block) = self.variant.seed_launch().ok_or(Error::Unsupported {
+            what: kernel,
+            requirement: "a seed kernel with a fixed launch",
+        })?;
         let cfg = launch::linear(grid, block, 0);
         let n = input.len();
         let f = gpu.function(kernel)?;

@@ -91,11 +91,11 @@ impl Variant {
     pub fn launch_config(self, rows: usize, cols: usize) -> Result<LaunchConfig> {
         let kernel = self.kernel_name();
         if !self.supports(rows, cols) {
-            return Err(Error::InvalidLaunch {
+            return Err(Error::UnsupportedShape {
                 kernel,
-                reason: format!(
-                    "{rows} x {cols}: rows and cols must be multiples of 4 for 16-byte accesses"
-                ),
+                rows,
+                cols,
+                requirement: "rows and cols must be multiples of 4 for 16-byte accesses",
             });
         }
         // (elements along x per block, along y per block, block x, block y, x covers rows?)
@@ -125,7 +125,6 @@ impl Variant {
             (along_x, along_y),
             (per_x as u64, per_y as u64),
             (bx, by, 1),
-            &format!("{rows} x {cols}"),
         )
     }
 }
@@ -145,9 +144,7 @@ pub fn launch(
     rows: usize,
     cols: usize,
 ) -> Result<LaunchConfig> {
-    let n = rows
-        .checked_mul(cols)
-        .ok_or_else(|| Error::InvalidInput(format!("{rows} x {cols} elements overflow")))?;
+    let n = crate::error::elements(rows, cols)?;
     for (what, len) in [("input", input.len()), ("output", output.len())] {
         if len != n {
             return Err(Error::LengthMismatch {

@@ -98,37 +98,41 @@ pub fn launch_with_config(
             });
         }
     }
-    launch::check_block(kernel, cfg.block_dim.0, 1)?;
+    launch::check_block(kernel, cfg.block_dim.0, false)?;
     if cfg.block_dim.1 != 1 || cfg.block_dim.2 != 1 || cfg.grid_dim.1 != 1 || cfg.grid_dim.2 != 1 {
-        return Err(Error::InvalidLaunch {
+        return Err(Error::LaunchShape {
             kernel,
-            reason: "the kernel indexes along x only: grid and block must be one-dimensional"
-                .into(),
+            grid: cfg.grid_dim,
+            block: cfg.block_dim,
+            requirement: "the kernel indexes along x only: grid and block must be one-dimensional",
         });
     }
     let threads = cfg.grid_dim.0 as u64 * cfg.block_dim.0 as u64;
     if variant == Variant::VectorAdd && threads < n as u64 {
-        return Err(Error::InvalidLaunch {
+        return Err(Error::LaunchShape {
             kernel,
-            reason: format!(
-                "{} x {} threads do not cover {n} elements",
-                cfg.grid_dim.0, cfg.block_dim.0
-            ),
+            grid: cfg.grid_dim,
+            block: cfg.block_dim,
+            requirement: "one thread per element: the grid must cover every element",
         });
     }
     if variant == Variant::VectorAddVec4 && threads < (n % 4) as u64 {
-        return Err(Error::InvalidLaunch {
+        return Err(Error::LaunchShape {
             kernel,
-            reason: format!("{threads} threads cannot add the {} tail elements", n % 4),
+            grid: cfg.grid_dim,
+            block: cfg.block_dim,
+            requirement: "the grid needs a thread for each of the n % 4 tail elements",
         });
     }
     if n == 0 {
         return Ok(());
     }
     if cfg.grid_dim.0 == 0 {
-        return Err(Error::InvalidLaunch {
+        return Err(Error::LaunchShape {
             kernel,
-            reason: "the grid has no blocks".into(),
+            grid: cfg.grid_dim,
+            block: cfg.block_dim,
+            requirement: "the grid has no blocks",
         });
     }
     let f = gpu.function(kernel)?;

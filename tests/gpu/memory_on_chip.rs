@@ -155,20 +155,36 @@ fn error_trials() -> Vec<Trial> {
             let gpu = gpu()?;
             expect_err(
                 shared_memory::run(&gpu, shared_memory::Variant::Static, &[1.0; 10], 4),
-                |e| matches!(e, Error::InvalidLaunch { .. }),
+                |e| {
+                    matches!(
+                        e,
+                        Error::NotMultiple {
+                            value: 10,
+                            multiple: 4,
+                            ..
+                        }
+                    )
+                },
             )
         }),
         gpu_trial("errors::shared_memory_block_too_large".into(), || {
             let gpu = gpu()?;
             expect_err(
                 shared_memory::run(&gpu, shared_memory::Variant::Dynamic, &[1.0; 2048], 2048),
-                |e| matches!(e, Error::InvalidLaunch { .. }),
+                |e| matches!(e, Error::InvalidBlock { block: 2048, .. }),
             )
         }),
         gpu_trial("errors::bank_conflicts_stride_too_large".into(), || {
             let gpu = gpu()?;
             expect_err(bank_conflicts::measure(&gpu, 1000, 1, 10), |e| {
-                matches!(e, Error::InvalidInput(_))
+                matches!(
+                    e,
+                    Error::OutOfRange {
+                        what: "stride",
+                        value: 1000,
+                        ..
+                    }
+                )
             })
         }),
         gpu_trial("errors::constant_memory_table_length".into(), || {
@@ -181,14 +197,23 @@ fn error_trials() -> Vec<Trial> {
         gpu_trial("errors::constant_memory_dev_var_block".into(), || {
             let gpu = gpu()?;
             expect_err(constant_memory::dev_var_example(&gpu, 1, 2048), |e| {
-                matches!(e, Error::InvalidLaunch { .. })
+                matches!(e, Error::InvalidBlock { block: 2048, .. })
             })
         }),
         gpu_trial("errors::device_globals_too_many".into(), || {
             let gpu = gpu()?;
             expect_err(
                 device_globals::add_by_symbol(&gpu, &[0.0; 1025], &[0.0; 1025]),
-                |e| matches!(e, Error::InvalidInput(_)),
+                |e| {
+                    matches!(
+                        e,
+                        Error::OutOfRange {
+                            value: 1025,
+                            max: 1024,
+                            ..
+                        }
+                    )
+                },
             )
         }),
         gpu_trial("errors::device_globals_length_mismatch".into(), || {

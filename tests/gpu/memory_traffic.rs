@@ -168,7 +168,12 @@ fn texture_trials() -> Vec<Trial> {
 }
 
 fn error_trials() -> Vec<Trial> {
-    let invalid = |e: &Error| matches!(e, Error::InvalidInput(_));
+    let invalid = |e: &Error| {
+        matches!(
+            e,
+            Error::OutOfRange { .. } | Error::NotMultiple { .. } | Error::Unsupported { .. }
+        )
+    };
     vec![
         gpu_trial(
             "memory::errors::coalescing_offset_out_of_range".into(),
@@ -176,7 +181,16 @@ fn error_trials() -> Vec<Trial> {
                 let gpu = gpu()?;
                 expect_err(
                     coalescing::run(&gpu, Access::Offset(33), Load::Ca, &[0.0; 100]),
-                    |e| matches!(e, Error::InvalidInput(m) if m.contains("offset 33")),
+                    |e| {
+                        matches!(
+                            e,
+                            Error::OutOfRange {
+                                value: 33,
+                                max: 32,
+                                ..
+                            }
+                        )
+                    },
                 )
             },
         ),
@@ -190,7 +204,16 @@ fn error_trials() -> Vec<Trial> {
                 )?;
                 expect_err(
                     coalescing::run(&gpu, Access::Stride(33), Load::Cg, &[0.0; 100]),
-                    |e| matches!(e, Error::InvalidInput(m) if m.contains("stride 33")),
+                    |e| {
+                        matches!(
+                            e,
+                            Error::OutOfRange {
+                                value: 33,
+                                min: 1,
+                                ..
+                            }
+                        )
+                    },
                 )
             },
         ),
@@ -271,7 +294,17 @@ fn error_trials() -> Vec<Trial> {
                 let gpu = gpu()?;
                 expect_err(
                     texture::run(&gpu, texture::Variant::Tex1d, &[1.0; 10], &[3, 10]),
-                    |e| matches!(e, Error::InvalidInput(m) if m.contains("index 10")),
+                    |e| {
+                        matches!(
+                            e,
+                            Error::OutOfRange {
+                                what: "lookup index",
+                                value: 10,
+                                max: 9,
+                                ..
+                            }
+                        )
+                    },
                 )
             },
         ),

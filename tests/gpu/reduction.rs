@@ -187,7 +187,7 @@ fn error_trials() -> Vec<Trial> {
             let gpu = gpu()?;
             expect_err(
                 reduction::run_seed(&gpu, reduction::Variant::Interleaved, &[1; 100], 384),
-                |e| matches!(e, Error::InvalidLaunch { .. }),
+                |e| matches!(e, Error::InvalidBlock { .. }),
             )
         }),
         gpu_trial(
@@ -196,7 +196,7 @@ fn error_trials() -> Vec<Trial> {
                 let gpu = gpu()?;
                 expect_err(
                     reduction::run_seed(&gpu, reduction::Variant::UnrollWarps8, &[1; 100], 32),
-                    |e| matches!(e, Error::InvalidLaunch { .. }),
+                    |e| matches!(e, Error::InvalidBlock { .. }),
                 )
             },
         ),

@@ -313,8 +313,8 @@ fn constant_memory_demo(
     );
     let mut failures = seed_check.is_err() as usize;
     let mut baseline = None;
-    let _lock = gpu.lock_constant_memory();
-    table_data.write_constant(gpu)?;
+    let mut constants = gpu.constant_memory()?;
+    table_data.write_constant(&mut constants)?;
     for access in Access::ALL {
         let expected = table_data.reference(size, access, reads);
         for variant in Variant::ALL {

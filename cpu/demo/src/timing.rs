@@ -94,9 +94,12 @@ pub fn time_gpu_with_setup<S>(
     mut work: impl FnMut(&mut S) -> Result<()>,
 ) -> Result<Timing> {
     if reps == 0 {
-        return Err(Error::InvalidInput(
-            "at least one timed repetition is needed".into(),
-        ));
+        return Err(Error::OutOfRange {
+            what: "timed repetitions",
+            value: 0,
+            min: 1,
+            max: u64::MAX,
+        });
     }
     for _ in 0..warmup {
         setup(state)?;

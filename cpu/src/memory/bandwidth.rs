@@ -179,18 +179,22 @@ impl HostBuffer {
                 device_ptr: Some(p),
                 ..
             }) => Ok(*p),
-            _ => Err(Error::InvalidInput(
-                "zero-copy needs mapped page-locked memory (HostMemory::ZeroCopy)".into(),
-            )),
+            _ => Err(Error::Unsupported {
+                what: "zero-copy host buffer",
+                requirement: "zero-copy needs mapped page-locked memory (HostMemory::ZeroCopy)",
+            }),
         }
     }
 }
 
 fn check_bytes(bytes: usize, host: usize, device: usize) -> Result<()> {
-    if bytes > host || bytes > device {
-        return Err(Error::InvalidInput(format!(
-            "a transfer of {bytes} bytes does not fit the buffers ({host} bytes on the host, {device} on the device)"
-        )));
+    if bytes > host.min(device) {
+        return Err(Error::OutOfRange {
+            what: "transfer bytes",
+            value: bytes as u64,
+            min: 0,
+            max: host.min(device) as u64,
+        });
     }
     Ok(())
 }
@@ -200,7 +204,7 @@ fn check_bytes(bytes: usize, host: usize, device: usize) -> Result<()> {
 /// After a device-to-host transfer the caller synchronizes the stream before reading `host`.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] if `bytes` exceeds a buffer (or, for zero-copy, is not a multiple of
+/// [`Error::OutOfRange`] if `bytes` exceeds a buffer (or, for zero-copy, is not a multiple of
 /// 16); [`Error::Driver`] if the copy fails.
 pub fn transfer(
     gpu: &Gpu,
@@ -264,7 +268,7 @@ fn launch_copy(
 /// device-to-host the reverse, over the first `bytes` bytes.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] if `host` is not mapped memory, `bytes` is not a multiple of 16 or
+/// [`Error::OutOfRange`] if `host` is not mapped memory, `bytes` is not a multiple of 16 or
 /// exceeds a buffer; [`Error::Driver`] if the launch fails.
 pub fn zero_copy(
     gpu: &Gpu,
@@ -276,9 +280,11 @@ pub fn zero_copy(
     let mapped = host.mapped()?;
     check_bytes(bytes, host.as_slice().len(), device.len())?;
     if !bytes.is_multiple_of(k::GROUP_BYTES) {
-        return Err(Error::InvalidInput(format!(
-            "zero-copy moves 16-byte groups: {bytes} bytes is not a multiple of 16"
-        )));
+        return Err(Error::NotMultiple {
+            what: "zero-copy bytes",
+            value: bytes,
+            multiple: k::GROUP_BYTES,
+        });
     }
     let stream = gpu.stream().clone();
     let (dev, _sync) = cudarc::driver::DevicePtrMut::device_ptr_mut(device, &stream);
@@ -301,9 +307,11 @@ pub fn kernel_copy(
 ) -> Result<LaunchConfig> {
     check_bytes(bytes, src.len(), dst.len())?;
     if !bytes.is_multiple_of(k::GROUP_BYTES) {
-        return Err(Error::InvalidInput(format!(
-            "the copy kernel moves 16-byte groups: {bytes} bytes is not a multiple of 16"
-        )));
+        return Err(Error::NotMultiple {
+            what: "copy-kernel bytes",
+            value: bytes,
+            multiple: k::GROUP_BYTES,
+        });
     }
     let stream = gpu.stream().clone();
     let (s, _read) = cudarc::driver::DevicePtr::device_ptr(src, &stream);
@@ -360,10 +368,15 @@ pub struct LaunchOverhead {
 /// launch-and-synchronize round trips.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] if `launches` is 0; [`Error::Driver`] if a launch or an event fails.
+/// [`Error::OutOfRange`] if `launches` is 0; [`Error::Driver`] if a launch or an event fails.
 pub fn launch_overhead(gpu: &Gpu, launches: usize) -> Result<LaunchOverhead> {
     if launches == 0 {
-        return Err(Error::InvalidInput("at least one launch is needed".into()));
+        return Err(Error::OutOfRange {
+            what: "launches",
+            value: 0,
+            min: 1,
+            max: u64::MAX,
+        });
     }
     let f = gpu.function(k::BANDWIDTH_EMPTY_KERNEL)?;
     let cfg = launch::linear(1, 1, 0);

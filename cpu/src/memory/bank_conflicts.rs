@@ -116,14 +116,22 @@ pub struct Measured {
 /// read against the host's.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] if `stride > MAX_STRIDE`, `group` is not 1..=32 or `reps` is 0;
+/// [`Error::OutOfRange`] if `stride > MAX_STRIDE`, `group` is not 1..=32 or `reps` is 0;
 /// [`Error::Driver`] if the launch fails.
 pub fn measure(gpu: &Gpu, stride: u32, group: u32, reps: u32) -> Result<Measured> {
-    if stride > k::MAX_STRIDE || !(1..=32).contains(&group) || reps == 0 {
-        return Err(Error::InvalidInput(format!(
-            "bank-conflict pattern needs stride <= {}, group in 1..=32 and reps >= 1, got {stride}, {group}, {reps}",
-            k::MAX_STRIDE
-        )));
+    for (what, value, min, max) in [
+        ("stride", stride, 0, k::MAX_STRIDE),
+        ("group", group, 1, 32),
+        ("reps", reps, 1, u32::MAX),
+    ] {
+        if !(min..=max).contains(&value) {
+            return Err(Error::OutOfRange {
+                what,
+                value: value.into(),
+                min: min.into(),
+                max: max.into(),
+            });
+        }
     }
     let kernel = k::BANK_CONFLICTS_READ;
     let blocks = gpu.sm_count()?;

@@ -63,17 +63,21 @@ impl Access {
     /// Checks the offset or stride against the kernels' range.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] naming the value and the range.
+    /// [`Error::OutOfRange`] naming the value and the range.
     pub fn validate(self) -> Result<()> {
         match self {
-            Access::Offset(o) if o > k::MAX_OFFSET => Err(Error::InvalidInput(format!(
-                "misalignment offset {o} elements: must be 0..={}",
-                k::MAX_OFFSET
-            ))),
-            Access::Stride(s) if s == 0 || s > k::MAX_STRIDE => Err(Error::InvalidInput(format!(
-                "stride {s} elements: must be 1..={}",
-                k::MAX_STRIDE
-            ))),
+            Access::Offset(o) if o > k::MAX_OFFSET => Err(Error::OutOfRange {
+                what: "misalignment offset (elements)",
+                value: o as u64,
+                min: 0,
+                max: k::MAX_OFFSET as u64,
+            }),
+            Access::Stride(s) if s == 0 || s > k::MAX_STRIDE => Err(Error::OutOfRange {
+                what: "stride (elements)",
+                value: s as u64,
+                min: 1,
+                max: k::MAX_STRIDE as u64,
+            }),
             _ => Ok(()),
         }
     }
@@ -154,7 +158,7 @@ pub fn launch_config(kernel: &'static str, n: usize) -> Result<LaunchConfig> {
 /// launched for an empty `y`.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] for an offset or stride out of range; [`Error::LengthMismatch`] if
+/// [`Error::OutOfRange`] for an offset or stride out of range; [`Error::LengthMismatch`] if
 /// `x` is shorter than [`Access::input_len`]; [`Error::InvalidLaunch`], [`Error::Driver`].
 pub fn launch(
     gpu: &Gpu,

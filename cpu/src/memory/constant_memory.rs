@@ -5,7 +5,7 @@
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use gpu::memory::constant_memory as k;
 
-use crate::context::Gpu;
+use crate::context::{ConstantMemory, Gpu};
 use crate::error::{DriverContext, Error, Result};
 use crate::launch;
 
@@ -70,6 +70,7 @@ impl Access {
 pub struct Table {
     values: Vec<f32>,
     global: CudaSlice<f32>,
+    tag: u64,
 }
 
 impl Table {
@@ -91,16 +92,17 @@ impl Table {
         Ok(Self {
             values: values.to_vec(),
             global: gpu.upload(values)?,
+            tag: crate::context::new_constant_tag(),
         })
     }
 
-    /// Writes the `__constant__` copy. Callers hold [`Gpu::lock_constant_memory`] from this
-    /// write until their last launch of [`Variant::Constant`] has completed.
+    /// Writes the `__constant__` copy (once: the table is immutable and tagged). Callers queue
+    /// their launches of [`Variant::Constant`] while `constants` lives.
     ///
     /// # Errors
     /// [`Error::Driver`] if the copy fails.
-    pub fn write_constant(&self, gpu: &Gpu) -> Result<()> {
-        gpu.write_constant(k::C_TABLE::SYMBOL, &self.values)
+    pub fn write_constant(&self, constants: &mut ConstantMemory) -> Result<()> {
+        constants.write_tagged(k::C_TABLE::SYMBOL, self.tag, &self.values)
     }
 
     /// Queues `out[i] = sum_{k < reads} table[(k + lane * spread) % TABLE_LEN]` for every
@@ -173,11 +175,12 @@ pub fn run(
 ) -> Result<Vec<f32>> {
     let table = Table::new(gpu, values)?;
     let mut out = gpu.poisoned(n, f32::NAN)?;
-    let _lock = gpu.lock_constant_memory();
+    let mut constants = gpu.constant_memory()?;
     if variant == Variant::Constant {
-        table.write_constant(gpu)?;
+        table.write_constant(&mut constants)?;
     }
     table.launch(gpu, variant, access, reads, &mut out)?;
+    drop(constants);
     gpu.download(&out, variant.kernel_name())
 }
 
@@ -185,14 +188,14 @@ pub fn run(
 /// `a[i] = devVar + i` (the seed uses 4 threads and prints `100 101 102 103`).
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] if `threads` is not 1..=1024; [`Error::Driver`] on a driver
+/// [`Error::InvalidBlock`] if `threads` is not 1..=1024; [`Error::Driver`] on a driver
 /// failure.
 pub fn dev_var_example(gpu: &Gpu, dev_var: i32, threads: u32) -> Result<Vec<i32>> {
     let kernel = k::CONSTANT_MEMORY_DEV_VAR;
-    launch::check_block(kernel, threads, 1)?;
+    launch::check_block(kernel, threads, false)?;
     let mut a = gpu.poisoned(threads as usize, i32::MIN)?;
-    let _lock = gpu.lock_constant_memory();
-    gpu.write_constant(k::C_DEV_VAR::SYMBOL, &[dev_var])?;
+    let mut constants = gpu.constant_memory()?;
+    constants.write(k::C_DEV_VAR::SYMBOL, &[dev_var])?;
     let f = gpu.function(kernel)?;
     let mut args = gpu.stream().launch_builder(&f);
     args.arg(&mut a);

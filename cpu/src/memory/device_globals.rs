@@ -28,13 +28,12 @@ fn check_inputs(u: &[f32], v: &[f32]) -> Result<()> {
         });
     }
     if u.len() > k::DEVICE_GLOBAL_LEN {
-        return Err(Error::InvalidInput(format!(
-            "{} elements do not fit the {}-element __device__ arrays {} and {}",
-            u.len(),
-            k::DEVICE_GLOBAL_LEN,
-            k::DEV_U,
-            k::DEV_V
-        )));
+        return Err(Error::OutOfRange {
+            what: "elements of the __device__ arrays DEV_U and DEV_V",
+            value: u.len() as u64,
+            min: 0,
+            max: k::DEVICE_GLOBAL_LEN as u64,
+        });
     }
     Ok(())
 }
@@ -45,7 +44,7 @@ fn check_inputs(u: &[f32], v: &[f32]) -> Result<()> {
 /// stream).
 ///
 /// # Errors
-/// [`Error::LengthMismatch`] if `v` differs in length from `u`; [`Error::InvalidInput`] if
+/// [`Error::LengthMismatch`] if `v` differs in length from `u`; [`Error::OutOfRange`] if
 /// more than [`k::DEVICE_GLOBAL_LEN`] elements are given; [`Error::Driver`] on a driver
 /// failure.
 pub fn add_by_symbol(gpu: &Gpu, u: &[f32], v: &[f32]) -> Result<Vec<f32>> {
@@ -54,9 +53,9 @@ pub fn add_by_symbol(gpu: &Gpu, u: &[f32], v: &[f32]) -> Result<Vec<f32>> {
         return Ok(Vec::new());
     }
     let kernel = k::DEVICE_GLOBALS_ADD_SYMBOLS;
-    let _lock = gpu.lock_constant_memory();
-    gpu.write_constant(k::DEV_U, u)?;
-    gpu.write_constant(k::DEV_V, v)?;
+    let mut globals = gpu.constant_memory()?;
+    globals.write(k::DEV_U, u)?;
+    globals.write(k::DEV_V, v)?;
     let f = gpu.function(kernel)?;
     let mut args = gpu.stream().launch_builder(&f);
     // SAFETY: `device_globals_add_symbols()` takes no arguments; one block of `n <=
@@ -64,7 +63,7 @@ pub fn add_by_symbol(gpu: &Gpu, u: &[f32], v: &[f32]) -> Result<Vec<f32>> {
     unsafe { args.launch(launch::linear(1, u.len() as u32, 0)) }
         .during(format!("launching {kernel}"))?;
     gpu.synchronize(kernel)?;
-    gpu.read_symbol(k::DEV_U, u.len())
+    globals.read(k::DEV_U, u.len())
 }
 
 /// The seed's dynamic version: `add4f<<<1, n>>>(devU, devV)` on device buffers.

@@ -41,7 +41,7 @@ impl Variant {
 /// elements; the dynamic variant gets `block * 4` bytes of dynamic shared memory).
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] if `block` is not 1..=1024 or `u.len()` is not a multiple of
+/// [`Error::NotMultiple`] if `block` is not 1..=1024 or `u.len()` is not a multiple of
 /// `block` (each block mirrors its own `block` elements); [`Error::Driver`] if the launch fails.
 pub fn launch(
     gpu: &Gpu,
@@ -50,14 +50,12 @@ pub fn launch(
     block: u32,
 ) -> Result<LaunchConfig> {
     let kernel = variant.kernel_name();
-    launch::check_block(kernel, block, 1)?;
+    launch::check_block(kernel, block, false)?;
     if !u.len().is_multiple_of(block as usize) {
-        return Err(Error::InvalidLaunch {
-            kernel,
-            reason: format!(
-                "{} elements are not whole blocks of {block}: each block mirrors its own slice",
-                u.len()
-            ),
+        return Err(Error::NotMultiple {
+            what: "elements (each block mirrors its own slice of a block's length)",
+            value: u.len(),
+            multiple: block as usize,
         });
     }
     let grid = launch::blocks_to_cover(kernel, u.len(), block as u64)?;

@@ -56,15 +56,17 @@ impl<'a> TextureObject<'a> {
     /// Creates the texture object over all of `table`.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] if `table` is empty or longer than the device's largest 1D
+    /// [`Error::OutOfRange`] if `table` is empty or longer than the device's largest 1D
     /// linear texture; [`Error::Driver`] if the driver refuses.
     pub fn new(gpu: &Gpu, table: &'a CudaSlice<f32>) -> Result<Self> {
         let max = max_linear_width(gpu)?;
         if table.is_empty() || table.len() > max {
-            return Err(Error::InvalidInput(format!(
-                "a 1D linear texture holds 1..={max} elements, the table has {}",
-                table.len()
-            )));
+            return Err(Error::OutOfRange {
+                what: "elements of a 1D linear texture",
+                value: table.len() as u64,
+                min: 1,
+                max: max as u64,
+            });
         }
         let (ptr, _read) = table.device_ptr(gpu.stream());
         // SAFETY: all-zero bytes are valid for these plain C structs (enums with a zero
@@ -135,18 +137,20 @@ impl<'a> Lookup<'a> {
     /// Checks every index against `table` and uploads them; the output is poisoned with NaN.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] if an index is out of range or the table does not fit a texture
+    /// [`Error::OutOfRange`] if an index is out of range or the table does not fit a texture
     /// (see [`TextureObject::new`]); [`Error::Driver`].
     pub fn new(gpu: &Gpu, table: &'a CudaSlice<f32>, idx: &[u32]) -> Result<Self> {
-        if let Some((i, &bad)) = idx
+        if let Some((_, &bad)) = idx
             .iter()
             .enumerate()
             .find(|(_, v)| **v as usize >= table.len())
         {
-            return Err(Error::InvalidInput(format!(
-                "lookup index {bad} at position {i} is outside the table of {} elements",
-                table.len()
-            )));
+            return Err(Error::OutOfRange {
+                what: "lookup index",
+                value: bad as u64,
+                min: 0,
+                max: table.len() as u64 - 1,
+            });
         }
         Ok(Self {
             texture: TextureObject::new(gpu, table)?,
