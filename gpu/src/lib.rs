@@ -28,6 +28,7 @@ pub mod convolution;
 pub mod device;
 pub mod memory;
 pub mod reduction;
+pub mod saxpy;
 pub mod smoke;
 pub mod square_sum;
 pub mod transpose;
