@@ -1,9 +1,9 @@
 //! Sum of squares of `i32` (seed "【转】CUDA优化小记录", seven versions): launchers for the
-//! kernels in `gpu::square_sum`, the host-side addition of their partial sums (as the seed
+//! kernels in `gpu::reduce::square_sum`, the host-side addition of their partial sums (as the seed
 //! does), the one-launch version, and the CPU reference.
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use gpu::square_sum as k;
+use gpu::reduce::square_sum as k;
 
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};

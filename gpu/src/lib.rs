@@ -27,8 +27,7 @@
 pub mod convolution;
 pub mod device;
 pub mod memory;
-pub mod reduction;
+pub mod reduce;
 pub mod smoke;
-pub mod square_sum;
 pub mod transpose;
 pub mod vector_add;

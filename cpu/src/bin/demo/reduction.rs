@@ -59,7 +59,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, block: u32) -> Resu
             "verdict",
         ],
     );
-    let seed_size = size == gpu::reduction::SEED_N && block == gpu::reduction::SEED_BLOCK;
+    let seed_size = size == gpu::reduce::SEED_N && block == gpu::reduce::SEED_BLOCK;
     let (mut first, mut previous) = (None::<f64>, None::<f64>);
     // Step and cumulative speedups of a row timed at `ms`, added to its measurement; their
     // cells.
@@ -189,7 +189,7 @@ fn block_sweep(
         d_input,
         expected,
     };
-    for (block, _) in gpu::reduction::REDUCE_COMPLETE_UNROLL {
+    for (block, _) in gpu::reduce::REDUCE_COMPLETE_UNROLL {
         let variant = reduction::Variant::CompleteUnroll;
         let (m, cfg, check) = seed.measure(out, flush, variant, block, "output_block_sizes")?;
         failures += check.is_err() as usize;
@@ -319,7 +319,7 @@ fn reduce_sum_table(
     );
     let mut failures = 0;
     // The two checkpoints at the seed's size; the size asked for otherwise.
-    let sizes = if size == gpu::reduction::SEED_N {
+    let sizes = if size == gpu::reduce::SEED_N {
         vec![1usize << 20, 1 << 26]
     } else {
         vec![size]

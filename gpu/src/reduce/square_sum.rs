@@ -45,7 +45,7 @@ pub mod kernels {
     use crate::device::{
         FULL_MASK, SharedArray, block_dim, block_idx, grid_dim, syncthreads, syncwarp, thread_idx,
     };
-    use crate::reduction::kernels::{Summand, reduce_sum};
+    use crate::reduce::kernels::{Summand, reduce_sum};
     use crate::static_shared;
 
     const THREADS: usize = THREAD_NUM as usize;
@@ -289,16 +289,16 @@ pub mod kernels {
     }
 
     /// Beyond the seed, the version to call: the sum of squares in one launch, the whole
-    /// result on the GPU. It is [`reduce_sum_i32`](crate::reduction::kernels::reduce_sum_i32)
+    /// result on the GPU. It is [`reduce_sum_i32`](crate::reduce::kernels::reduce_sum_i32)
     /// with `x * x` applied to each element as it is loaded: grid-stride `int4` loads
     /// (four in flight per thread), a register accumulator, warp shuffles instead of the shared
     /// tree of version 7, and the last block to finish adding the block partials instead of
     /// the host.
     ///
-    /// Launch: As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduction::REDUCE_SUM_BLOCK) threads; `input` 16-byte aligned, `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
+    /// Launch: As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduce::REDUCE_SUM_BLOCK) threads; `input` 16-byte aligned, `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
     ///
     /// # Safety
-    /// As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduction::REDUCE_SUM_BLOCK) threads; `input` 16-byte aligned, `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
+    /// As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduce::REDUCE_SUM_BLOCK) threads; `input` 16-byte aligned, `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn square_sum_reduce(
         input: *const i32,

@@ -70,6 +70,8 @@ pub const REDUCE_SUM_BLOCK: u32 = 256;
 /// them (memory-level parallelism).
 pub const REDUCE_SUM_UNROLL: usize = 4;
 
+pub mod square_sum;
+
 /// The kernels (device build only).
 #[cfg(target_arch = "nvptx64")]
 pub mod kernels {
