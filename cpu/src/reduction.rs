@@ -353,7 +353,7 @@ impl SumVariant {
     }
 }
 
-/// The one-launch sum (`gpu::reduce::kernels::reduce_sum_*`) with its scratch space: one
+/// The one-launch sum (`gpu::reduce::sum::reduce_sum_*`) with its scratch space: one
 /// partial per block, the last-block counter and the result, allocated once and reused, so a
 /// launch costs no allocation.
 ///

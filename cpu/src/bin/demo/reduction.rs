@@ -449,6 +449,7 @@ pub fn run_square_sum(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Resul
         ChartKind::Bars,
         [
             "kernel",
+            "seed",
             "idea",
             "grid x block",
             "median ms",
@@ -471,7 +472,7 @@ pub fn run_square_sum(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Resul
         out.dump(&format!("output_{kernel}"), &[], &[got])?;
         let check = exact(got, expected);
         failures += check.is_err() as usize;
-        let reps = if variant == square_sum::Variant::V1 {
+        let reps = if variant == square_sum::Variant::SingleThread {
             (cli.reps as usize).min(20)
         } else {
             cli.reps as usize
@@ -506,6 +507,9 @@ pub fn run_square_sum(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Resul
         table.measured_row(
             [
                 kernel.to_string(),
+                variant
+                    .seed_version()
+                    .map_or("-".into(), |v| format!("v{v}")),
                 variant.idea().to_string(),
                 launch::describe(&cfg),
                 format!("{ms:.4}"),
