@@ -7,7 +7,7 @@
 //! partials as the book does. [`ReduceSum`] reads the input once and writes the total.
 
 use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
-use gpu::reduction as k;
+use gpu::reduce as k;
 
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};
@@ -358,7 +358,7 @@ impl SumVariant {
     }
 }
 
-/// The one-launch sum (`gpu::reduction::kernels::reduce_sum_*`) with its scratch space: one
+/// The one-launch sum (`gpu::reduce::sum::reduce_sum_*`) with its scratch space: one
 /// partial per block, the last-block counter and the result, allocated once and reused, so a
 /// launch costs no allocation.
 ///

@@ -1,33 +1,34 @@
 //! Sum of squares of `i32` (seed "【转】CUDA优化小记录", seven versions): launchers for the
-//! kernels in `gpu::square_sum`, the host-side addition of their partial sums (as the seed
+//! kernels in `gpu::reduce::square_sum`, the host-side addition of their partial sums (as the seed
 //! does), the one-launch version, and the CPU reference.
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use gpu::square_sum as k;
+use gpu::reduce::square_sum as k;
 
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};
 use crate::launch;
 use crate::reduction::{ReduceSum, SumKind};
 
-/// The seed's seven versions and the one-launch version, in order.
+/// The seed's seven versions and the one-launch version, in order, each named for what it
+/// changes (kernel `square_sum_<name>`); [`Variant::seed_version`] gives the seed's number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Variant {
     /// 1: one thread.
-    V1,
+    SingleThread,
     /// 2: one block, a contiguous chunk per thread.
-    V2,
+    OneBlockChunked,
     /// 3: one block, strided (coalesced) access.
-    V3,
+    OneBlockStrided,
     /// 4: 32 blocks x 256 threads, one partial per thread.
-    V4,
+    GridStride,
     /// 5: shared memory, thread 0 adds its block.
-    V5,
+    SharedSerial,
     /// 6: tree reduction in shared memory.
-    V6,
+    SharedTree,
     /// 7: unrolled tree, last warp with `__syncwarp` only.
-    V7,
+    SharedTreeUnrolled,
     /// Beyond the seed: one launch, `int4` loads, warp shuffles, last block adds the partials.
     Reduce,
 }
@@ -44,26 +45,41 @@ impl SumKind for SquareSumI32 {
 impl Variant {
     /// Every variant, in order.
     pub const ALL: [Variant; 8] = [
-        Variant::V1,
-        Variant::V2,
-        Variant::V3,
-        Variant::V4,
-        Variant::V5,
-        Variant::V6,
-        Variant::V7,
+        Variant::SingleThread,
+        Variant::OneBlockChunked,
+        Variant::OneBlockStrided,
+        Variant::GridStride,
+        Variant::SharedSerial,
+        Variant::SharedTree,
+        Variant::SharedTreeUnrolled,
         Variant::Reduce,
     ];
+
+    /// The seed's version number, 1 to 7 (its label in the docs and the demo's table); `None`
+    /// for the one-launch version, which is beyond the seed.
+    pub fn seed_version(self) -> Option<u32> {
+        match self {
+            Variant::SingleThread => Some(1),
+            Variant::OneBlockChunked => Some(2),
+            Variant::OneBlockStrided => Some(3),
+            Variant::GridStride => Some(4),
+            Variant::SharedSerial => Some(5),
+            Variant::SharedTree => Some(6),
+            Variant::SharedTreeUnrolled => Some(7),
+            Variant::Reduce => None,
+        }
+    }
 
     /// The kernel's `.entry` name in the PTX.
     pub fn kernel_name(self) -> &'static str {
         match self {
-            Variant::V1 => k::SQUARE_SUM_V1,
-            Variant::V2 => k::SQUARE_SUM_V2,
-            Variant::V3 => k::SQUARE_SUM_V3,
-            Variant::V4 => k::SQUARE_SUM_V4,
-            Variant::V5 => k::SQUARE_SUM_V5,
-            Variant::V6 => k::SQUARE_SUM_V6,
-            Variant::V7 => k::SQUARE_SUM_V7,
+            Variant::SingleThread => k::SQUARE_SUM_SINGLE_THREAD,
+            Variant::OneBlockChunked => k::SQUARE_SUM_ONE_BLOCK_CHUNKED,
+            Variant::OneBlockStrided => k::SQUARE_SUM_ONE_BLOCK_STRIDED,
+            Variant::GridStride => k::SQUARE_SUM_GRID_STRIDE,
+            Variant::SharedSerial => k::SQUARE_SUM_SHARED_SERIAL,
+            Variant::SharedTree => k::SQUARE_SUM_SHARED_TREE,
+            Variant::SharedTreeUnrolled => k::SQUARE_SUM_SHARED_TREE_UNROLLED,
             Variant::Reduce => k::SQUARE_SUM_REDUCE,
         }
     }
@@ -71,13 +87,13 @@ impl Variant {
     /// What the version changes, in a few words (the demo's table).
     pub fn idea(self) -> &'static str {
         match self {
-            Variant::V1 => "one thread",
-            Variant::V2 => "1 block, contiguous chunk per thread",
-            Variant::V3 => "1 block, strided: coalesced",
-            Variant::V4 => "32 blocks, partial per thread",
-            Variant::V5 => "shared memory, thread 0 adds",
-            Variant::V6 => "tree in shared memory",
-            Variant::V7 => "unrolled tree, syncwarp last warp",
+            Variant::SingleThread => "one thread",
+            Variant::OneBlockChunked => "1 block, contiguous chunk per thread",
+            Variant::OneBlockStrided => "1 block, strided: coalesced",
+            Variant::GridStride => "32 blocks, partial per thread",
+            Variant::SharedSerial => "shared memory, thread 0 adds",
+            Variant::SharedTree => "tree in shared memory",
+            Variant::SharedTreeUnrolled => "unrolled tree, syncwarp last warp",
             Variant::Reduce => "one launch: int4, shuffles, last block",
         }
     }
@@ -86,8 +102,8 @@ impl Variant {
     /// (sized by [`ReduceSum::launch_config`]).
     pub fn seed_launch(self) -> Option<(u32, u32)> {
         match self {
-            Variant::V1 => Some((1, 1)),
-            Variant::V2 | Variant::V3 => Some((1, k::THREAD_NUM)),
+            Variant::SingleThread => Some((1, 1)),
+            Variant::OneBlockChunked | Variant::OneBlockStrided => Some((1, k::THREAD_NUM)),
             Variant::Reduce => None,
             _ => Some((k::BLOCK_NUM, k::THREAD_NUM)),
         }
@@ -96,9 +112,9 @@ impl Variant {
     /// Partial sums the version leaves for the host (1 for the one-launch version: the total).
     pub fn partials(self) -> usize {
         match self {
-            Variant::V1 | Variant::Reduce => 1,
-            Variant::V2 | Variant::V3 => k::THREAD_NUM as usize,
-            Variant::V4 => (k::BLOCK_NUM * k::THREAD_NUM) as usize,
+            Variant::SingleThread | Variant::Reduce => 1,
+            Variant::OneBlockChunked | Variant::OneBlockStrided => k::THREAD_NUM as usize,
+            Variant::GridStride => (k::BLOCK_NUM * k::THREAD_NUM) as usize,
             _ => k::BLOCK_NUM as usize,
         }
     }
@@ -205,9 +221,21 @@ mod tests {
 
     #[test]
     fn seed_launches() {
-        assert_eq!(Variant::V1.seed_launch(), Some((1, 1)));
-        assert_eq!(Variant::V4.partials(), 8192);
-        assert_eq!(Variant::V7.partials(), 32);
+        assert_eq!(Variant::SingleThread.seed_launch(), Some((1, 1)));
+        assert_eq!(Variant::GridStride.partials(), 8192);
+        assert_eq!(Variant::SharedTreeUnrolled.partials(), 32);
         assert_eq!(Variant::ALL.len(), 8);
+    }
+
+    #[test]
+    #[cfg(feature = "clap")]
+    fn names_and_seed_versions() {
+        for (i, v) in Variant::ALL.into_iter().enumerate() {
+            let value = clap::ValueEnum::to_possible_value(&v).unwrap();
+            let name = value.get_name().replace('-', "_");
+            assert_eq!(format!("square_sum_{name}"), v.kernel_name());
+            let expected = (i < 7).then_some(i as u32 + 1);
+            assert_eq!(v.seed_version(), expected, "{v:?}");
+        }
     }
 }

@@ -8,7 +8,10 @@
 //!   constants, `__constant__` symbol names and sizes, `#[repr(C)]` parameter types), so the
 //!   `cpu` crate depends on this crate instead of repeating literals.
 //!
-//! Each pattern lives in one module with the same name in `gpu`, `cpu`, the tests and the docs.
+//! Each pattern lives in one module, a folder with one file per kernel family for the larger
+//! ones ([`reduce`], [`convolution`]). The names match the `cpu` modules, the tests and the docs,
+//! except that [`reduce`] holds both the reductions (`cpu::reduction`) and the square sums
+//! (`cpu::square_sum`).
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -27,9 +30,8 @@
 pub mod convolution;
 pub mod device;
 pub mod memory;
-pub mod reduction;
+pub mod reduce;
 pub mod saxpy;
 pub mod smoke;
-pub mod square_sum;
 pub mod transpose;
 pub mod vector_add;

@@ -53,8 +53,8 @@ fn seed_kernel_trials() -> Vec<Trial> {
         }));
     };
     for variant in reduction::Variant::ALL {
-        for (case, n) in lengths(gpu::reduction::SEED_BLOCK as usize) {
-            add(variant, gpu::reduction::SEED_BLOCK, case, n);
+        for (case, n) in lengths(gpu::reduce::SEED_BLOCK as usize) {
+            add(variant, gpu::reduce::SEED_BLOCK, case, n);
         }
         // Other block sizes: the smallest each kernel takes, and the largest.
         for block in [variant.min_block().max(64), 128, 1024] {
@@ -78,7 +78,7 @@ fn seed_kernel_trials() -> Vec<Trial> {
 
 fn reduce_sum_trials() -> Vec<Trial> {
     let mut trials = Vec::new();
-    let block = gpu::reduction::REDUCE_SUM_BLOCK as usize;
+    let block = gpu::reduce::REDUCE_SUM_BLOCK as usize;
     let mut cases: Vec<(String, usize)> = lengths(block).into();
     cases.push(("one_wave_plus_3".into(), 1056 * 256 * 16 + 3));
     for (case, n) in cases {
@@ -161,7 +161,7 @@ fn check_float_sums(gpu: &cpu::Gpu, input: &[f32], seed: u64) -> Result<(), Fail
 fn square_sum_trials() -> Vec<Trial> {
     let mut trials = Vec::new();
     for variant in square_sum::Variant::ALL {
-        for (case, n) in lengths(gpu::square_sum::THREAD_NUM as usize) {
+        for (case, n) in lengths(gpu::reduce::square_sum::THREAD_NUM as usize) {
             let name = format!("square_sum::{}::{case}", variant.kernel_name());
             let seed = seed_for(&name);
             trials.push(gpu_trial(name, move || {

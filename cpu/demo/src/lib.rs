@@ -110,16 +110,16 @@ enum Pattern {
     #[command(alias = "reduction")]
     Reduce {
         /// Elements (default 2^24 i32, as the seed).
-        #[arg(long, default_value_t = gpu::reduction::SEED_N)]
+        #[arg(long, default_value_t = gpu::reduce::SEED_N)]
         size: usize,
         /// Threads per block of the seed kernels (a power of two, 64..=1024 for all of them).
-        #[arg(long, default_value_t = gpu::reduction::SEED_BLOCK)]
+        #[arg(long, default_value_t = gpu::reduce::SEED_BLOCK)]
         block: u32,
     },
     /// Sum of squares: the seed's seven versions and the one-launch version.
     SquareSum {
         /// Elements (default 1048576 i32, the seed's DATA_SIZE).
-        #[arg(long, default_value_t = gpu::square_sum::DATA_SIZE)]
+        #[arg(long, default_value_t = gpu::reduce::square_sum::DATA_SIZE)]
         size: usize,
     },
     #[command(flatten)]
@@ -495,7 +495,7 @@ fn list() {
     }
     for v in cpu::reduction::Variant::ALL {
         let kernels = match v {
-            cpu::reduction::Variant::CompleteUnroll => gpu::reduction::REDUCE_COMPLETE_UNROLL
+            cpu::reduction::Variant::CompleteUnroll => gpu::reduce::REDUCE_COMPLETE_UNROLL
                 .iter()
                 .map(|(_, name)| *name)
                 .collect::<Vec<_>>()

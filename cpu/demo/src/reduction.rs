@@ -59,7 +59,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, block: u32) -> Resu
             "verdict",
         ],
     );
-    let seed_size = size == gpu::reduction::SEED_N && block == gpu::reduction::SEED_BLOCK;
+    let seed_size = size == gpu::reduce::SEED_N && block == gpu::reduce::SEED_BLOCK;
     let (mut first, mut previous) = (None::<f64>, None::<f64>);
     // Step and cumulative speedups of a row timed at `ms`, added to its measurement; their
     // cells.
@@ -189,7 +189,7 @@ fn block_sweep(
         d_input,
         expected,
     };
-    for (block, _) in gpu::reduction::REDUCE_COMPLETE_UNROLL {
+    for (block, _) in gpu::reduce::REDUCE_COMPLETE_UNROLL {
         let variant = reduction::Variant::CompleteUnroll;
         let (m, cfg, check) = seed.measure(out, flush, variant, block, "output_block_sizes")?;
         failures += check.is_err() as usize;
@@ -319,7 +319,7 @@ fn reduce_sum_table(
     );
     let mut failures = 0;
     // The two checkpoints at the seed's size; the size asked for otherwise.
-    let sizes = if size == gpu::reduction::SEED_N {
+    let sizes = if size == gpu::reduce::SEED_N {
         vec![1usize << 20, 1 << 26]
     } else {
         vec![size]
@@ -449,6 +449,7 @@ pub fn run_square_sum(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Resul
         ChartKind::Bars,
         [
             "kernel",
+            "seed",
             "idea",
             "grid x block",
             "median ms",
@@ -471,7 +472,7 @@ pub fn run_square_sum(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Resul
         out.dump(&format!("output_{kernel}"), &[], &[got])?;
         let check = exact(got, expected);
         failures += check.is_err() as usize;
-        let reps = if variant == square_sum::Variant::V1 {
+        let reps = if variant == square_sum::Variant::SingleThread {
             (cli.reps as usize).min(20)
         } else {
             cli.reps as usize
@@ -506,6 +507,9 @@ pub fn run_square_sum(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Resul
         table.measured_row(
             [
                 kernel.to_string(),
+                variant
+                    .seed_version()
+                    .map_or("-".into(), |v| format!("v{v}")),
                 variant.idea().to_string(),
                 launch::describe(&cfg),
                 format!("{ms:.4}"),

@@ -12,21 +12,32 @@
 //! now `ceil(n / 256)` long and clipped at `n`. Version 5 added into uninitialised shared memory
 //! and its serial loop skipped `sharedData[0]`; version 7's last six steps assumed a warp runs in
 //! lock step, a race since Volta; it now uses `__syncwarp` between volatile steps.
+//!
+//! Each kernel is named for what its version changes (`square_sum_single_thread`,
+//! `square_sum_one_block_chunked`, ..., `square_sum_shared_tree_unrolled`); the seed's numbers
+//! 1 to 7 label them in the docs and in the demo's table.
 
-/// Entry name of seed version 1 (one thread).
-pub const SQUARE_SUM_V1: &str = "square_sum_v1";
-/// Entry name of seed version 2 (one block, contiguous chunk per thread).
-pub const SQUARE_SUM_V2: &str = "square_sum_v2";
-/// Entry name of seed version 3 (one block, strided: coalesced).
-pub const SQUARE_SUM_V3: &str = "square_sum_v3";
-/// Entry name of seed version 4 (32 blocks, grid-stride).
-pub const SQUARE_SUM_V4: &str = "square_sum_v4";
-/// Entry name of seed version 5 (shared memory, thread 0 adds the block).
-pub const SQUARE_SUM_V5: &str = "square_sum_v5";
-/// Entry name of seed version 6 (tree reduction in shared memory).
-pub const SQUARE_SUM_V6: &str = "square_sum_v6";
-/// Entry name of seed version 7 (unrolled tree, last warp without block barriers).
-pub const SQUARE_SUM_V7: &str = "square_sum_v7";
+/// Entry name of [`square_sum_single_thread`](kernels::square_sum_single_thread), seed version 1
+/// (one thread).
+pub const SQUARE_SUM_SINGLE_THREAD: &str = "square_sum_single_thread";
+/// Entry name of [`square_sum_one_block_chunked`](kernels::square_sum_one_block_chunked), seed
+/// version 2 (one block, contiguous chunk per thread).
+pub const SQUARE_SUM_ONE_BLOCK_CHUNKED: &str = "square_sum_one_block_chunked";
+/// Entry name of [`square_sum_one_block_strided`](kernels::square_sum_one_block_strided), seed
+/// version 3 (one block, strided: coalesced).
+pub const SQUARE_SUM_ONE_BLOCK_STRIDED: &str = "square_sum_one_block_strided";
+/// Entry name of [`square_sum_grid_stride`](kernels::square_sum_grid_stride), seed version 4 (32
+/// blocks, grid-stride).
+pub const SQUARE_SUM_GRID_STRIDE: &str = "square_sum_grid_stride";
+/// Entry name of [`square_sum_shared_serial`](kernels::square_sum_shared_serial), seed version 5
+/// (shared memory, thread 0 adds the block).
+pub const SQUARE_SUM_SHARED_SERIAL: &str = "square_sum_shared_serial";
+/// Entry name of [`square_sum_shared_tree`](kernels::square_sum_shared_tree), seed version 6 (tree
+/// reduction in shared memory).
+pub const SQUARE_SUM_SHARED_TREE: &str = "square_sum_shared_tree";
+/// Entry name of [`square_sum_shared_tree_unrolled`](kernels::square_sum_shared_tree_unrolled),
+/// seed version 7 (unrolled tree, last warp without block barriers).
+pub const SQUARE_SUM_SHARED_TREE_UNROLLED: &str = "square_sum_shared_tree_unrolled";
 
 /// Entry name of [`square_sum_reduce`](kernels::square_sum_reduce), the one-launch version.
 pub const SQUARE_SUM_REDUCE: &str = "square_sum_reduce";
@@ -45,7 +56,7 @@ pub mod kernels {
     use crate::device::{
         FULL_MASK, SharedArray, block_dim, block_idx, grid_dim, syncthreads, syncwarp, thread_idx,
     };
-    use crate::reduction::kernels::{Summand, reduce_sum};
+    use crate::reduce::sum::{Summand, reduce_sum};
     use crate::static_shared;
 
     const THREADS: usize = THREAD_NUM as usize;
@@ -75,7 +86,7 @@ pub mod kernels {
         sum
     }
 
-    /// Version 1: one thread walks the whole array and writes `out[0]`.
+    /// Seed version 1: one thread walks the whole array and writes `out[0]`.
     ///
     /// Why it is slow: one thread has one load in flight at a time; the GPU's thousands of
     /// threads and its memory bandwidth stay unused. Latency-bound.
@@ -85,7 +96,11 @@ pub mod kernels {
     /// # Safety
     /// `input` is valid for `n` `i32`; `out` for one.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_v1(input: *const i32, n: usize, out: *mut i32) {
+    pub unsafe extern "ptx-kernel" fn square_sum_single_thread(
+        input: *const i32,
+        n: usize,
+        out: *mut i32,
+    ) {
         let mut sum = 0i32;
         for i in 0..n {
             // SAFETY: `i < n`.
@@ -95,7 +110,7 @@ pub mod kernels {
         unsafe { *out = sum };
     }
 
-    /// Version 2: one block of `THREAD_NUM` threads; thread `t` sums the contiguous chunk
+    /// Seed version 2: one block of `THREAD_NUM` threads; thread `t` sums the contiguous chunk
     /// `[t*c, (t+1)*c)` with `c = ceil(n / blockDim.x)`, clipped at `n`, into `out[t]`. (The
     /// seed also moves the host array to pinned memory for a faster upload.)
     ///
@@ -108,7 +123,11 @@ pub mod kernels {
     /// # Safety
     /// `input` is valid for `n` `i32`; `out` for `blockDim.x`.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_v2(input: *const i32, n: usize, out: *mut i32) {
+    pub unsafe extern "ptx-kernel" fn square_sum_one_block_chunked(
+        input: *const i32,
+        n: usize,
+        out: *mut i32,
+    ) {
         let t = thread_idx().x as usize;
         let chunk = n.div_ceil(block_dim().x as usize);
         let start = (t * chunk).min(n);
@@ -122,22 +141,26 @@ pub mod kernels {
         unsafe { *out.add(t) = sum };
     }
 
-    /// Version 3: one block; thread `t` sums elements `t, t + blockDim.x, ...` into `out[t]`.
+    /// Seed version 3: one block; thread `t` sums elements `t, t + blockDim.x, ...` into `out[t]`.
     /// Consecutive lanes now read consecutive words: each warp load is one 128-byte
     /// transaction (coalesced).
     ///
     /// Launch: 1 block of any size; `out` holds `blockDim.x` `i32`.
     ///
     /// # Safety
-    /// As [`square_sum_v2`].
+    /// As [`square_sum_one_block_chunked`].
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_v3(input: *const i32, n: usize, out: *mut i32) {
+    pub unsafe extern "ptx-kernel" fn square_sum_one_block_strided(
+        input: *const i32,
+        n: usize,
+        out: *mut i32,
+    ) {
         let t = thread_idx().x as usize;
         // SAFETY: with one block the grid-stride loop is the block-stride loop; `t < len(out)`.
         unsafe { *out.add(t) = grid_stride_sum(input, n) };
     }
 
-    /// Version 4: `BLOCK_NUM` blocks of `THREAD_NUM` threads, grid-stride, one partial per
+    /// Seed version 4: `BLOCK_NUM` blocks of `THREAD_NUM` threads, grid-stride, one partial per
     /// thread in `out[blockIdx.x * blockDim.x + threadIdx.x]`. Several SMs work at once.
     ///
     /// Launch: any grid and block; `out` holds `gridDim.x * blockDim.x` `i32`.
@@ -145,7 +168,11 @@ pub mod kernels {
     /// # Safety
     /// `input` is valid for `n` `i32`; `out` for `gridDim.x * blockDim.x`.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_v4(input: *const i32, n: usize, out: *mut i32) {
+    pub unsafe extern "ptx-kernel" fn square_sum_grid_stride(
+        input: *const i32,
+        n: usize,
+        out: *mut i32,
+    ) {
         let g = block_idx().x as usize * block_dim().x as usize + thread_idx().x as usize;
         // SAFETY: `g < gridDim.x * blockDim.x = len(out)`.
         unsafe { *out.add(g) = grid_stride_sum(input, n) };
@@ -162,7 +189,7 @@ pub mod kernels {
         syncthreads();
     }
 
-    /// Version 5: as version 4, then each block's partials go to shared memory and thread 0
+    /// Seed version 5: as version 4, then each block's partials go to shared memory and thread 0
     /// adds them serially into `out[blockIdx.x]`: 32 partials for the host instead of 8192.
     /// (The block's other 255 threads idle during that serial loop.)
     ///
@@ -171,8 +198,12 @@ pub mod kernels {
     /// # Safety
     /// `input` is valid for `n` `i32`; `out` for `gridDim.x`.
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_v5(input: *const i32, n: usize, out: *mut i32) {
-        let shared = static_shared!(s_square_sum_v5: [i32; THREADS]);
+    pub unsafe extern "ptx-kernel" fn square_sum_shared_serial(
+        input: *const i32,
+        n: usize,
+        out: *mut i32,
+    ) {
+        let shared = static_shared!(s_square_sum_shared_serial: [i32; THREADS]);
         // SAFETY: the caller's contract; every thread reaches the barrier in `to_shared`.
         unsafe {
             to_shared(&shared, grid_stride_sum(input, n));
@@ -186,18 +217,22 @@ pub mod kernels {
         }
     }
 
-    /// Version 6: as version 5, but the block's partials are added by a tree in shared
+    /// Seed version 6: as version 5, but the block's partials are added by a tree in shared
     /// memory (the seed's mask form: in step `k`, threads whose low `k` bits are zero add the
     /// word `2^(k-1)` further on), `log2(256) = 8` steps with a barrier each instead of 255
     /// serial adds.
     ///
-    /// Launch: As [`square_sum_v5`].
+    /// Launch: As [`square_sum_shared_serial`].
     ///
     /// # Safety
-    /// As [`square_sum_v5`].
+    /// As [`square_sum_shared_serial`].
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_v6(input: *const i32, n: usize, out: *mut i32) {
-        let shared = static_shared!(s_square_sum_v6: [i32; THREADS]);
+    pub unsafe extern "ptx-kernel" fn square_sum_shared_tree(
+        input: *const i32,
+        n: usize,
+        out: *mut i32,
+    ) {
+        let shared = static_shared!(s_square_sum_shared_tree: [i32; THREADS]);
         let t = thread_idx().x as usize;
         // SAFETY: the caller's contract; every thread reaches every barrier.
         unsafe {
@@ -219,7 +254,7 @@ pub mod kernels {
         }
     }
 
-    /// Version 7: as version 6 with the tree unrolled for 256 threads and the interleaved
+    /// Seed version 7: as version 6 with the tree unrolled for 256 threads and the interleaved
     /// (sequential-address) order: `t < 128` adds `t + 128`, then 64, then 32 with barriers;
     /// warp 0 does the last five steps (16, 8, 4, 2, 1) without block barriers. Fewer branches
     /// and no bank conflicts (consecutive lanes touch consecutive words).
@@ -228,13 +263,17 @@ pub mod kernels {
     /// the steps are separated by `__syncwarp()` with volatile shared accesses, and each step
     /// only lets the lanes that add write.
     ///
-    /// Launch: As [`square_sum_v5`].
+    /// Launch: As [`square_sum_shared_serial`].
     ///
     /// # Safety
-    /// As [`square_sum_v5`].
+    /// As [`square_sum_shared_serial`].
     #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_v7(input: *const i32, n: usize, out: *mut i32) {
-        let shared = static_shared!(s_square_sum_v7: [i32; THREADS]);
+    pub unsafe extern "ptx-kernel" fn square_sum_shared_tree_unrolled(
+        input: *const i32,
+        n: usize,
+        out: *mut i32,
+    ) {
+        let shared = static_shared!(s_square_sum_shared_tree_unrolled: [i32; THREADS]);
         let t = thread_idx().x as usize;
         // SAFETY: the caller's contract; every thread reaches every block barrier, all 32
         // lanes of warp 0 reach every `__syncwarp`.
@@ -289,16 +328,16 @@ pub mod kernels {
     }
 
     /// Beyond the seed, the version to call: the sum of squares in one launch, the whole
-    /// result on the GPU. It is [`reduce_sum_i32`](crate::reduction::kernels::reduce_sum_i32)
+    /// result on the GPU. It is [`reduce_sum_i32`](crate::reduce::sum::reduce_sum_i32)
     /// with `x * x` applied to each element as it is loaded: grid-stride `int4` loads
     /// (four in flight per thread), a register accumulator, warp shuffles instead of the shared
     /// tree of version 7, and the last block to finish adding the block partials instead of
     /// the host.
     ///
-    /// Launch: As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduction::REDUCE_SUM_BLOCK) threads; `input` 16-byte aligned, `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
+    /// Launch: As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduce::REDUCE_SUM_BLOCK) threads; `input` 16-byte aligned, `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
     ///
     /// # Safety
-    /// As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduction::REDUCE_SUM_BLOCK) threads; `input` 16-byte aligned, `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
+    /// As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduce::REDUCE_SUM_BLOCK) threads; `input` 16-byte aligned, `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn square_sum_reduce(
         input: *const i32,

@@ -1,0 +1,202 @@
+//! Convolution of `f32` data with a small odd-width mask: the seed "大规模并行处理器编程实战 第八章
+//! 并行模式: 卷积" (PMPP chapter 8): 1D convolution of an input `N` with a mask `M` into `P`,
+//!
+//! ```text
+//! P[i] = sum_{j < w} N[i + j - r] * M[j],     r = w / 2,
+//! ```
+//!
+//! where "ghost" elements outside the input read as 0; and its 2D counterpart on row-major
+//! images, `P[y][x] = sum_{jy, jx < w} N[y + jy - r][x + jx - r] * M[jy][jx]`.
+//!
+//! The versions follow the seed's sections, each changing one thing:
+//! - 1.2 basic kernel, mask in global memory: [`convolution_1d_basic`](basic::convolution_1d_basic);
+//! - 2.1.4 mask in `__constant__` memory: [`convolution_1d_constant_mask`](basic::convolution_1d_constant_mask);
+//! - 3.1 tile plus halo cells in shared memory: [`convolution_1d_tiled_halo`](tiled::convolution_1d_tiled_halo);
+//! - 3.3 internal cells in shared memory, halo cells from global memory (served by the caches):
+//!   [`convolution_1d_tiled_cached_halo`](tiled::convolution_1d_tiled_cached_halo);
+//! - the 2D counterparts of the first three (the seed: tiling "matters more in 2D and 3D");
+//! - beyond the seed, the kernels to call: the `convolution_1d_tiled_vec4_w*` and
+//!   `convolution_2d_tiled_vec4_w*` families (one entry per mask width, so that the mask loops
+//!   unroll), with 16-byte global and shared accesses, several outputs per thread from register
+//!   windows, and the next tile's loads in flight while one is computed.
+//!
+//! Arithmetic against memory: each output costs `w` (1D) or `w^2` (2D) multiply-adds. The basic
+//! kernel makes two global loads per multiply-add (CGMA 1); with the mask in constant memory one
+//! (CGMA 2); tiling divides the loads of `N` by the seed's ratio `B (2n + 1) / (B + 2n)` (block
+//! `B`, radius `n`). Once loads are tiled, every kernel here is bound by DRAM bandwidth: 8 bytes
+//! per output (one read, one write), the device-to-device copy bandwidth is the ceiling.
+//!
+//! # Files
+//! One file per kernel family, all of them device-only:
+//! - [`basic`]: the basic and constant-mask kernels, 1D and 2D;
+//! - [`tiled`]: the seed's tiled kernels (tile plus halo in shared memory, 1D and 2D; cached
+//!   halo, 1D);
+//! - [`vec4_1d`], [`vec4_2d`]: the `convolution_*_tiled_vec4_w*` families.
+//!
+//! This module holds what host and device share: entry names, mask widths, block and tile
+//! sizes, and the `__constant__` masks.
+
+/// Entry name of [`convolution_1d_basic`](basic::convolution_1d_basic).
+pub const CONVOLUTION_1D_BASIC: &str = "convolution_1d_basic";
+/// Entry name of [`convolution_1d_constant_mask`](basic::convolution_1d_constant_mask).
+pub const CONVOLUTION_1D_CONSTANT_MASK: &str = "convolution_1d_constant_mask";
+/// Entry name of [`convolution_1d_tiled_halo`](tiled::convolution_1d_tiled_halo).
+pub const CONVOLUTION_1D_TILED_HALO: &str = "convolution_1d_tiled_halo";
+/// Entry name of [`convolution_1d_tiled_cached_halo`](tiled::convolution_1d_tiled_cached_halo).
+pub const CONVOLUTION_1D_TILED_CACHED_HALO: &str = "convolution_1d_tiled_cached_halo";
+/// Family name of the `convolution_1d_tiled_vec4_w*` kernels (one entry per mask width).
+pub const CONVOLUTION_1D_TILED_VEC4: &str = "convolution_1d_tiled_vec4";
+/// Entry names of the `convolution_1d_tiled_vec4_w*` kernels, indexed by the mask radius
+/// `w / 2` (the mask width is a compile-time constant of each, so its loops unroll fully).
+pub const CONVOLUTION_1D_TILED_VEC4_BY_RADIUS: [&str; MAX_MASK_WIDTH / 2 + 1] = [
+    "convolution_1d_tiled_vec4_w1",
+    "convolution_1d_tiled_vec4_w3",
+    "convolution_1d_tiled_vec4_w5",
+    "convolution_1d_tiled_vec4_w7",
+    "convolution_1d_tiled_vec4_w9",
+    "convolution_1d_tiled_vec4_w11",
+    "convolution_1d_tiled_vec4_w13",
+    "convolution_1d_tiled_vec4_w15",
+    "convolution_1d_tiled_vec4_w17",
+    "convolution_1d_tiled_vec4_w19",
+    "convolution_1d_tiled_vec4_w21",
+    "convolution_1d_tiled_vec4_w23",
+    "convolution_1d_tiled_vec4_w25",
+    "convolution_1d_tiled_vec4_w27",
+    "convolution_1d_tiled_vec4_w29",
+    "convolution_1d_tiled_vec4_w31",
+];
+/// Entry name of [`convolution_2d_basic`](basic::convolution_2d_basic).
+pub const CONVOLUTION_2D_BASIC: &str = "convolution_2d_basic";
+/// Entry name of [`convolution_2d_constant_mask`](basic::convolution_2d_constant_mask).
+pub const CONVOLUTION_2D_CONSTANT_MASK: &str = "convolution_2d_constant_mask";
+/// Entry name of [`convolution_2d_tiled_halo`](tiled::convolution_2d_tiled_halo).
+pub const CONVOLUTION_2D_TILED_HALO: &str = "convolution_2d_tiled_halo";
+/// Family name of the `convolution_2d_tiled_vec4_w*` kernels (one entry per mask width).
+pub const CONVOLUTION_2D_TILED_VEC4: &str = "convolution_2d_tiled_vec4";
+/// Entry names of the `convolution_2d_tiled_vec4_w*` kernels, indexed by the mask radius
+/// `w / 2` (the mask width is a compile-time constant of each, so its loops unroll fully).
+pub const CONVOLUTION_2D_TILED_VEC4_BY_RADIUS: [&str; MAX_MASK_WIDTH_2D / 2 + 1] = [
+    "convolution_2d_tiled_vec4_w1",
+    "convolution_2d_tiled_vec4_w3",
+    "convolution_2d_tiled_vec4_w5",
+    "convolution_2d_tiled_vec4_w7",
+    "convolution_2d_tiled_vec4_w9",
+];
+
+/// Widest 1D mask (odd; the seed's `MAX_MASK_WIDTH`, 10 there). 31 covers the usual 1D filters
+/// (a Gaussian of sigma up to 5) and keeps the halo of the vec4 tile within
+/// [`VEC4_HALO_1D`] elements.
+pub const MAX_MASK_WIDTH: usize = 31;
+/// Widest 2D mask: 9 x 9 (odd; 3 x 3 Sobel, 5 x 5 Gaussian and 7 x 7 fit).
+pub const MAX_MASK_WIDTH_2D: usize = 9;
+
+/// Threads per block of every 1D kernel; also the seed's `TILE_SIZE` (outputs per block) of the
+/// two tiled seed kernels.
+pub const BLOCK_1D: u32 = 256;
+/// Outputs per thread and tile of the `convolution_1d_tiled_vec4_w*` kernels.
+pub const VEC4_OUTPUTS_PER_THREAD_1D: usize = 16;
+/// Outputs per tile of the `convolution_1d_tiled_vec4_w*` kernels:
+/// `BLOCK_1D * VEC4_OUTPUTS_PER_THREAD_1D` = 4096.
+pub const VEC4_TILE_1D: usize = BLOCK_1D as usize * VEC4_OUTPUTS_PER_THREAD_1D;
+/// Halo cells staged on each side of the vec4 tile: the largest radius rounded up to a whole
+/// `float4` (16 >= 15), so the halo loads are aligned 16-byte loads too.
+pub const VEC4_HALO_1D: usize = (MAX_MASK_WIDTH / 2).div_ceil(4) * 4;
+
+/// Block of the seed-style 2D kernels: `TILE_2D_X x TILE_2D_Y` threads, one output each (a warp
+/// is one row of 32 outputs).
+pub const TILE_2D_X: u32 = 32;
+/// See [`TILE_2D_X`].
+pub const TILE_2D_Y: u32 = 8;
+/// Output tile width of the `convolution_2d_tiled_vec4_w*` kernels (2 columns per thread).
+pub const VEC4_TILE_2D_X: usize = 64;
+/// Output tile height of the `convolution_2d_tiled_vec4_w*` kernels (8 rows per thread).
+pub const VEC4_TILE_2D_Y: usize = 64;
+/// Halo columns staged on each side of the 2D vec4 tile: the largest radius rounded up to a
+/// whole `float4`.
+pub const VEC4_HALO_2D_X: usize = (MAX_MASK_WIDTH_2D / 2).div_ceil(4) * 4;
+
+crate::constant_memory!(
+    /// The 1D mask, `M[0..w]`, read by every 1D kernel but [`convolution_1d_basic`](basic::convolution_1d_basic)
+    /// (the seed's `__constant__ float M[MAX_MASK_WIDTH]`). Only the first `w` entries are used.
+    pub C_MASK_1D: [f32; MAX_MASK_WIDTH]
+);
+
+crate::constant_memory!(
+    /// The 2D mask, row-major `w x w` in its first `w * w` entries, read by every 2D kernel but
+    /// [`convolution_2d_basic`](basic::convolution_2d_basic).
+    pub C_MASK_2D: [f32; MAX_MASK_WIDTH_2D * MAX_MASK_WIDTH_2D]
+);
+
+// The kernels (device build only), one module per family.
+#[cfg(target_arch = "nvptx64")]
+pub mod basic;
+#[cfg(target_arch = "nvptx64")]
+pub mod tiled;
+// Loops over per-thread register arrays are written as index loops with constant bounds:
+// LLVM unrolls those fully and the arrays stay in registers; the equivalent iterator chains
+// (`iter_mut().take(..).enumerate()`) were not unrolled here, which put the arrays in local
+// memory (ptxas reported a 96-byte stack frame).
+#[cfg(target_arch = "nvptx64")]
+#[allow(clippy::needless_range_loop)]
+pub mod vec4_1d;
+#[cfg(target_arch = "nvptx64")]
+#[allow(clippy::needless_range_loop)]
+pub mod vec4_2d;
+
+/// Device helpers the kernel families share: ghost-aware reads of the input and the `float4`
+/// element of the vec4 kernels' shared stages.
+#[cfg(target_arch = "nvptx64")]
+#[allow(clippy::needless_range_loop)]
+mod common {
+    use crate::device::load_global_v4;
+
+    /// Reads `input[k]`, or 0 for a ghost element (`k >= n`; a "negative" index wraps to a
+    /// huge `usize` and is a ghost too).
+    ///
+    /// # Safety
+    /// `input` is valid for `n` floats.
+    #[inline(always)]
+    pub(super) unsafe fn read_or_ghost(input: *const f32, k: usize, n: usize) -> f32 {
+        if k < n {
+            // SAFETY: `k < n`.
+            unsafe { *input.add(k) }
+        } else {
+            0.0
+        }
+    }
+
+    /// Reads the four elements `input[start..start + 4]` (ghosts read as 0), with one 16-byte
+    /// load when all four are inside the input and `vector` allows it, element by element
+    /// otherwise. `start` may have wrapped below 0 (then the elements below 0 are ghosts).
+    ///
+    /// # Safety
+    /// `input` is valid for `n` floats; if `vector`, `input` is 16-byte aligned and `start` a
+    /// multiple of 4.
+    #[inline(always)]
+    pub(super) unsafe fn load_group(
+        input: *const f32,
+        start: usize,
+        n: usize,
+        vector: bool,
+    ) -> [f32; 4] {
+        if vector && start < n && n - start >= 4 {
+            // SAFETY: `start + 3 < n`; 16-byte aligned by the caller's guarantee.
+            unsafe { load_global_v4(input.add(start)) }
+        } else {
+            let mut v = [0.0f32; 4];
+            for q in 0..4 {
+                // SAFETY: forwarded; out-of-range indices read as 0.
+                v[q] = unsafe { read_or_ghost(input, start.wrapping_add(q), n) };
+            }
+            v
+        }
+    }
+
+    /// Four consecutive floats, 16-byte aligned: the element of the vec4 kernels' shared
+    /// stages, so that staging and window reads are single 16-byte shared accesses
+    /// (`st.v4` / `ld.v4`: a warp moves 512 contiguous bytes in 4 conflict-free wavefronts).
+    #[derive(Clone, Copy)]
+    #[repr(C, align(16))]
+    pub(super) struct F4(pub(super) [f32; 4]);
+}

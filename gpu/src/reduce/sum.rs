@@ -1,0 +1,289 @@
+//! [`reduce_sum`](reduce_sum_f32), the one-launch reduction a user should call (beyond the
+//! seed): grid-stride 16-byte loads, warp shuffles, and the last block to finish adds the block
+//! partials, so the total is on the GPU when the kernel ends. [`square_sum_reduce`] reuses its
+//! body through the [`Summand`] trait.
+//!
+//! [`square_sum_reduce`]: super::square_sum::kernels::square_sum_reduce
+
+use super::coordinates;
+use crate::device::{
+    FULL_MASK, SharedArray, WarpShuffle, atomic_add, block_dim, grid_dim, load_global_nc_v4_u32,
+    shfl_down_sync, syncthreads, syncthreads_or, thread_idx, threadfence,
+};
+use crate::static_shared;
+
+/// An element type `reduce_sum` reads with 16-byte loads and the type it accumulates in.
+pub(crate) trait Summand: Copy {
+    /// Accumulator.
+    type Acc: Copy + WarpShuffle;
+    /// The additive identity of the accumulator.
+    const ZERO: Self::Acc;
+    /// The element whose 32 bits are `bits`.
+    fn from_bits(bits: u32) -> Self;
+    /// `acc + self`, in the accumulator's arithmetic.
+    fn add_to(self, acc: Self::Acc) -> Self::Acc;
+    /// `a + b` of two accumulators.
+    fn combine(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+}
+
+impl Summand for i32 {
+    type Acc = i32;
+    const ZERO: i32 = 0;
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        bits as i32
+    }
+    #[inline(always)]
+    fn add_to(self, acc: i32) -> i32 {
+        acc.wrapping_add(self)
+    }
+    #[inline(always)]
+    fn combine(a: i32, b: i32) -> i32 {
+        a.wrapping_add(b)
+    }
+}
+
+/// `f32` summed in `f32`.
+impl Summand for f32 {
+    type Acc = f32;
+    const ZERO: f32 = 0.0;
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        f32::from_bits(bits)
+    }
+    #[inline(always)]
+    fn add_to(self, acc: f32) -> f32 {
+        acc + self
+    }
+    #[inline(always)]
+    fn combine(a: f32, b: f32) -> f32 {
+        a + b
+    }
+}
+
+/// `f32` summed in `f64`.
+#[derive(Clone, Copy)]
+struct WideF32(f32);
+
+impl Summand for WideF32 {
+    type Acc = f64;
+    const ZERO: f64 = 0.0;
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        WideF32(f32::from_bits(bits))
+    }
+    #[inline(always)]
+    fn add_to(self, acc: f64) -> f64 {
+        acc + self.0 as f64
+    }
+    #[inline(always)]
+    fn combine(a: f64, b: f64) -> f64 {
+        a + b
+    }
+}
+
+/// Warp-shuffle tree: lane 0 ends with the sum of the 32 lanes' values.
+#[inline(always)]
+fn warp_sum<S: Summand>(mut v: S::Acc) -> S::Acc {
+    let mut offset = 16;
+    while offset > 0 {
+        v = S::combine(v, shfl_down_sync(FULL_MASK, v, offset));
+        offset /= 2;
+    }
+    v
+}
+
+/// Block sum: a shuffle tree per warp, warp totals through shared memory, a shuffle tree
+/// in warp 0. Thread 0 returns the block's sum (other threads: partial values). Every
+/// thread of the block must call it.
+///
+/// # Safety
+/// `warp_totals` is this block's shared array; the block has at most 1024 threads and a
+/// multiple of 32.
+#[inline(always)]
+unsafe fn block_sum<S: Summand>(v: S::Acc, warp_totals: &SharedArray<S::Acc, 32>) -> S::Acc {
+    let tid = thread_idx().x as usize;
+    let warps = block_dim().x as usize / 32;
+    let v = warp_sum::<S>(v);
+    // The shared array is reused by consecutive calls: wait until the last reads are done.
+    syncthreads();
+    if tid.is_multiple_of(32) {
+        // SAFETY: `tid / 32 < 32`; each warp's lane 0 writes its own slot.
+        unsafe { warp_totals.write(tid / 32, v) };
+    }
+    syncthreads();
+    let mut total = S::ZERO;
+    if tid < 32 {
+        if tid < warps {
+            // SAFETY: slot `tid < warps` was written before the barrier.
+            total = unsafe { warp_totals.read(tid) };
+        }
+        total = warp_sum::<S>(total);
+    }
+    total
+}
+
+/// The one-launch reduction: grid-stride 16-byte loads into a register accumulator, a
+/// block sum by warp shuffles, one partial per block, and the last block to finish (a
+/// ticket from an atomic counter, the CUDA sample `threadFenceReduction`) adds the
+/// partials in a fixed order and writes `*result`, so the sum is deterministic for a given
+/// grid.
+///
+/// # Safety
+/// `input` is 16-byte aligned and valid for `n` elements, read-only during the launch;
+/// `partials` holds `gridDim.x` accumulators; `counter` is a zero `u32` no other launch
+/// uses concurrently (it is zero again when the kernel ends); `result` is one accumulator.
+/// Block size a multiple of 32 up to 1024.
+#[inline(always)]
+pub(crate) unsafe fn reduce_sum<S: Summand>(
+    input: *const u32,
+    n: usize,
+    partials: *mut S::Acc,
+    counter: *mut u32,
+    result: *mut S::Acc,
+    warp_totals: &SharedArray<S::Acc, 32>,
+) {
+    let (tid, block, bid) = coordinates();
+    let grid = grid_dim().x as usize;
+    let stride = grid * block;
+    let groups = n / 4;
+    let mut acc = S::ZERO;
+    let mut g = bid * block + tid;
+    let add4 = |acc: S::Acc, w: [u32; 4]| {
+        let a = S::from_bits(w[0]).add_to(acc);
+        let a = S::from_bits(w[1]).add_to(a);
+        let a = S::from_bits(w[2]).add_to(a);
+        S::from_bits(w[3]).add_to(a)
+    };
+    // Main loop: REDUCE_SUM_UNROLL independent 16-byte loads in flight per thread.
+    while g + (super::REDUCE_SUM_UNROLL - 1) * stride < groups {
+        let mut w = [[0u32; 4]; super::REDUCE_SUM_UNROLL];
+        let mut u = 0;
+        while u < super::REDUCE_SUM_UNROLL {
+            // SAFETY: group `g + u*stride < groups`, so its four words are below `n`;
+            // 16-byte aligned because `input` is.
+            w[u] = unsafe { load_global_nc_v4_u32(input.add(4 * (g + u * stride))) };
+            u += 1;
+        }
+        let mut u = 0;
+        while u < super::REDUCE_SUM_UNROLL {
+            acc = add4(acc, w[u]);
+            u += 1;
+        }
+        g += super::REDUCE_SUM_UNROLL * stride;
+    }
+    while g < groups {
+        // SAFETY: as above for one group.
+        acc = add4(acc, unsafe { load_global_nc_v4_u32(input.add(4 * g)) });
+        g += stride;
+    }
+    // The last n % 4 elements: one each for the grid's first threads.
+    let tail = 4 * groups + bid * block + tid;
+    if tail < n {
+        // SAFETY: `tail < n`.
+        acc = S::from_bits(unsafe { *input.add(tail) }).add_to(acc);
+    }
+
+    // SAFETY: every thread calls `block_sum`; the caller's contract covers the pointers.
+    unsafe {
+        let block_total = block_sum::<S>(acc, warp_totals);
+        let mut last = false;
+        if tid == 0 {
+            partials.add(bid).write_volatile(block_total);
+            // Make the partial visible to the whole GPU before taking a ticket.
+            threadfence();
+            last = atomic_add(counter, 1) == grid as u32 - 1;
+        }
+        if !syncthreads_or(last) {
+            return;
+        }
+        // This is the last block: every other block's partial is visible.
+        threadfence();
+        let mut acc = S::ZERO;
+        let mut i = tid;
+        while i < grid {
+            // Volatile: read from L2, not a stale L1 line.
+            acc = S::combine(acc, partials.add(i).read_volatile());
+            i += block;
+        }
+        let total = block_sum::<S>(acc, warp_totals);
+        if tid == 0 {
+            *result = total;
+            // Ready for the next launch.
+            counter.write_volatile(0);
+        }
+    }
+}
+
+/// Sum of `n` `i32` (wrapping, as the GPU's integer add) into `*result`, in one launch.
+///
+/// Algorithm: grid-stride loop of `int4` loads through the read-only path (four in flight
+/// per thread), register accumulator, warp shuffles and shared memory for the block sum,
+/// last-block-done for the grid sum. Beyond the seed: the version to call.
+///
+/// Launch: blocks of [`REDUCE_SUM_BLOCK`](super::REDUCE_SUM_BLOCK) threads (any multiple of
+/// 32 up to 1024 works), at most one wave of resident blocks, at least one block (also for
+/// `n = 0`: the result is then 0).
+///
+/// # Safety
+/// `input` is 16-byte aligned, valid for `n` `i32` and not written during the launch;
+/// `partials` holds `gridDim.x` `i32`; `counter` points to a `u32` that is 0 and used by no
+/// concurrent launch; `result` points to one `i32`.
+///
+/// Performance: reads each element once (4 bytes); bound by DRAM bandwidth.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn reduce_sum_i32(
+    input: *const i32,
+    n: usize,
+    partials: *mut i32,
+    counter: *mut u32,
+    result: *mut i32,
+) {
+    let warp_totals = static_shared!(s_reduce_sum_i32: [i32; 32]);
+    // SAFETY: forwarded to the caller's contract.
+    unsafe { reduce_sum::<i32>(input.cast(), n, partials, counter, result, &warp_totals) }
+}
+
+/// Sum of `n` `f32` accumulated in `f32` into `*result`, in one launch: as
+/// [`reduce_sum_i32`] with `float4` loads. Rounding: each thread adds its elements
+/// sequentially (about `n / (gridDim.x * blockDim.x)` of them), then two shuffle trees per
+/// block and a strided pass plus trees over the partials; the error is bounded by that
+/// depth times `f32::EPSILON` times the sum of magnitudes. NaN and infinities propagate.
+///
+/// Launch: As [`reduce_sum_i32`] with `f32` for `i32`.
+///
+/// # Safety
+/// As [`reduce_sum_i32`] with `f32` for `i32`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn reduce_sum_f32(
+    input: *const f32,
+    n: usize,
+    partials: *mut f32,
+    counter: *mut u32,
+    result: *mut f32,
+) {
+    let warp_totals = static_shared!(s_reduce_sum_f32: [f32; 32]);
+    // SAFETY: forwarded to the caller's contract.
+    unsafe { reduce_sum::<f32>(input.cast(), n, partials, counter, result, &warp_totals) }
+}
+
+/// Sum of `n` `f32` accumulated in `f64` into `*result` (an `f64`), in one launch: as
+/// [`reduce_sum_f32`] with every addition in double precision (on an H100, FP64 throughput
+/// is high enough that this stays memory-bound).
+///
+/// Launch: As [`reduce_sum_i32`], with `input` of `f32` and `partials` and `result` of `f64`.
+///
+/// # Safety
+/// As [`reduce_sum_i32`], with `input` of `f32` and `partials` and `result` of `f64`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn reduce_sum_f32_f64(
+    input: *const f32,
+    n: usize,
+    partials: *mut f64,
+    counter: *mut u32,
+    result: *mut f64,
+) {
+    let warp_totals = static_shared!(s_reduce_sum_f32_f64: [f64; 32]);
+    // SAFETY: forwarded to the caller's contract.
+    unsafe { reduce_sum::<WideF32>(input.cast(), n, partials, counter, result, &warp_totals) }
+}
