@@ -16,8 +16,8 @@ mod memory_on_chip;
 mod memory_traffic;
 #[path = "gpu/properties.rs"]
 mod properties;
-#[path = "gpu/reduction.rs"]
-mod reduction;
+#[path = "gpu/reduce.rs"]
+mod reduce;
 use lab_tests::{base_seed, expect_err, gpu, gpu_trial, seed_for};
 use libtest_mimic::{Arguments, Trial};
 use rand::rngs::StdRng;
@@ -281,7 +281,7 @@ fn main() {
     let mut trials = vector_add_trials();
     trials.extend(smoke_trials());
     trials.extend(transpose_trials());
-    trials.extend(reduction::trials());
+    trials.extend(reduce::trials());
     trials.extend(memory_on_chip::trials());
     trials.extend(memory_traffic::trials());
     trials.extend(hostile::trials());

@@ -11,14 +11,10 @@ fn host_kernel_names() -> Vec<&'static str> {
         .collect();
     names.extend(cpu::smoke::Variant::ALL.iter().map(|v| v.kernel_name()));
     names.extend(cpu::transpose::Variant::ALL.iter().map(|v| v.kernel_name()));
-    names.extend(cpu::reduction::Variant::all_kernel_names());
+    names.extend(cpu::reduce::seed::Variant::all_kernel_names());
+    names.extend(cpu::reduce::SumVariant::ALL.iter().map(|v| v.kernel_name()));
     names.extend(
-        cpu::reduction::SumVariant::ALL
-            .iter()
-            .map(|v| v.kernel_name()),
-    );
-    names.extend(
-        cpu::square_sum::Variant::ALL
+        cpu::reduce::square_sum::Variant::ALL
             .iter()
             .map(|v| v.kernel_name()),
     );

@@ -2,8 +2,8 @@
 //! that caused it, so callers can match on them instead of parsing text.
 //!
 //! # Empty input
-//! One rule for every pattern: an empty input is valid. Nothing is launched, an empty output is
-//! left as it is, and a sum of no elements is 0. Shapes with a zero dimension (`0 x cols`) are
+//! One rule for every pattern: an empty input is valid. Nothing is launched and an empty output
+//! is left as it is; a sum of no elements is 0 (written into a device scalar by `sum_into`). Shapes with a zero dimension (`0 x cols`) are
 //! empty too. What is refused is what cannot be computed: a mask of even or zero width, lengths
 //! that disagree, sizes whose byte count overflows, launches beyond the grid limits.
 

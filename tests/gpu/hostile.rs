@@ -3,7 +3,8 @@
 //! device's memory (a typed out-of-memory error, and the context still works afterwards).
 //! The large trials hold [`large_memory`] so that only one runs at a time.
 
-use cpu::{Error, reduction, vector_add};
+use cpu::reduce::{self, reference};
+use cpu::{Error, vector_add};
 use lab_tests::{expect_err, fast_floats, gpu, gpu_trial, large_memory, seed_for};
 use libtest_mimic::{Failed, Trial};
 use rand::rngs::StdRng;
@@ -44,9 +45,11 @@ fn reduce_sum_beyond_2e32() -> Result<(), Failed> {
     let seed = seed_for("hostile::reduce_sum_i32");
     let mut input = vec![0i32; n];
     StdRng::seed_from_u64(seed).fill(&mut input[..]);
-    let expected = reduction::reference(&input);
-    let got =
-        reduction::reduce_sum::<reduction::SumI32>(&gpu, &input).map_err(|e| e.to_string())?;
+    let expected = reference::sum_i32(&input);
+    let got = gpu
+        .upload(&input)
+        .and_then(|d| reduce::sum::<reduce::SumI32>(&gpu, &d))
+        .map_err(|e| e.to_string())?;
     if got == expected {
         Ok(())
     } else {

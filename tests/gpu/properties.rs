@@ -11,7 +11,8 @@ use cpu::memory::bandwidth;
 use cpu::memory::{
     coalescing, constant_memory, device_globals, layout, registers, shared_memory, texture,
 };
-use cpu::{convolution, reduction, smoke, square_sum, transpose, vector_add};
+use cpu::reduce::{self, reference, seed, square_sum};
+use cpu::{convolution, smoke, transpose, vector_add};
 use lab_tests::{gpu, gpu_trial, seed_for};
 use libtest_mimic::{Failed, Trial};
 use proptest::prelude::*;
@@ -174,11 +175,11 @@ fn transpose_properties() -> Vec<Trial> {
 }
 
 fn reduction_properties() -> Vec<Trial> {
-    let mut trials: Vec<Trial> = reduction::Variant::ALL
+    let mut trials: Vec<Trial> = seed::Variant::ALL
         .into_iter()
         .map(|variant| {
             property_trial(
-                format!("properties::reduction::{}", variant.kernel_name()),
+                format!("properties::reduce::{}", variant.kernel_name()),
                 (
                     length(),
                     proptest::sample::select(vec![64u32, 128, 256, 512, 1024]),
@@ -186,44 +187,46 @@ fn reduction_properties() -> Vec<Trial> {
                 ),
                 move |gpu, (n, block, seed)| {
                     let input = ints(seed, n);
-                    let got = reduction::run_seed(gpu, variant, &input, block).map_err(driver)?;
-                    same(&[got], &[reduction::reference(&input)])
+                    let got = seed::run_seed(gpu, variant, &input, block).map_err(driver)?;
+                    same(&[got], &[reference::sum_i32(&input)])
                 },
             )
         })
         .collect();
     trials.push(property_trial(
-        "properties::reduction::reduce_sum_i32".into(),
+        "properties::reduce::reduce_sum_i32".into(),
         (length(), any::<u64>()),
         |gpu, (n, seed)| {
             let input = ints(seed, n);
-            let got = reduction::reduce_sum::<reduction::SumI32>(gpu, &input).map_err(driver)?;
-            same(&[got], &[reduction::reference(&input)])
+            let got = gpu
+                .upload(&input)
+                .and_then(|d| reduce::sum::<reduce::SumI32>(gpu, &d))
+                .map_err(driver)?;
+            same(&[got], &[reference::sum_i32(&input)])
         },
     ));
     trials.push(property_trial(
-        "properties::reduction::reduce_sum_f32_and_f32_f64".into(),
+        "properties::reduce::reduce_sum_f32_and_f32_f64".into(),
         (length(), any::<u64>(), any::<bool>()),
         |gpu, (n, seed, special)| {
             let input = floats(seed, n, special);
-            let (expected, sum_abs) = reduction::reference_f32(&input);
+            let (expected, sum_abs) = reference::reference_f32(&input);
             let d_input = gpu.upload(&input).map_err(driver)?;
-            let mut narrow = reduction::ReduceSum::<reduction::SumF32>::new(gpu).map_err(driver)?;
+            let mut narrow = reduce::ReduceSum::<reduce::SumF32>::new(gpu).map_err(driver)?;
             let cfg = narrow.launch(gpu, &d_input).map_err(driver)?;
             let got = narrow.result(gpu).map_err(driver)?;
-            let depth = reduction::reduce_sum_depth(n, &cfg);
-            let bound = reduction::sum_error_bound(n, depth, f32::EPSILON as f64, sum_abs);
+            let depth = reference::reduce_sum_depth(n, &cfg);
+            let bound = reference::sum_error_bound(n, depth, f32::EPSILON as f64, sum_abs);
             // An f32 sum of finite values may overflow where the f64 reference does not; the
             // inputs here stay far below that (|x| < 1e3, n <= 2e6).
-            reduction::check_sum(got as f64, expected, bound)
+            reference::check_sum(got as f64, expected, bound)
                 .map_err(|m| TestCaseError::fail(format!("reduce_sum_f32: {m}")))?;
-            let mut wide =
-                reduction::ReduceSum::<reduction::SumF32F64>::new(gpu).map_err(driver)?;
+            let mut wide = reduce::ReduceSum::<reduce::SumF32F64>::new(gpu).map_err(driver)?;
             let cfg = wide.launch(gpu, &d_input).map_err(driver)?;
             let got = wide.result(gpu).map_err(driver)?;
-            let depth = reduction::reduce_sum_depth(n, &cfg);
-            let bound = reduction::sum_error_bound(n, depth, f64::EPSILON, sum_abs);
-            reduction::check_sum(got, expected, bound)
+            let depth = reference::reduce_sum_depth(n, &cfg);
+            let bound = reference::sum_error_bound(n, depth, f64::EPSILON, sum_abs);
+            reference::check_sum(got, expected, bound)
                 .map_err(|m| TestCaseError::fail(format!("reduce_sum_f32_f64: {m}")))
         },
     ));
@@ -234,7 +237,7 @@ fn reduction_properties() -> Vec<Trial> {
             move |gpu, (n, seed)| {
                 let input = ints(seed, n);
                 let got = square_sum::run(gpu, variant, &input).map_err(driver)?;
-                same(&[got], &[square_sum::reference(&input)])
+                same(&[got], &[reference::square_sum_i32(&input)])
             },
         )
     }));

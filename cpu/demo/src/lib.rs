@@ -493,9 +493,9 @@ fn list() {
     for v in cpu::transpose::Variant::ALL {
         table.add_row(["transpose", &variant_name(v), v.kernel_name()]);
     }
-    for v in cpu::reduction::Variant::ALL {
+    for v in cpu::reduce::seed::Variant::ALL {
         let kernels = match v {
-            cpu::reduction::Variant::CompleteUnroll => gpu::reduce::REDUCE_COMPLETE_UNROLL
+            cpu::reduce::seed::Variant::CompleteUnroll => gpu::reduce::REDUCE_COMPLETE_UNROLL
                 .iter()
                 .map(|(_, name)| *name)
                 .collect::<Vec<_>>()
@@ -504,10 +504,10 @@ fn list() {
         };
         table.add_row(["reduce", &variant_name(v), &kernels]);
     }
-    for v in cpu::reduction::SumVariant::ALL {
+    for v in cpu::reduce::SumVariant::ALL {
         table.add_row(["reduce", "reduce-sum", v.kernel_name()]);
     }
-    for v in cpu::square_sum::Variant::ALL {
+    for v in cpu::reduce::square_sum::Variant::ALL {
         table.add_row(["square-sum", &variant_name(v), v.kernel_name()]);
     }
     for v in cpu::convolution::Variant1d::ALL {

@@ -4,8 +4,9 @@
 use crate::report::{ChartKind, Measurement, Table};
 use crate::timing::{self, Ceiling, L2Flush, Timing};
 use anyhow::{Result, bail};
-use cpu::reduction::{self, ReduceSum, SeedWork, SumF32, SumF32F64, SumI32, SumKind};
-use cpu::{Gpu, launch, square_sum, verify};
+use cpu::reduce::seed::{self, SeedWork};
+use cpu::reduce::{ReduceSum, SumF32, SumF32F64, SumI32, SumKind, reference, square_sum};
+use cpu::{Gpu, launch, verify};
 use cudarc::driver::CudaSlice;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -22,17 +23,17 @@ fn exact(got: i32, expected: i32) -> Result<(), verify::Mismatch> {
 /// then `reduce_sum` at 2^20 and 2^26 elements (at `size` when it is not the seed's 2^24).
 pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, block: u32) -> Result<()> {
     // Refuse a bad block size before any GPU work.
-    for variant in reduction::Variant::ALL {
-        reduction::SeedLaunch::new(variant, size, block)?;
+    for variant in seed::Variant::ALL {
+        seed::SeedLaunch::new(variant, size, block)?;
     }
     let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut flush = L2Flush::new(gpu)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     // The book's data: `(int)(rand() & 0xFF)`.
     let input: Vec<i32> = (0..size).map(|_| rng.random_range(0..=255)).collect();
-    let expected = reduction::reference(&input);
+    let expected = reference::sum_i32(&input);
     let d_input = gpu.upload(&input)?;
-    let bytes = reduction::bytes_read(size);
+    let bytes = reference::bytes_read(size);
     let mut failures = 0;
 
     out.dump("input", &[], &input)?;
@@ -80,7 +81,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, block: u32) -> Resu
         };
         (step_cell, cumulative_cell, m)
     };
-    for variant in reduction::Variant::ALL {
+    for variant in seed::Variant::ALL {
         let seed = SeedRun {
             gpu,
             cli,
@@ -190,7 +191,7 @@ fn block_sweep(
         expected,
     };
     for (block, _) in gpu::reduce::REDUCE_COMPLETE_UNROLL {
-        let variant = reduction::Variant::CompleteUnroll;
+        let variant = seed::Variant::CompleteUnroll;
         let (m, cfg, check) = seed.measure(out, flush, variant, block, "output_block_sizes")?;
         failures += check.is_err() as usize;
         let gbps = m.gbps.unwrap_or_default();
@@ -227,7 +228,7 @@ impl SeedRun<'_> {
         &self,
         out: &Out,
         flush: &mut L2Flush,
-        variant: reduction::Variant,
+        variant: seed::Variant,
         block: u32,
         dump_prefix: &str,
     ) -> Result<(
@@ -257,7 +258,7 @@ impl SeedRun<'_> {
         let m = Measurement::new(kernel, &t)
             .kernel(kernel)
             .bytes(
-                reduction::bytes_read(self.d_input.len()),
+                reference::bytes_read(self.d_input.len()),
                 Some(self.ceiling),
             )
             .launch(&cfg)
@@ -332,10 +333,10 @@ fn reduce_sum_table(
         let floats: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
         out.dump(&format!("input_i32_{n}"), &[], &ints)?;
         out.dump(&format!("input_f32_{n}"), &[], &floats)?;
-        let (expected_f, sum_abs) = reduction::reference_f32(&floats);
+        let (expected_f, sum_abs) = reference::reference_f32(&floats);
         let d_ints = gpu.upload(&ints)?;
         let d_floats = gpu.upload(&floats)?;
-        let bytes = reduction::bytes_read(n);
+        let bytes = reference::bytes_read(n);
         // Adds the row of `kernel`; its measurement's key and (GB/s, median ms).
         let mut row = |kernel: &str,
                        t: Timing,
@@ -370,20 +371,20 @@ fn reduce_sum_table(
         let mut r = ReduceSum::<SumI32>::new(gpu)?;
         let (t, cfg, got) = time_reduce_sum(gpu, cli, flush, &mut r, &d_ints)?;
         out.dump(&format!("output_{}_{n}", SumI32::KERNEL), &[], &[got])?;
-        let check = exact(got, reduction::reference(&ints));
+        let check = exact(got, reference::sum_i32(&ints));
         failures += check.is_err() as usize;
         row(SumI32::KERNEL, t, cfg, None, check);
 
         let mut r = ReduceSum::<SumF32>::new(gpu)?;
         let (t, cfg, got) = time_reduce_sum(gpu, cli, flush, &mut r, &d_floats)?;
         out.dump(&format!("output_{}_{n}", SumF32::KERNEL), &[], &[got])?;
-        let bound = reduction::sum_error_bound(
+        let bound = reference::sum_error_bound(
             n,
-            reduction::reduce_sum_depth(n, &cfg),
+            reference::reduce_sum_depth(n, &cfg),
             f32::EPSILON as f64,
             sum_abs,
         );
-        let check = reduction::check_sum(got as f64, expected_f, bound);
+        let check = reference::check_sum(got as f64, expected_f, bound);
         failures += check.is_err() as usize;
         let err = (got as f64 - expected_f).abs() / bound;
         let (key, gbps, ms) = row(SumF32::KERNEL, t, cfg, Some(err), check);
@@ -394,13 +395,13 @@ fn reduce_sum_table(
         let mut r = ReduceSum::<SumF32F64>::new(gpu)?;
         let (t, cfg, got) = time_reduce_sum(gpu, cli, flush, &mut r, &d_floats)?;
         out.dump(&format!("output_{}_{n}", SumF32F64::KERNEL), &[], &[got])?;
-        let bound = reduction::sum_error_bound(
+        let bound = reference::sum_error_bound(
             n,
-            reduction::reduce_sum_depth(n, &cfg),
+            reference::reduce_sum_depth(n, &cfg),
             f64::EPSILON,
             sum_abs,
         );
-        let check = reduction::check_sum(got, expected_f, bound);
+        let check = reference::check_sum(got, expected_f, bound);
         failures += check.is_err() as usize;
         let err = (got - expected_f).abs() / bound;
         row(SumF32F64::KERNEL, t, cfg, Some(err), check);
@@ -433,9 +434,9 @@ pub fn run_square_sum(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Resul
     // The seed series' data: random ints 0..=9.
     let input: Vec<i32> = (0..size).map(|_| rng.random_range(0..=9)).collect();
     out.dump("input", &[], &input)?;
-    let expected = square_sum::reference(&input);
+    let expected = reference::square_sum_i32(&input);
     let d_input = gpu.upload(&input)?;
-    let bytes = square_sum::bytes_read(size);
+    let bytes = reference::bytes_read(size);
     let mut table = Table::new(
         "versions",
         format!(

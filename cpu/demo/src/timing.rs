@@ -10,7 +10,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, sys};
 
 use cpu::Gpu;
 use cpu::error::{DriverContext, Error, Result};
-use cpu::reduction::{ReduceSum, SumI32};
+use cpu::reduce::{ReduceSum, SumI32};
 
 /// Statistics of one timed operation, in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]

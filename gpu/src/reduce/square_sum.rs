@@ -334,10 +334,10 @@ pub mod kernels {
     /// tree of version 7, and the last block to finish adding the block partials instead of
     /// the host.
     ///
-    /// Launch: As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduce::REDUCE_SUM_BLOCK) threads; `input` 16-byte aligned, `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
+    /// Launch: As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduce::REDUCE_SUM_BLOCK) threads; `input` 4-byte aligned (any view), `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
     ///
     /// # Safety
-    /// As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduce::REDUCE_SUM_BLOCK) threads; `input` 16-byte aligned, `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
+    /// As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduce::REDUCE_SUM_BLOCK) threads; `input` 4-byte aligned (any view), `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn square_sum_reduce(
         input: *const i32,

@@ -129,8 +129,12 @@ unsafe fn block_sum<S: Summand>(v: S::Acc, warp_totals: &SharedArray<S::Acc, 32>
 /// partials in a fixed order and writes `*result`, so the sum is deterministic for a given
 /// grid.
 ///
+/// `input` may start at any 4-byte boundary (a view into a larger buffer): the elements
+/// before the first 16-byte boundary (at most 3) are added one each by the grid's first
+/// threads, like the `n % 4` elements after the last whole group.
+///
 /// # Safety
-/// `input` is 16-byte aligned and valid for `n` elements, read-only during the launch;
+/// `input` is 4-byte aligned and valid for `n` elements, read-only during the launch;
 /// `partials` holds `gridDim.x` accumulators; `counter` is a zero `u32` no other launch
 /// uses concurrently (it is zero again when the kernel ends); `result` is one accumulator.
 /// Block size a multiple of 32 up to 1024.
@@ -146,7 +150,11 @@ pub(crate) unsafe fn reduce_sum<S: Summand>(
     let (tid, block, bid) = coordinates();
     let grid = grid_dim().x as usize;
     let stride = grid * block;
-    let groups = n / 4;
+    // Elements up to the first 16-byte boundary, then whole 16-byte groups from `body`.
+    let head = (((16 - (input as usize & 15)) & 15) / 4).min(n);
+    // SAFETY: `head <= n`, so `body` is within (or one past) the input.
+    let body = unsafe { input.add(head) };
+    let groups = (n - head) / 4;
     let mut acc = S::ZERO;
     let mut g = bid * block + tid;
     let add4 = |acc: S::Acc, w: [u32; 4]| {
@@ -161,8 +169,8 @@ pub(crate) unsafe fn reduce_sum<S: Summand>(
         let mut u = 0;
         while u < super::REDUCE_SUM_UNROLL {
             // SAFETY: group `g + u*stride < groups`, so its four words are below `n`;
-            // 16-byte aligned because `input` is.
-            w[u] = unsafe { load_global_nc_v4_u32(input.add(4 * (g + u * stride))) };
+            // 16-byte aligned because `body` is.
+            w[u] = unsafe { load_global_nc_v4_u32(body.add(4 * (g + u * stride))) };
             u += 1;
         }
         let mut u = 0;
@@ -174,11 +182,16 @@ pub(crate) unsafe fn reduce_sum<S: Summand>(
     }
     while g < groups {
         // SAFETY: as above for one group.
-        acc = add4(acc, unsafe { load_global_nc_v4_u32(input.add(4 * g)) });
+        acc = add4(acc, unsafe { load_global_nc_v4_u32(body.add(4 * g)) });
         g += stride;
     }
-    // The last n % 4 elements: one each for the grid's first threads.
-    let tail = 4 * groups + bid * block + tid;
+    // The head and the last (n - head) % 4 elements: one each for the grid's first threads.
+    let t = bid * block + tid;
+    if t < head {
+        // SAFETY: `t < head <= n`.
+        acc = S::from_bits(unsafe { *input.add(t) }).add_to(acc);
+    }
+    let tail = head + 4 * groups + t;
     if tail < n {
         // SAFETY: `tail < n`.
         acc = S::from_bits(unsafe { *input.add(tail) }).add_to(acc);
@@ -226,8 +239,8 @@ pub(crate) unsafe fn reduce_sum<S: Summand>(
 /// `n = 0`: the result is then 0).
 ///
 /// # Safety
-/// `input` is 16-byte aligned, valid for `n` `i32` and not written during the launch;
-/// `partials` holds `gridDim.x` `i32`; `counter` points to a `u32` that is 0 and used by no
+/// `input` is 4-byte aligned (any `i32` view; 16-byte aligned is fastest), valid for `n`
+/// `i32` and not written during the launch; `partials` holds `gridDim.x` `i32`; `counter` points to a `u32` that is 0 and used by no
 /// concurrent launch; `result` points to one `i32`.
 ///
 /// Performance: reads each element once (4 bytes); bound by DRAM bandwidth.

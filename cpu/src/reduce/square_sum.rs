@@ -1,14 +1,16 @@
 //! Sum of squares of `i32` (seed "【转】CUDA优化小记录", seven versions): launchers for the
 //! kernels in `gpu::reduce::square_sum`, the host-side addition of their partial sums (as the seed
-//! does), the one-launch version, and the CPU reference.
+//! does), and the one-launch version ([`SquareSumI32`], what
+//! [`reduce::square_sum`](super::square_sum()) runs). The seed's version numbers v1..v7 are
+//! labels ([`Variant::seed_version`]); the names say what each changes.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 use gpu::reduce::square_sum as k;
 
+use super::sum::{ReduceSum, SumKind};
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};
 use crate::launch;
-use crate::reduction::{ReduceSum, SumKind};
 
 /// The seed's seven versions and the one-launch version, in order, each named for what it
 /// changes (kernel `square_sum_<name>`); [`Variant::seed_version`] gives the seed's number.
@@ -148,10 +150,11 @@ impl SquareSum {
     ///
     /// # Errors
     /// [`Error::Driver`] if the launch fails.
-    pub fn launch(&mut self, gpu: &Gpu, input: &CudaSlice<i32>) -> Result<LaunchConfig> {
+    pub fn launch(&mut self, gpu: &Gpu, input: &impl DevicePtr<i32>) -> Result<LaunchConfig> {
         if let Some(reducer) = self.reducer.as_mut() {
             return reducer.launch(gpu, input);
         }
+        gpu.check_buffer("input", input)?;
         let kernel = self.variant.kernel_name();
         let (grid, block) = self.variant.seed_launch().ok_or(Error::Unsupported {
             what: kernel,
@@ -160,8 +163,9 @@ impl SquareSum {
         let cfg = launch::linear(grid, block, 0);
         let n = input.len();
         let f = gpu.function(kernel)?;
+        let (input_ptr, _read) = input.device_ptr(gpu.stream());
         let mut args = gpu.stream().launch_builder(&f);
-        args.arg(input).arg(&n).arg(&mut self.partials);
+        args.arg(&input_ptr).arg(&n).arg(&mut self.partials);
         // SAFETY: the kernels take `(input: *const i32, n: usize, out: *mut i32)`; `input`
         // holds `n` elements; `out` holds `partials()` elements, which is what the seed launch
         // writes (1 for v1, blockDim for v2/v3, grid*block for v4, grid for v5-v7, whose
@@ -180,7 +184,7 @@ impl SquareSum {
             return reducer.result(gpu);
         }
         let partials = gpu.download(&self.partials, self.variant.kernel_name())?;
-        Ok(partials.iter().fold(0i32, |a, &x| a.wrapping_add(x)))
+        Ok(super::reference::sum_i32(&partials))
     }
 }
 
@@ -195,28 +199,19 @@ pub fn run(gpu: &Gpu, variant: Variant, input: &[i32]) -> Result<i32> {
     s.sum(gpu)
 }
 
-/// CPU reference: `sum(x * x)` in `i32` modulo 2^32, exact for every summation order.
-pub fn reference(input: &[i32]) -> i32 {
-    input
-        .iter()
-        .fold(0i32, |a, &x| a.wrapping_add(x.wrapping_mul(x)))
-}
-
-/// Bytes a square sum of `n` elements must read.
-pub fn bytes_read(n: usize) -> u64 {
-    4 * n as u64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn reference_squares_and_wraps() {
-        assert_eq!(reference(&[1, -2, 3]), 14);
-        assert_eq!(reference(&[]), 0);
-        assert_eq!(reference(&[1 << 16]), 0);
-        assert_eq!(reference(&[46341]), 46341i32.wrapping_mul(46341));
+        assert_eq!(super::super::reference::square_sum_i32(&[1, -2, 3]), 14);
+        assert_eq!(super::super::reference::square_sum_i32(&[]), 0);
+        assert_eq!(super::super::reference::square_sum_i32(&[1 << 16]), 0);
+        assert_eq!(
+            super::super::reference::square_sum_i32(&[46341]),
+            46341i32.wrapping_mul(46341)
+        );
     }
 
     #[test]

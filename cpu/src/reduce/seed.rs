@@ -1,18 +1,16 @@
-//! Parallel reduction (sum): launchers for the nine seed kernels of "cuda 并行归约"
-//! (*Professional CUDA C Programming*, chapter 3) and for [`ReduceSum`], the one-launch
-//! reduction a user should call, with their CPU references and error bounds.
-//!
-//! The seed kernels reduce a zero-padded working copy of the input in place and leave one
-//! partial sum per block; [`SeedWork`] owns that copy and the partials, and the host adds the
-//! partials as the book does. [`ReduceSum`] reads the input once and writes the total.
+//! The seed's nine reductions (*Professional CUDA C Programming*, chapter 3, `reduceInteger.cu`,
+//! as the seed "cuda 并行归约" runs them): each block reduces its slice of a zero-padded working
+//! copy of the input in place and leaves one partial sum; the host adds the partials, as the
+//! book does. [`SeedWork`] owns the copy and the partials.
 
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 use gpu::reduce as k;
 
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};
 use crate::launch;
-use crate::verify::Mismatch;
+
+use super::reference::sum_i32;
 
 /// The seed's nine kernels, in the order of its table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -193,7 +191,13 @@ impl SeedWork {
     ///
     /// # Errors
     /// As [`SeedLaunch::new`]; [`Error::Driver`] if allocation or the copy fails.
-    pub fn new(gpu: &Gpu, variant: Variant, input: &CudaSlice<i32>, block: u32) -> Result<Self> {
+    pub fn new(
+        gpu: &Gpu,
+        variant: Variant,
+        input: &impl DevicePtr<i32>,
+        block: u32,
+    ) -> Result<Self> {
+        gpu.check_buffer("input", input)?;
         let launch = SeedLaunch::new(variant, input.len(), block)?;
         let mut work = Self {
             variant,
@@ -217,7 +221,7 @@ impl SeedWork {
     /// # Errors
     /// [`Error::LengthMismatch`] if `input` is not the length this work was made for;
     /// [`Error::Driver`] if the copy fails.
-    pub fn restore(&mut self, gpu: &Gpu, input: &CudaSlice<i32>) -> Result<()> {
+    pub fn restore(&mut self, gpu: &Gpu, input: &impl DevicePtr<i32>) -> Result<()> {
         if input.len() != self.n {
             return Err(Error::LengthMismatch {
                 what: "input",
@@ -272,7 +276,7 @@ impl SeedWork {
             return Ok(0);
         }
         let partials = gpu.download(&self.partials, self.launch.kernel)?;
-        Ok(reference(&partials))
+        Ok(sum_i32(&partials))
     }
 }
 
@@ -288,215 +292,9 @@ pub fn run_seed(gpu: &Gpu, variant: Variant, input: &[i32], block: u32) -> Resul
     work.sum(gpu)
 }
 
-/// CPU reference for the `i32` reductions: the sum modulo 2^32 (the GPU's integer add wraps,
-/// and wrapping addition is associative, so it is exact for every summation order).
-pub fn reference(input: &[i32]) -> i32 {
-    input.iter().fold(0i32, |a, &x| a.wrapping_add(x))
-}
-
-/// Bytes a reduction of `n` 4-byte elements must read: each element once.
-pub fn bytes_read(n: usize) -> u64 {
-    4 * n as u64
-}
-
-/// One kind of [`ReduceSum`]: element type, accumulator type and kernel.
-pub trait SumKind {
-    /// Element type of the input.
-    type Input: DeviceRepr + Copy;
-    /// Accumulator and result type.
-    type Acc: DeviceRepr + ValidAsZeroBits + Default + Clone + Copy;
-    /// The kernel's `.entry` name.
-    const KERNEL: &'static str;
-}
-
-/// `i32` summed modulo 2^32.
-pub struct SumI32;
-/// `f32` summed in `f32`.
-pub struct SumF32;
-/// `f32` summed in `f64`.
-pub struct SumF32F64;
-
-impl SumKind for SumI32 {
-    type Input = i32;
-    type Acc = i32;
-    const KERNEL: &'static str = k::REDUCE_SUM_I32;
-}
-impl SumKind for SumF32 {
-    type Input = f32;
-    type Acc = f32;
-    const KERNEL: &'static str = k::REDUCE_SUM_F32;
-}
-impl SumKind for SumF32F64 {
-    type Input = f32;
-    type Acc = f64;
-    const KERNEL: &'static str = k::REDUCE_SUM_F32_F64;
-}
-
-/// The `reduce_sum` kernels, for listings and tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-pub enum SumVariant {
-    /// `i32` input, sum modulo 2^32.
-    I32,
-    /// `f32` input, `f32` accumulation.
-    F32,
-    /// `f32` input, `f64` accumulation.
-    F32F64,
-}
-
-impl SumVariant {
-    /// Every `reduce_sum` kernel.
-    pub const ALL: [SumVariant; 3] = [SumVariant::I32, SumVariant::F32, SumVariant::F32F64];
-
-    /// The kernel's `.entry` name.
-    pub fn kernel_name(self) -> &'static str {
-        match self {
-            SumVariant::I32 => SumI32::KERNEL,
-            SumVariant::F32 => SumF32::KERNEL,
-            SumVariant::F32F64 => SumF32F64::KERNEL,
-        }
-    }
-}
-
-/// The one-launch sum (`gpu::reduce::sum::reduce_sum_*`) with its scratch space: one
-/// partial per block, the last-block counter and the result, allocated once and reused, so a
-/// launch costs no allocation.
-///
-/// Launch: blocks of [`REDUCE_SUM_BLOCK`](k::REDUCE_SUM_BLOCK) (256) threads; the grid is one
-/// wave of resident blocks (SMs x the occupancy calculator's blocks per SM: 1056 on an H100
-/// for the 32-register kernels), fewer when `n` is small (each thread gets at least
-/// `4 * REDUCE_SUM_UNROLL` elements), at least one.
-pub struct ReduceSum<K: SumKind> {
-    partials: CudaSlice<K::Acc>,
-    counter: CudaSlice<u32>,
-    result: CudaSlice<K::Acc>,
-    max_grid: u32,
-}
-
-impl<K: SumKind> ReduceSum<K> {
-    /// Allocates the scratch space for `gpu`.
-    ///
-    /// # Errors
-    /// [`Error::Driver`] if a device query or allocation fails.
-    pub fn new(gpu: &Gpu) -> Result<Self> {
-        let max_grid =
-            gpu.sm_count()? * gpu.resident_blocks_per_sm(K::KERNEL, k::REDUCE_SUM_BLOCK, 0)?;
-        Ok(Self {
-            partials: gpu.zeros(max_grid as usize)?,
-            counter: gpu.zeros(1)?,
-            result: gpu.zeros(1)?,
-            max_grid,
-        })
-    }
-
-    /// The launch for `n` elements.
-    pub fn launch_config(&self, n: usize) -> LaunchConfig {
-        let per_block = k::REDUCE_SUM_BLOCK as usize * 4 * k::REDUCE_SUM_UNROLL;
-        let grid = n.div_ceil(per_block).clamp(1, self.max_grid as usize) as u32;
-        launch::linear(grid, k::REDUCE_SUM_BLOCK, 0)
-    }
-
-    /// Queues the sum of `input` into the result ([`ReduceSum::result`]), one launch.
-    ///
-    /// # Errors
-    /// [`Error::Driver`] if the launch fails.
-    pub fn launch(&mut self, gpu: &Gpu, input: &CudaSlice<K::Input>) -> Result<LaunchConfig> {
-        let cfg = self.launch_config(input.len());
-        let n = input.len();
-        let f = gpu.function(K::KERNEL)?;
-        let mut args = gpu.stream().launch_builder(&f);
-        args.arg(input)
-            .arg(&n)
-            .arg(&mut self.partials)
-            .arg(&mut self.counter)
-            .arg(&mut self.result);
-        // SAFETY: the kernels take `(input: *const In, n: usize, partials: *mut Acc,
-        // counter: *mut u32, result: *mut Acc)`; `input` holds `n` elements and is a whole
-        // allocation (256-byte aligned, as the 16-byte loads need) that the kernel only reads;
-        // `partials` holds `max_grid >= grid` accumulators; `counter` was zeroed at allocation
-        // and each launch leaves it zero; launches on one stream do not overlap.
-        unsafe { args.launch(cfg) }.during(format!("launching {}", K::KERNEL))?;
-        Ok(cfg)
-    }
-
-    /// Downloads the result of the last launch.
-    ///
-    /// # Errors
-    /// [`Error::Driver`] if the copy fails or the kernel faulted.
-    pub fn result(&self, gpu: &Gpu) -> Result<K::Acc> {
-        Ok(gpu.download(&self.result, K::KERNEL)?[0])
-    }
-}
-
-/// Uploads `input` and sums it with one `reduce_sum` launch.
-///
-/// # Errors
-/// [`Error::Driver`] if an allocation, the copy or the launch fails.
-pub fn reduce_sum<K: SumKind>(gpu: &Gpu, input: &[K::Input]) -> Result<K::Acc> {
-    let d_input = gpu.upload(input)?;
-    let mut reducer = ReduceSum::<K>::new(gpu)?;
-    reducer.launch(gpu, &d_input)?;
-    reducer.result(gpu)
-}
-
-/// The sum of `x` in `f64` and the sum of `|x|` (the scale of the rounding error bound).
-pub fn reference_f32(input: &[f32]) -> (f64, f64) {
-    input.iter().fold((0.0, 0.0), |(s, a), &x| {
-        (s + x as f64, a + (x as f64).abs())
-    })
-}
-
-/// Longest chain of dependent roundings in a `reduce_sum` launch of `cfg` over `n` elements:
-/// each thread's sequential sum, the shuffle tree of a warp and of warp 0 (5 each), then in
-/// the last block a strided pass over the `gridDim.x` partials and two trees again.
-pub fn reduce_sum_depth(n: usize, cfg: &LaunchConfig) -> u64 {
-    let threads = cfg.grid_dim.0 as u64 * cfg.block_dim.0 as u64;
-    let per_thread = 4 * (n as u64 / 4).div_ceil(threads) + 1;
-    per_thread + 10 + (cfg.grid_dim.0 as u64).div_ceil(cfg.block_dim.0 as u64) + 10
-}
-
-/// Bound on `|gpu - exact|` for a sum whose longest rounding chain is `depth` additions with
-/// unit roundoff `eps / 2`: `depth * eps * sum|x|` (the classic `gamma_depth` bound, first
-/// order), plus the same for an `f64` reference of `n` sequential additions.
-pub fn sum_error_bound(n: usize, depth: u64, eps: f64, sum_abs: f64) -> f64 {
-    (depth as f64 * eps + n as f64 * f64::EPSILON) * sum_abs
-}
-
-/// Compares a float sum with its `f64` reference within `bound`; NaN must meet NaN and an
-/// infinite reference must be met exactly.
-///
-/// # Errors
-/// A [`Mismatch`] at index 0 describing the difference.
-pub fn check_sum(got: f64, expected: f64, bound: f64) -> Result<(), Mismatch> {
-    let ok = if expected.is_nan() {
-        got.is_nan()
-    } else if expected.is_infinite() {
-        got == expected
-    } else {
-        (got - expected).abs() <= bound
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(Mismatch {
-            index: 0,
-            got: format!("{got:e}"),
-            expected: format!("{expected:e} (bound {bound:e})"),
-            count: 1,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reference_wraps() {
-        assert_eq!(reference(&[i32::MAX, 1]), i32::MIN);
-        assert_eq!(reference(&[]), 0);
-        assert_eq!(reference(&[3, -5, 7]), 5);
-    }
 
     #[test]
     fn seed_launch_pads_the_tail() {
@@ -535,19 +333,5 @@ mod tests {
         let times: Vec<f64> = Variant::ALL.iter().map(|v| v.seed().1).collect();
         assert!(times.windows(2).all(|w| w[1] < w[0]));
         assert_eq!(Variant::all_kernel_names().len(), 13);
-    }
-
-    #[test]
-    fn float_references_and_bounds() {
-        let (s, a) = reference_f32(&[1.0, -2.0, 0.5]);
-        assert_eq!((s, a), (-0.5, 3.5));
-        assert!(check_sum(1.0, 1.0 + 1e-9, 1e-8).is_ok());
-        assert!(check_sum(1.0, 1.1, 1e-8).is_err());
-        assert!(check_sum(f64::NAN, f64::NAN, 0.0).is_ok());
-        assert!(check_sum(1.0, f64::NAN, 1e9).is_err());
-        assert!(check_sum(f64::INFINITY, f64::INFINITY, 0.0).is_ok());
-        let cfg = launch::linear(1056, 256, 0);
-        // 2^26 elements over 270336 threads: 4 * ceil(2^24 / 270336) + 1 = 253 per thread.
-        assert_eq!(reduce_sum_depth(1 << 26, &cfg), 253 + 10 + 5 + 10);
     }
 }

@@ -1,0 +1,99 @@
+//! Parallel reduction (sum) of device memory: the entry points to call, the seed's versions,
+//! and their CPU references.
+//!
+//! # Calling it
+//! ```no_run
+//! use cpu::Gpu;
+//! use cpu::reduce::{self, SumF32};
+//!
+//! # fn main() -> cpu::Result<()> {
+//! let gpu = Gpu::new(0)?; // or Gpu::from_stream(your_stream)?
+//! let data = gpu.upload(&vec![0.5f32; 1 << 20])?;
+//! let total: f32 = reduce::sum::<SumF32>(&gpu, &data.slice(1000..))?; // any sub-slice
+//! let mut scalar = gpu.zeros::<f32>(1)?;
+//! reduce::sum_into::<SumF32>(&gpu, &data, &mut scalar)?; // stays on the device, no sync
+//! let squares: i32 = reduce::square_sum(&gpu, &gpu.upload(&[1, 2, 3])?)?; // 14
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! - [`sum`] / [`sum_into`]: one launch of [`ReduceSum`] (`gpu::reduce::sum`): grid-stride
+//!   16-byte loads, warp shuffles, the last block adds the block partials. Kinds: [`SumI32`]
+//!   (wrapping, exact), [`SumF32`], [`SumF32F64`] (f32 read, f64 accumulated). Keep a
+//!   [`ReduceSum`] to sum many times without allocating.
+//! - [`square_sum`] / [`square_sum_into`]: `sum(x * x)` of `i32` the same way
+//!   ([`square_sum::SquareSumI32`]).
+//! - [`seed`]: the nine kernels of the seed "cuda 并行归约" (*Professional CUDA C
+//!   Programming*, ch. 3), which reduce a padded copy in place and leave partials for the host.
+//! - [`square_sum`](mod@square_sum): the seven versions of the seed "【转】CUDA优化小记录".
+//! - [`reference`]: CPU references and the error bounds float sums are checked with.
+//!
+//! Empty input sums to 0. Input views may start at any element: the kernel adds the elements
+//! before the first 16-byte boundary one by one.
+
+pub mod reference;
+pub mod seed;
+pub mod square_sum;
+pub mod sum;
+
+use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
+
+use crate::context::Gpu;
+use crate::error::Result;
+
+pub use square_sum::SquareSumI32;
+pub use sum::{ReduceSum, SumF32, SumF32F64, SumI32, SumKind, SumVariant};
+
+/// The sum of `input` (a `CudaSlice`, `CudaView` or `CudaViewMut` on `gpu`'s device), as a
+/// host value: `K` is [`SumI32`] (`i32`, wrapping), [`SumF32`] (`f32`) or [`SumF32F64`] (`f32`
+/// summed in `f64`). Waits for `gpu`'s stream. One launch of [`ReduceSum`], which this
+/// allocates (about 4 KiB to 8 KiB of scratch) and frees.
+///
+/// Rounding (floats): each thread adds its elements in order, then trees; the error is at most
+/// [`reference::reduce_sum_depth`] roundings of `sum |x|`. Deterministic for a given device and
+/// length.
+///
+/// # Errors
+/// [`Error::WrongContext`](crate::Error::WrongContext) if `input` lives on another device;
+/// [`Error::OutOfMemory`](crate::Error::OutOfMemory) for the scratch;
+/// [`Error::Driver`](crate::Error::Driver) if the launch fails or the kernel faults.
+pub fn sum<K: SumKind>(gpu: &Gpu, input: &impl DevicePtr<K::Input>) -> Result<K::Acc> {
+    ReduceSum::<K>::new(gpu)?.sum(gpu, input)
+}
+
+/// Queues the sum of `input` into the device scalar `result` (a one-element buffer) on `gpu`'s
+/// stream, without a host synchronisation, and returns the launch configuration. An empty
+/// input writes 0.
+///
+/// # Errors
+/// [`Error::LengthMismatch`](crate::Error::LengthMismatch) if `result` is not one element;
+/// otherwise as [`sum`].
+pub fn sum_into<K: SumKind>(
+    gpu: &Gpu,
+    input: &impl DevicePtr<K::Input>,
+    result: &mut impl DevicePtrMut<K::Acc>,
+) -> Result<LaunchConfig> {
+    ReduceSum::<K>::new(gpu)?.sum_into(gpu, input, result)
+}
+
+/// `sum(x * x)` of `input` in `i32` modulo 2^32 (the seed "【转】CUDA优化小记录" computed in
+/// one launch: the `square_sum_reduce` kernel), as a host value. Waits for `gpu`'s stream.
+///
+/// # Errors
+/// As [`sum`].
+pub fn square_sum(gpu: &Gpu, input: &impl DevicePtr<i32>) -> Result<i32> {
+    sum::<SquareSumI32>(gpu, input)
+}
+
+/// Queues `sum(x * x)` of `input` into the device scalar `result`, without a host
+/// synchronisation.
+///
+/// # Errors
+/// As [`sum_into`].
+pub fn square_sum_into(
+    gpu: &Gpu,
+    input: &impl DevicePtr<i32>,
+    result: &mut impl DevicePtrMut<i32>,
+) -> Result<LaunchConfig> {
+    sum_into::<SquareSumI32>(gpu, input, result)
+}

@@ -1,0 +1,220 @@
+//! The one-launch sum, [`ReduceSum`]: the version to call (beyond the seed), in three kinds
+//! ([`SumI32`], [`SumF32`], [`SumF32F64`]) and, through the same kernel shape, the square sum.
+
+use cudarc::driver::{
+    CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+};
+use gpu::reduce as k;
+
+use crate::context::Gpu;
+use crate::error::{DriverContext, Error, Result};
+use crate::launch;
+
+/// One kind of [`ReduceSum`]: element type, accumulator type and kernel.
+///
+/// Implemented by [`SumI32`], [`SumF32`], [`SumF32F64`] and
+/// [`SquareSumI32`](super::square_sum::SquareSumI32).
+pub trait SumKind {
+    /// Element type of the input.
+    type Input: DeviceRepr + Copy;
+    /// Accumulator and result type.
+    type Acc: DeviceRepr + ValidAsZeroBits + Default + Clone + Copy;
+    /// The kernel's `.entry` name.
+    const KERNEL: &'static str;
+}
+
+/// `i32` summed modulo 2^32.
+pub struct SumI32;
+/// `f32` summed in `f32`.
+pub struct SumF32;
+/// `f32` summed in `f64`.
+pub struct SumF32F64;
+
+impl SumKind for SumI32 {
+    type Input = i32;
+    type Acc = i32;
+    const KERNEL: &'static str = k::REDUCE_SUM_I32;
+}
+impl SumKind for SumF32 {
+    type Input = f32;
+    type Acc = f32;
+    const KERNEL: &'static str = k::REDUCE_SUM_F32;
+}
+impl SumKind for SumF32F64 {
+    type Input = f32;
+    type Acc = f64;
+    const KERNEL: &'static str = k::REDUCE_SUM_F32_F64;
+}
+
+/// The `reduce_sum` kernels, for listings and tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum SumVariant {
+    /// `i32` input, sum modulo 2^32.
+    I32,
+    /// `f32` input, `f32` accumulation.
+    F32,
+    /// `f32` input, `f64` accumulation.
+    F32F64,
+}
+
+impl SumVariant {
+    /// Every `reduce_sum` kernel.
+    pub const ALL: [SumVariant; 3] = [SumVariant::I32, SumVariant::F32, SumVariant::F32F64];
+
+    /// The kernel's `.entry` name.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            SumVariant::I32 => SumI32::KERNEL,
+            SumVariant::F32 => SumF32::KERNEL,
+            SumVariant::F32F64 => SumF32F64::KERNEL,
+        }
+    }
+}
+
+/// The one-launch sum (`gpu::reduce::sum::reduce_sum_*`, or `square_sum_reduce` for
+/// [`SquareSumI32`](super::square_sum::SquareSumI32)) with its scratch space: one partial per
+/// block, the last-block counter and a result scalar, allocated once and reused, so a launch
+/// costs no allocation. This is what [`sum`](super::sum) and [`sum_into`](super::sum_into)
+/// make for one call; keep one to sum many times.
+///
+/// Launch: blocks of [`REDUCE_SUM_BLOCK`](k::REDUCE_SUM_BLOCK) (256) threads; the grid is one
+/// wave of resident blocks (SMs x the occupancy calculator's blocks per SM: 1056 on an H100
+/// for the 32-register kernels), fewer when `n` is small (each thread gets at least
+/// `4 * REDUCE_SUM_UNROLL` elements), at least one.
+///
+/// The input may be any view (any 4-byte boundary): the kernel adds the elements before the
+/// first 16-byte boundary one by one. One workspace serves one launch at a time: cudarc's
+/// stream synchronisation orders launches that share it, also across streams.
+pub struct ReduceSum<K: SumKind> {
+    partials: CudaSlice<K::Acc>,
+    counter: CudaSlice<u32>,
+    result: CudaSlice<K::Acc>,
+    max_grid: u32,
+}
+
+impl<K: SumKind> ReduceSum<K> {
+    /// Allocates the scratch space on `gpu`'s device: `SMs x blocks per SM` accumulators, a
+    /// counter and a result.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`]; [`Error::Driver`] if a device query or allocation fails.
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        let max_grid =
+            gpu.sm_count()? * gpu.resident_blocks_per_sm(K::KERNEL, k::REDUCE_SUM_BLOCK, 0)?;
+        Ok(Self {
+            partials: gpu.zeros(max_grid as usize)?,
+            counter: gpu.zeros(1)?,
+            result: gpu.zeros(1)?,
+            max_grid,
+        })
+    }
+
+    /// The launch for `n` elements.
+    pub fn launch_config(&self, n: usize) -> LaunchConfig {
+        let per_block = k::REDUCE_SUM_BLOCK as usize * 4 * k::REDUCE_SUM_UNROLL;
+        let grid = n.div_ceil(per_block).clamp(1, self.max_grid as usize) as u32;
+        launch::linear(grid, k::REDUCE_SUM_BLOCK, 0)
+    }
+
+    /// Queues the sum of `input` into the device scalar `result` (one element), one launch,
+    /// no host synchronisation. An empty input sets `result` to 0.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] if `result` is not one element; [`Error::WrongContext`] if a
+    /// buffer lives on another device; [`Error::Driver`] if the launch fails.
+    pub fn sum_into(
+        &mut self,
+        gpu: &Gpu,
+        input: &impl DevicePtr<K::Input>,
+        result: &mut impl DevicePtrMut<K::Acc>,
+    ) -> Result<LaunchConfig> {
+        if result.len() != 1 {
+            return Err(Error::LengthMismatch {
+                what: "result",
+                expected: 1,
+                actual: result.len(),
+            });
+        }
+        gpu.check_buffer("result", result)?;
+        let cfg = self.launch_config(input.len());
+        queue::<K>(
+            gpu,
+            cfg,
+            input,
+            &mut self.partials,
+            &mut self.counter,
+            result,
+        )?;
+        Ok(cfg)
+    }
+
+    /// Queues the sum of `input` into this workspace's own result (read it with
+    /// [`ReduceSum::result`]), one launch, no host synchronisation.
+    ///
+    /// # Errors
+    /// As [`ReduceSum::sum_into`].
+    pub fn launch(&mut self, gpu: &Gpu, input: &impl DevicePtr<K::Input>) -> Result<LaunchConfig> {
+        let cfg = self.launch_config(input.len());
+        queue::<K>(
+            gpu,
+            cfg,
+            input,
+            &mut self.partials,
+            &mut self.counter,
+            &mut self.result,
+        )?;
+        Ok(cfg)
+    }
+
+    /// The sum of `input`, waiting for it ([`ReduceSum::launch`], then
+    /// [`ReduceSum::result`]).
+    ///
+    /// # Errors
+    /// As [`ReduceSum::sum_into`]; [`Error::Driver`] if the kernel faulted.
+    pub fn sum(&mut self, gpu: &Gpu, input: &impl DevicePtr<K::Input>) -> Result<K::Acc> {
+        self.launch(gpu, input)?;
+        self.result(gpu)
+    }
+
+    /// Downloads the result of the last [`ReduceSum::launch`], waiting for the stream.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the copy fails or the kernel faulted.
+    pub fn result(&self, gpu: &Gpu) -> Result<K::Acc> {
+        Ok(gpu.download(&self.result, K::KERNEL)?[0])
+    }
+}
+
+/// Queues one `K::KERNEL` launch of `cfg` (see [`ReduceSum`]).
+fn queue<K: SumKind>(
+    gpu: &Gpu,
+    cfg: LaunchConfig,
+    input: &impl DevicePtr<K::Input>,
+    partials: &mut CudaSlice<K::Acc>,
+    counter: &mut CudaSlice<u32>,
+    result: &mut impl DevicePtrMut<K::Acc>,
+) -> Result<()> {
+    gpu.check_buffer("input", input)?;
+    gpu.check_buffer("workspace", partials)?;
+    let n = input.len();
+    let f = gpu.function(K::KERNEL)?;
+    let stream = gpu.stream();
+    let (input_ptr, _read) = input.device_ptr(stream);
+    let (result_ptr, _write) = result.device_ptr_mut(stream);
+    let mut args = stream.launch_builder(&f);
+    args.arg(&input_ptr)
+        .arg(&n)
+        .arg(partials)
+        .arg(counter)
+        .arg(&result_ptr);
+    // SAFETY: the kernels take `(input: *const In, n: usize, partials: *mut Acc,
+    // counter: *mut u32, result: *mut Acc)`; `input` is a view of `n` elements (4-byte
+    // aligned as its element type; the kernel handles any 16-byte misalignment) that the
+    // kernel only reads; `partials` holds `max_grid >= grid` accumulators; `counter` was
+    // zeroed at allocation and each launch leaves it zero, and cudarc orders launches that
+    // share it; `result` is one accumulator (checked by the callers), distinct from the
+    // input (one is borrowed mutably).
+    unsafe { args.launch(cfg) }.during(format!("launching {}", K::KERNEL))?;
+    Ok(())
+}
