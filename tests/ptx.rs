@@ -20,6 +20,8 @@ fn host_kernel_names() -> Vec<&'static str> {
     );
     names.extend(cpu::memory::kernel_names());
     names.push(gpu::smoke::SMOKE_TRAP_OUT_OF_BOUNDS);
+    // The kernel of docs/writing_a_kernel.md, launched by cpu/examples/04_your_own_kernel.rs.
+    names.push(gpu::saxpy::SAXPY);
     names.extend(cpu::convolution::entry_names());
     names
 }
