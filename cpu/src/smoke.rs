@@ -1,6 +1,6 @@
 //! Smoke tests of the device-support module: launchers for the kernels in `gpu::smoke`, their
-//! CPU references, and [`check`], which runs one kernel on seeded random input and compares.
-//! `demo smoke` and the GPU tests both go through [`check`].
+//! CPU references, and `check` (with the `rand` feature), which runs one kernel on seeded
+//! random input and compares. `demo smoke` and the GPU tests both go through `check`.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use gpu::smoke as k;

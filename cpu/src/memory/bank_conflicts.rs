@@ -1,5 +1,6 @@
 //! Shared-memory bank conflicts: the access patterns, their conflict degree computed from the
-//! bank mapping, and the measurement with `gpu::memory::bank_conflicts::bank_conflicts_read`.
+//! bank mapping, and the measurement with
+//! `gpu::memory::bank_conflicts::kernels::bank_conflicts_read`.
 
 use cudarc::driver::PushKernelArg;
 use gpu::memory::bank_conflicts as k;

@@ -148,7 +148,7 @@ pub fn bytes_requested(n: usize) -> u64 {
 /// The launch: blocks of [`k::BLOCK_SIZE`] threads covering `n` outputs.
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] if `n` needs more blocks than a grid holds.
+/// [`Error::GridTooLarge`] if `n` needs more blocks than a grid holds.
 pub fn launch_config(kernel: &'static str, n: usize) -> Result<LaunchConfig> {
     let grid = launch::blocks_to_cover(kernel, n, k::BLOCK_SIZE as u64)?;
     Ok(launch::linear(grid, k::BLOCK_SIZE, 0))
@@ -159,7 +159,7 @@ pub fn launch_config(kernel: &'static str, n: usize) -> Result<LaunchConfig> {
 ///
 /// # Errors
 /// [`Error::OutOfRange`] for an offset or stride out of range; [`Error::LengthMismatch`] if
-/// `x` is shorter than [`Access::input_len`]; [`Error::InvalidLaunch`], [`Error::Driver`].
+/// `x` is shorter than [`Access::input_len`]; [`Error::GridTooLarge`], [`Error::Driver`].
 pub fn launch(
     gpu: &Gpu,
     access: Access,
@@ -201,7 +201,7 @@ pub fn launch(
 /// poisoned with NaN, and returns it.
 ///
 /// # Errors
-/// As [`launch`].
+/// As [`launch`](fn@launch).
 pub fn run(gpu: &Gpu, access: Access, load: Load, x: &[f32]) -> Result<Vec<f32>> {
     access.validate()?;
     let d_x = gpu.upload(x)?;

@@ -110,7 +110,7 @@ impl Table {
     /// have been written with [`Table::write_constant`] under the lock.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] if the grid would be too large; [`Error::Driver`] if the
+    /// [`Error::GridTooLarge`] if the grid would be too large; [`Error::Driver`] if the
     /// launch fails.
     pub fn launch(
         &self,

@@ -80,7 +80,7 @@ impl DeviceData {
     /// Nothing is launched for `n = 0`.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidLaunch`] if `n` needs more blocks than a grid holds;
+    /// [`crate::Error::GridTooLarge`] if `n` needs more blocks than a grid holds;
     /// [`crate::Error::Driver`] if the launch fails.
     pub fn launch(&mut self, gpu: &Gpu) -> Result<LaunchConfig> {
         let kernel = self.variant.kernel_name();

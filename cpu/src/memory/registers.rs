@@ -37,7 +37,7 @@ impl Variant {
 /// [`k::BLOCK_SIZE`]).
 ///
 /// # Errors
-/// [`Error::LengthMismatch`] if `out` differs in length from `x`; [`Error::InvalidLaunch`] if
+/// [`Error::LengthMismatch`] if `out` differs in length from `x`; [`Error::GridTooLarge`] if
 /// the grid would be too large; [`Error::Driver`] if the launch fails.
 pub fn launch(
     gpu: &Gpu,
@@ -78,7 +78,7 @@ pub fn launch(
 /// Uploads `x`, runs the variant into a poisoned output and returns it.
 ///
 /// # Errors
-/// As [`launch`].
+/// As [`launch`](fn@launch).
 pub fn run(gpu: &Gpu, variant: Variant, x: &[u32]) -> Result<Vec<u32>> {
     let d_x = gpu.upload(x)?;
     let mut d_out = gpu.poisoned(x.len(), 0xDEAD_BEEF)?;

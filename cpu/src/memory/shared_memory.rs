@@ -41,8 +41,9 @@ impl Variant {
 /// elements; the dynamic variant gets `block * 4` bytes of dynamic shared memory).
 ///
 /// # Errors
-/// [`Error::NotMultiple`] if `block` is not 1..=1024 or `u.len()` is not a multiple of
-/// `block` (each block mirrors its own `block` elements); [`Error::Driver`] if the launch fails.
+/// [`Error::InvalidBlock`] if `block` is not 1..=1024; [`Error::NotMultiple`] if `u.len()` is
+/// not a multiple of `block` (each block mirrors its own `block` elements); [`Error::Driver`]
+/// if the launch fails.
 pub fn launch(
     gpu: &Gpu,
     variant: Variant,
@@ -80,7 +81,7 @@ pub fn launch(
 /// Uploads `u`, runs the example with blocks of `block` threads and returns the result.
 ///
 /// # Errors
-/// As [`launch`].
+/// As [`launch`](fn@launch).
 pub fn run(gpu: &Gpu, variant: Variant, u: &[f32], block: u32) -> Result<Vec<f32>> {
     let mut d_u = gpu.upload(u)?;
     launch(gpu, variant, &mut d_u, block)?;

@@ -163,7 +163,7 @@ impl<'a> Lookup<'a> {
     /// Queues `variant`'s lookup kernel: blocks of [`k::BLOCK_SIZE`] covering the indices.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`], [`Error::Driver`].
+    /// [`Error::GridTooLarge`], [`Error::Driver`].
     pub fn launch(&mut self, gpu: &Gpu, variant: Variant) -> Result<LaunchConfig> {
         let kernel = variant.kernel_name();
         let n = self.idx.len();

@@ -17,16 +17,16 @@
 //! # }
 //! ```
 //!
-//! - [`sum`] / [`sum_into`]: one launch of [`ReduceSum`] (`gpu::reduce::sum`): grid-stride
+//! - [`sum`](fn@sum) / [`sum_into`]: one launch of [`ReduceSum`] (`gpu::reduce::sum`): grid-stride
 //!   16-byte loads, warp shuffles, the last block adds the block partials. Kinds: [`SumI32`]
 //!   (wrapping, exact), [`SumF32`], [`SumF32F64`] (f32 read, f64 accumulated). Keep a
 //!   [`ReduceSum`] to sum many times without allocating.
-//! - [`square_sum`] / [`square_sum_into`]: `sum(x * x)` of `i32` the same way
+//! - [`square_sum`](fn@square_sum) / [`square_sum_into`]: `sum(x * x)` of `i32` the same way
 //!   ([`square_sum::SquareSumI32`]).
 //! - [`seed`]: the nine kernels of the seed "cuda 并行归约" (*Professional CUDA C
 //!   Programming*, ch. 3), which reduce a padded copy in place and leave partials for the host.
 //! - [`square_sum`](mod@square_sum): the seven versions of the seed "【转】CUDA优化小记录".
-//! - [`reference`]: CPU references and the error bounds float sums are checked with.
+//! - [`reference`](mod@reference): CPU references and the error bounds float sums are checked with.
 //!
 //! Empty input sums to 0. Input views may start at any element: the kernel adds the elements
 //! before the first 16-byte boundary one by one.
@@ -67,7 +67,7 @@ pub fn sum<K: SumKind>(gpu: &Gpu, input: &impl DevicePtr<K::Input>) -> Result<K:
 ///
 /// # Errors
 /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) if `result` is not one element;
-/// otherwise as [`sum`].
+/// otherwise as [`sum`](fn@sum).
 pub fn sum_into<K: SumKind>(
     gpu: &Gpu,
     input: &impl DevicePtr<K::Input>,
@@ -80,7 +80,7 @@ pub fn sum_into<K: SumKind>(
 /// one launch: the `square_sum_reduce` kernel), as a host value. Waits for `gpu`'s stream.
 ///
 /// # Errors
-/// As [`sum`].
+/// As [`sum`](fn@sum).
 pub fn square_sum(gpu: &Gpu, input: &impl DevicePtr<i32>) -> Result<i32> {
     sum::<SquareSumI32>(gpu, input)
 }

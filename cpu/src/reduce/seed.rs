@@ -136,9 +136,9 @@ impl SeedLaunch {
     /// Validates `block` for `variant` and sizes the grid for `n` elements.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] if `block` is not a power of two between the variant's
-    /// [`min_block`](Variant::min_block) and 1024, if the template kernel has no instance for
-    /// it, or if `n` needs more blocks than a grid holds.
+    /// [`Error::InvalidBlock`] if `block` is not a power of two between the variant's
+    /// [`min_block`](Variant::min_block) and 1024 or if the template kernel has no instance for
+    /// it; [`Error::GridTooLarge`] if `n` needs more blocks than a grid holds.
     pub fn new(variant: Variant, n: usize, block: u32) -> Result<Self> {
         let kernel = variant.kernel_name();
         if !block.is_power_of_two() || block < variant.min_block() || block > 1024 {

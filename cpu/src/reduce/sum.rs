@@ -75,7 +75,7 @@ impl SumVariant {
 /// The one-launch sum (`gpu::reduce::sum::reduce_sum_*`, or `square_sum_reduce` for
 /// [`SquareSumI32`](super::square_sum::SquareSumI32)) with its scratch space: one partial per
 /// block, the last-block counter and a result scalar, allocated once and reused, so a launch
-/// costs no allocation. This is what [`sum`](super::sum) and [`sum_into`](super::sum_into)
+/// costs no allocation. This is what [`sum`](fn@super::sum) and [`sum_into`](super::sum_into)
 /// make for one call; keep one to sum many times.
 ///
 /// Launch: blocks of [`REDUCE_SUM_BLOCK`](k::REDUCE_SUM_BLOCK) (256) threads; the grid is one

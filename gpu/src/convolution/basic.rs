@@ -13,7 +13,7 @@ use crate::device::{global_index_x, global_index_y};
 /// Algorithm: thread `i = blockIdx.x * blockDim.x + threadIdx.x` sums
 /// `input[i + j - r] * mask[j]` over `j < w` in a register and stores it once.
 ///
-/// Launch: any block size (the host uses [`BLOCK_1D`]); grid covering `n`.
+/// Launch: any block size (the host uses [`BLOCK_1D`](super::BLOCK_1D)); grid covering `n`.
 ///
 /// Parameters: `input`, `output`: `n` floats; `mask`: `mask_width` floats, `mask_width` odd.
 ///
@@ -52,11 +52,11 @@ pub unsafe extern "ptx-kernel" fn convolution_1d_basic(
 /// ([`C_MASK_1D`]): all lanes of a warp read the same `M[j]`, which the constant cache
 /// broadcasts in one transaction.
 ///
-/// Launch: any block size (the host uses [`BLOCK_1D`]); grid covering `n`. [`C_MASK_1D`]
-/// holds the mask.
+/// Launch: any block size (the host uses [`BLOCK_1D`](super::BLOCK_1D)); grid covering `n`.
+/// [`C_MASK_1D`] holds the mask.
 ///
-/// Parameters: `input`, `output`: `n` floats; `mask_width` odd, at most [`MAX_MASK_WIDTH`]
-/// (larger traps).
+/// Parameters: `input`, `output`: `n` floats; `mask_width` odd, at most
+/// [`MAX_MASK_WIDTH`](super::MAX_MASK_WIDTH) (larger traps).
 ///
 /// # Safety
 /// `input` and `output` are valid for `n` floats and do not overlap.
@@ -89,8 +89,8 @@ pub unsafe extern "ptx-kernel" fn convolution_1d_constant_mask(
 /// Seed chapter 8's 2D counterpart of [`convolution_1d_basic`]: one output per thread,
 /// the row-major `w x w` mask in global memory, ghost cells skipped.
 ///
-/// Launch: any 2D block (the host uses [`TILE_2D_X`] x [`TILE_2D_Y`]); grid covering
-/// `cols` along x and `rows` along y.
+/// Launch: any 2D block (the host uses [`TILE_2D_X`](super::TILE_2D_X) x
+/// [`TILE_2D_Y`](super::TILE_2D_Y)); grid covering `cols` along x and `rows` along y.
 ///
 /// Parameters: `input`, `output`: row-major `rows x cols`; `mask`: `mask_width^2` floats.
 ///
@@ -137,7 +137,7 @@ pub unsafe extern "ptx-kernel" fn convolution_2d_basic(
 /// Launch: as [`convolution_2d_basic`]. [`C_MASK_2D`] holds the mask.
 ///
 /// Parameters: `input`, `output`: row-major `rows x cols`; `mask_width` odd, at most
-/// [`MAX_MASK_WIDTH_2D`] (larger traps).
+/// [`MAX_MASK_WIDTH_2D`](super::MAX_MASK_WIDTH_2D) (larger traps).
 ///
 /// # Safety
 /// `input` and `output` are valid for `rows * cols` floats and do not overlap.

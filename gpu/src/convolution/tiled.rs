@@ -22,7 +22,7 @@ use crate::device::{block_idx, syncthreads, thread_idx};
 /// Launch: block [`BLOCK_1D`] (the shared array is sized for it; a larger block traps);
 /// grid `ceil(n / BLOCK_1D)`. [`C_MASK_1D`] holds the mask.
 ///
-/// Parameters: as [`convolution_1d_constant_mask`].
+/// Parameters: as [`convolution_1d_constant_mask`](super::basic::convolution_1d_constant_mask).
 ///
 /// # Safety
 /// `input` and `output` are valid for `n` floats and do not overlap.
@@ -83,7 +83,7 @@ pub unsafe extern "ptx-kernel" fn convolution_1d_tiled_halo(
 /// Launch: block [`BLOCK_1D`] (larger traps); grid `ceil(n / BLOCK_1D)`. [`C_MASK_1D`]
 /// holds the mask.
 ///
-/// Parameters: as [`convolution_1d_constant_mask`].
+/// Parameters: as [`convolution_1d_constant_mask`](super::basic::convolution_1d_constant_mask).
 ///
 /// # Safety
 /// `input` and `output` are valid for `n` floats and do not overlap.
@@ -139,7 +139,7 @@ pub unsafe extern "ptx-kernel" fn convolution_1d_tiled_cached_halo(
 /// Launch: block [`TILE_2D_X`] x [`TILE_2D_Y`]; grid `(ceil(cols / 32), ceil(rows / 8))`.
 /// [`C_MASK_2D`] holds the mask.
 ///
-/// Parameters: as [`convolution_2d_constant_mask`].
+/// Parameters: as [`convolution_2d_constant_mask`](super::basic::convolution_2d_constant_mask).
 ///
 /// # Safety
 /// `input` and `output` are valid for `rows * cols` floats and do not overlap; the block

@@ -18,9 +18,8 @@
 //! on the warp running in lock step (`volatile int *vmem`). Since Volta (independent thread
 //! scheduling) lanes of a warp may interleave arbitrarily, so that code is a data race. The
 //! kernels here keep its shape (no block barrier, volatile accesses, lanes halving each step)
-//! but order the steps with `__syncwarp()` ([`syncwarp`](crate::device::syncwarp)), and each
-//! step only lets the lanes that add write, so no lane reads a word another lane writes in the
-//! same step.
+//! but order the steps with `__syncwarp()` ([`syncwarp`]), and each step only lets the lanes
+//! that add write, so no lane reads a word another lane writes in the same step.
 
 use super::coordinates;
 use crate::device::{FULL_MASK, block_idx, syncthreads, syncwarp, thread_idx};
@@ -306,7 +305,7 @@ unsafe fn complete_tree(idata: *mut i32, tid: usize, block: usize) {
 /// Seed version 8, "展开8块+循环+最后的线程束" (`reduceCompleteUnrollWarps8`): as
 /// [`reduce_unroll_warps8`] with the tree loop written out as one `if (blockDim.x >= 2s &&
 /// tid < s)` per step (the block size is at most 1024), so there is no loop counter or
-/// branch back; the compiler unrolls the loop in [`complete_tree`] the same way.
+/// branch back; the compiler unrolls the loop in `complete_tree` the same way.
 ///
 /// Launch: As [`reduce_unroll_warps8`].
 ///
@@ -361,8 +360,10 @@ unsafe fn complete_unroll<const B: usize>(data: *mut i32, partials: *mut i32) {
 
 macro_rules! complete_unroll_entries {
     ($($name:ident = $b:literal),* $(,)?) => {$(
-        #[doc = concat!("[`complete_unroll`] for blocks of exactly ", stringify!($b),
-            " threads (seed version 9).\n\n# Safety\nLaunched with blocks of ",
+        #[doc = concat!("Seed version 9 (`reduceCompleteUnroll<", stringify!($b),
+            ">`) for blocks of exactly ", stringify!($b),
+            " threads: the block size is a compile-time constant, so the `blockDim.x >= 2s` tests",
+            " fold away.\n\n# Safety\nLaunched with blocks of ",
             stringify!($b), " threads; otherwise as [`reduce_unroll_warps8`].")]
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(data: *mut i32, partials: *mut i32) {

@@ -1,7 +1,7 @@
 //! [`reduce_sum`](reduce_sum_f32), the one-launch reduction a user should call (beyond the
 //! seed): grid-stride 16-byte loads, warp shuffles, and the last block to finish adds the block
 //! partials, so the total is on the GPU when the kernel ends. [`square_sum_reduce`] reuses its
-//! body through the [`Summand`] trait.
+//! body through the crate-private `Summand` trait.
 //!
 //! [`square_sum_reduce`]: super::square_sum::kernels::square_sum_reduce
 
