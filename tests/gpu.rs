@@ -145,7 +145,7 @@ fn error_trials() -> Vec<Trial> {
             let mut z = gpu.zeros::<f32>(2000).unwrap();
             let cfg = cpu::launch::linear(8, 128, 0);
             expect_err(
-                vector_add::launch_with_config(
+                vector_add::add_with_config(
                     &gpu,
                     vector_add::Variant::VectorAdd,
                     &x,
@@ -248,7 +248,7 @@ fn error_trials() -> Vec<Trial> {
             let mut output = gpu.zeros::<f32>(1 << 22).map_err(|e| e.to_string())?;
             // 4M rows x 1 column: 131072 blocks of 32 rows along y, over the 65535 limit.
             expect_err(
-                transpose::launch(
+                transpose::transpose_with(
                     &gpu,
                     transpose::Variant::TransposeNaiveRow,
                     &input,
