@@ -8,6 +8,8 @@
 
 use cpu::{Error, smoke, transpose, vector_add, verify};
 
+#[path = "gpu/entry_points.rs"]
+mod entry_points;
 #[path = "gpu/hostile.rs"]
 mod hostile;
 #[path = "gpu/memory_on_chip.rs"]
@@ -287,6 +289,7 @@ fn main() {
     trials.extend(hostile::trials());
     trials.extend(properties::trials());
     trials.extend(convolution::trials());
+    trials.extend(entry_points::trials());
     trials.extend(error_trials());
     if !lab_tests::gpu_available() {
         eprintln!("no CUDA device could be opened: the GPU tests are reported as ignored");
