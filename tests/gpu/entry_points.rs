@@ -15,6 +15,7 @@
 //!   inputs accepted with nothing written.
 
 use std::ops::Range;
+use std::sync::Barrier;
 
 use cpu::convolution::{
     self, Mask1d, Mask2d, Reference, Variant1d, Variant2d, reference_1d, reference_2d,
@@ -387,33 +388,58 @@ impl Job {
     }
 
     /// Launches the constant-mask and vec4 kernels, 1D and 2D, [`ITERATIONS`] times each on
-    /// `gpu` with this job's masks, each into a fresh poisoned output, without synchronising;
-    /// then reads every output back and checks it against this job's references.
-    fn run(&self, gpu: &Gpu) -> Result<(), String> {
+    /// `gpu` with this job's masks, each into an output of its own (allocated and poisoned
+    /// first, so that the loop only launches), without synchronising; the loop starts when
+    /// every thread waiting on `start` is ready. Then reads every output back and checks it
+    /// against this job's references.
+    fn run(&self, gpu: &Gpu, start: &Barrier) -> Result<(), String> {
         let e = |e: Error| e.to_string();
         let (rows, cols) = SHAPE_HAMMER;
         let r1 = reference_1d(&self.input_1d, &self.mask_1d);
         let r2 = reference_2d(&self.image, rows, cols, &self.mask_2d, W_2D);
-        let mask_1d = Mask1d::new(gpu, &self.mask_1d).map_err(e)?;
-        let mask_2d = Mask2d::new(gpu, &self.mask_2d, W_2D).map_err(e)?;
-        let input = gpu.upload(&self.input_1d).map_err(e)?;
-        let image = gpu.upload(&self.image).map_err(e)?;
+        // Every thread reaches the barrier, also one whose set-up failed (else the others
+        // would wait for ever); the failure is reported after it.
+        let setup = || -> Result<_, String> {
+            let poisoned = |len: usize| -> Result<Vec<CudaSlice<f32>>, String> {
+                (0..2 * ITERATIONS)
+                    .map(|_| gpu.poisoned(len, POISON).map_err(e))
+                    .collect()
+            };
+            let buffers = (
+                Mask1d::new(gpu, &self.mask_1d).map_err(e)?,
+                Mask2d::new(gpu, &self.mask_2d, W_2D).map_err(e)?,
+                gpu.upload(&self.input_1d).map_err(e)?,
+                gpu.upload(&self.image).map_err(e)?,
+                poisoned(N_HAMMER)?,
+                poisoned(rows * cols)?,
+            );
+            gpu.synchronize("poisoning the outputs").map_err(e)?;
+            Ok(buffers)
+        };
+        let setup = setup();
+        start.wait();
+        let (mask_1d, mask_2d, input, image, mut outs_1d, mut outs_2d) = setup?;
+        let (v1, v2) = (
+            Variant1d::Convolution1dConstantMask,
+            Variant2d::Convolution2dConstantMask,
+        );
+        for (o1, o2) in outs_1d.chunks_mut(2).zip(outs_2d.chunks_mut(2)) {
+            convolution::conv1d_with(gpu, v1, &input, &mask_1d, &mut o1[0]).map_err(e)?;
+            convolution::conv1d(gpu, &input, &mask_1d, &mut o1[1]).map_err(e)?;
+            convolution::conv2d_with(gpu, v2, &image, &mask_2d, &mut o2[0], rows, cols)
+                .map_err(e)?;
+            convolution::conv2d(gpu, &image, &mask_2d, &mut o2[1], rows, cols).map_err(e)?;
+        }
         let mut pending = Pending::new();
-        for i in 0..ITERATIONS {
-            let mut out = gpu.poisoned(N_HAMMER, POISON).map_err(e)?;
-            let v = Variant1d::Convolution1dConstantMask;
-            convolution::conv1d_with(gpu, v, &input, &mask_1d, &mut out).map_err(e)?;
-            pending.push(out, &r1, format!("{} #{i}", v.kernel_name()));
-            let mut out = gpu.poisoned(N_HAMMER, POISON).map_err(e)?;
-            convolution::conv1d(gpu, &input, &mask_1d, &mut out).map_err(e)?;
-            pending.push(out, &r1, format!("conv1d (vec4) #{i}"));
-            let mut out = gpu.poisoned(rows * cols, POISON).map_err(e)?;
-            let v = Variant2d::Convolution2dConstantMask;
-            convolution::conv2d_with(gpu, v, &image, &mask_2d, &mut out, rows, cols).map_err(e)?;
-            pending.push(out, &r2, format!("{} #{i}", v.kernel_name()));
-            let mut out = gpu.poisoned(rows * cols, POISON).map_err(e)?;
-            convolution::conv2d(gpu, &image, &mask_2d, &mut out, rows, cols).map_err(e)?;
-            pending.push(out, &r2, format!("conv2d (vec4) #{i}"));
+        for (k, (o1, o2)) in outs_1d.into_iter().zip(outs_2d).enumerate() {
+            let (i, vec4) = (k / 2, k % 2 == 1);
+            let (name1, name2) = if vec4 {
+                ("conv1d (vec4)", "conv2d (vec4)")
+            } else {
+                (v1.kernel_name(), v2.kernel_name())
+            };
+            pending.push(o1, &r1, format!("{name1} #{i}"));
+            pending.push(o2, &r2, format!("{name2} #{i}"));
         }
         pending.check(gpu)
     }
@@ -421,6 +447,8 @@ impl Job {
 
 /// Runs one [`Job`] per handle, each on a thread of its own, at once.
 fn threads(seed: u64, handles: Vec<Gpu>) -> Result<(), Failed> {
+    let start = Barrier::new(handles.len());
+    let start = &start;
     let results: Vec<Result<(), String>> = std::thread::scope(|s| {
         let workers: Vec<_> = handles
             .into_iter()
@@ -428,7 +456,7 @@ fn threads(seed: u64, handles: Vec<Gpu>) -> Result<(), Failed> {
             .map(|(id, gpu)| {
                 s.spawn(move || {
                     Job::new(seed, id)
-                        .run(&gpu)
+                        .run(&gpu, start)
                         .map_err(|m| format!("thread {id}: {m}"))
                 })
             })

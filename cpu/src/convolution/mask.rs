@@ -224,6 +224,13 @@ mod tests {
     }
 
     #[test]
+    fn masks_can_be_shared_between_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Mask1d>();
+        send_sync::<Mask2d>();
+    }
+
+    #[test]
     #[cfg(feature = "clap")]
     fn named_masks_are_well_formed() {
         for m in <NamedMask as clap::ValueEnum>::value_variants() {
