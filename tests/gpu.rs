@@ -8,6 +8,8 @@
 
 use cpu::{Error, smoke, transpose, vector_add, verify};
 
+#[path = "gpu/entry_points.rs"]
+mod entry_points;
 #[path = "gpu/hostile.rs"]
 mod hostile;
 #[path = "gpu/memory_on_chip.rs"]
@@ -145,7 +147,7 @@ fn error_trials() -> Vec<Trial> {
             let mut z = gpu.zeros::<f32>(2000).unwrap();
             let cfg = cpu::launch::linear(8, 128, 0);
             expect_err(
-                vector_add::launch_with_config(
+                vector_add::add_with_config(
                     &gpu,
                     vector_add::Variant::VectorAdd,
                     &x,
@@ -248,7 +250,7 @@ fn error_trials() -> Vec<Trial> {
             let mut output = gpu.zeros::<f32>(1 << 22).map_err(|e| e.to_string())?;
             // 4M rows x 1 column: 131072 blocks of 32 rows along y, over the 65535 limit.
             expect_err(
-                transpose::launch(
+                transpose::transpose_with(
                     &gpu,
                     transpose::Variant::TransposeNaiveRow,
                     &input,
@@ -287,6 +289,7 @@ fn main() {
     trials.extend(hostile::trials());
     trials.extend(properties::trials());
     trials.extend(convolution::trials());
+    trials.extend(entry_points::trials());
     trials.extend(error_trials());
     if !lab_tests::gpu_available() {
         eprintln!("no CUDA device could be opened: the GPU tests are reported as ignored");

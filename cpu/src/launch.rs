@@ -10,6 +10,39 @@ pub const MAX_GRID_X: u64 = (1 << 31) - 1;
 /// Largest number of threads in a block.
 pub const MAX_BLOCK_THREADS: u32 = 1024;
 
+/// Alignment in bytes of the 16-byte (`float4`, PTX `ld.global.v4` / `st.global.v4`) accesses
+/// of the `*_vec4` kernels. Device allocations are 256-byte aligned; a view of `f32` starting
+/// at element `k` of one is 16-byte aligned when `k % 4 == 0`.
+pub const VEC4_ALIGNMENT: usize = 16;
+
+/// Whether `address` is a multiple of `alignment` (a power of two).
+pub fn is_aligned(address: u64, alignment: usize) -> bool {
+    address.is_multiple_of(alignment as u64)
+}
+
+/// Checks that the buffer `what` of a launch of `kernel` starts at a multiple of `alignment`
+/// bytes.
+///
+/// # Errors
+/// [`Error::Misaligned`] naming the kernel, the buffer, its address and the alignment.
+pub fn check_aligned(
+    kernel: &'static str,
+    what: &'static str,
+    address: u64,
+    alignment: usize,
+) -> Result<()> {
+    if is_aligned(address, alignment) {
+        Ok(())
+    } else {
+        Err(Error::Misaligned {
+            kernel,
+            what,
+            address,
+            alignment,
+        })
+    }
+}
+
 /// Blocks of `per_block` elements needed to cover `n` elements: `ceil(n / per_block)`.
 ///
 /// # Errors
@@ -123,6 +156,22 @@ mod tests {
         assert_eq!(blocks_to_cover("k", 257, 256).unwrap(), 2);
         assert!(blocks_to_cover("k", usize::MAX, 1).is_err());
         assert!(blocks_to_cover("k", 5, 0).is_err());
+    }
+
+    #[test]
+    fn alignment_checks() {
+        assert!(is_aligned(0x7f00_0000_0100, VEC4_ALIGNMENT));
+        assert!(!is_aligned(0x7f00_0000_0104, VEC4_ALIGNMENT));
+        assert!(check_aligned("k", "x", 0x1000, 16).is_ok());
+        assert!(matches!(
+            check_aligned("k", "x", 0x1008, 16),
+            Err(Error::Misaligned {
+                what: "x",
+                address: 0x1008,
+                alignment: 16,
+                ..
+            })
+        ));
     }
 
     #[test]

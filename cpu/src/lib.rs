@@ -3,7 +3,11 @@
 //! - [`Gpu`]: one device's context, stream and the PTX module built from the `gpu` crate.
 //! - One module per pattern, named as in the `gpu` crate ([`vector_add`], [`smoke`]): a
 //!   `Variant` enum listing its kernels, launchers that validate their inputs and return typed
-//!   [`Error`]s, and the CPU reference each kernel is checked against.
+//!   [`Error`]s, and the CPU reference each kernel is checked against. The patterns a user
+//!   calls have one entry point each that takes the caller's device memory (any `CudaSlice`
+//!   or view of one) and queues the fastest correct variant on the handle's stream:
+//!   [`convolution::conv1d`], [`convolution::conv2d`], [`transpose::transpose`],
+//!   [`vector_add::add`].
 //! - [`verify`]: comparisons of GPU output with the CPU reference.
 //!
 //! The `demo` command, its timing harness and its reports live in the `demo` crate

@@ -1,13 +1,164 @@
-//! Matrix transpose of a row-major `rows x cols` `f32` matrix into its `cols x rows` transpose
-//! (seed "并行计算(二)——CUDA", NVIDIA's `transpose` sample): launchers for the kernels in
-//! `gpu::transpose`, the copy baseline, and the CPU reference.
+//! Matrix transpose of a row-major `rows x cols` `f32` matrix into its `cols x rows` transpose,
+//! on the caller's device memory and stream (seed "并行计算(二)——CUDA", NVIDIA's `transpose`
+//! sample; the kernels are in `gpu::transpose`).
+//!
+//! [`transpose`] is the one to call: it picks the fastest variant that is correct for the shape
+//! and the buffers' alignment. [`transpose_with`] runs a chosen [`Variant`] (the seed versions,
+//! and [`Variant::Copy`], the bandwidth baseline); [`run`] is the host one-shot for tests and
+//! the demo; [`reference()`] the CPU reference.
+//!
+//! ```no_run
+//! # fn main() -> cpu::Result<()> {
+//! let gpu = cpu::Gpu::new(0)?;
+//! let (rows, cols) = (1000, 3);
+//! let a = gpu.upload(&vec![1.0f32; rows * cols])?;
+//! let mut b = gpu.zeros::<f32>(rows * cols)?;
+//! cpu::transpose::transpose(&gpu, &a, &mut b, rows, cols)?; // b is cols x rows
+//! # Ok(())
+//! # }
+//! ```
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use gpu::transpose as k;
 
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};
-use crate::launch;
+use crate::launch::{self, VEC4_ALIGNMENT};
+
+/// Queues `output = input^T` on `gpu`'s stream: `input` is a row-major `rows x cols` matrix,
+/// `output` becomes its row-major `cols x rows` transpose; returns the launch configuration.
+/// Nothing synchronises.
+///
+/// `input` and `output` are any device memory of the handle's context holding `rows * cols`
+/// floats: a `CudaSlice<f32>` or a view of one.
+///
+/// Variant: [`Variant::TransposeTiledVec4`] when `rows` and `cols` are multiples of 4 and both
+/// buffers start on a 16-byte boundary (its `float4` loads and stores need all of it), else
+/// [`Variant::TransposeSharedPadded`]. See [`Variant::fastest`].
+///
+/// Empty matrix (`rows` or `cols` 0): nothing is launched (a grid of 0 blocks is returned).
+///
+/// # Errors
+/// [`Error::WrongContext`] if a buffer lives in another context than `gpu`'s;
+/// [`Error::ShapeOverflow`] if `rows * cols` overflows; [`Error::LengthMismatch`]
+/// (`what: "input"` or `"output"`) if a buffer does not hold `rows * cols` floats; as
+/// [`Variant::launch_config`]; [`Error::Driver`] if the launch fails.
+pub fn transpose(
+    gpu: &Gpu,
+    input: &impl DevicePtr<f32>,
+    output: &mut impl DevicePtrMut<f32>,
+    rows: usize,
+    cols: usize,
+) -> Result<LaunchConfig> {
+    queue(gpu, None, input, output, rows, cols)
+}
+
+/// As [`transpose`], with the variant chosen by the caller; for [`Variant::Copy`], `output`
+/// becomes a copy of `input` (the bandwidth baseline).
+///
+/// # Errors
+/// As [`transpose`]; for [`Variant::TransposeTiledVec4`] also [`Error::UnsupportedShape`] if
+/// `rows` or `cols` is not a multiple of 4, and [`Error::Misaligned`] if a buffer does not
+/// start on a 16-byte boundary (both checked only for a non-empty matrix).
+pub fn transpose_with(
+    gpu: &Gpu,
+    variant: Variant,
+    input: &impl DevicePtr<f32>,
+    output: &mut impl DevicePtrMut<f32>,
+    rows: usize,
+    cols: usize,
+) -> Result<LaunchConfig> {
+    queue(gpu, Some(variant), input, output, rows, cols)
+}
+
+/// Copies `input` to the device, runs the variant into an output poisoned with NaN, and returns
+/// the result (`cols x rows` row-major; `rows x cols` for [`Variant::Copy`]). Synchronises (it
+/// returns host data).
+///
+/// # Errors
+/// As [`transpose_with`].
+pub fn run(
+    gpu: &Gpu,
+    variant: Variant,
+    input: &[f32],
+    rows: usize,
+    cols: usize,
+) -> Result<Vec<f32>> {
+    let n = crate::error::elements(rows, cols)?;
+    if input.len() != n {
+        return Err(Error::LengthMismatch {
+            what: "input",
+            expected: n,
+            actual: input.len(),
+        });
+    }
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let d_in = gpu.upload(input)?;
+    let mut d_out = gpu.poisoned(n, f32::NAN)?;
+    transpose_with(gpu, variant, &d_in, &mut d_out, rows, cols)?;
+    gpu.download(&d_out, variant.kernel_name())
+}
+
+/// The launcher behind [`transpose`] (`chosen` is `None`) and [`transpose_with`].
+fn queue(
+    gpu: &Gpu,
+    chosen: Option<Variant>,
+    input: &impl DevicePtr<f32>,
+    output: &mut impl DevicePtrMut<f32>,
+    rows: usize,
+    cols: usize,
+) -> Result<LaunchConfig> {
+    gpu.check_buffer("input", input)?;
+    gpu.check_buffer("output", output)?;
+    let n = crate::error::elements(rows, cols)?;
+    for (what, len) in [("input", input.len()), ("output", output.len())] {
+        if len != n {
+            return Err(Error::LengthMismatch {
+                what,
+                expected: n,
+                actual: len,
+            });
+        }
+    }
+    if n == 0 {
+        return Ok(LaunchConfig {
+            grid_dim: (0, 1, 1),
+            block_dim: (k::TILE, k::BLOCK_ROWS, 1),
+            shared_mem_bytes: 0,
+        });
+    }
+    let stream = gpu.stream();
+    // The guards record this launch's use of the buffers when dropped, after the launch.
+    let (input_ptr, _read) = input.device_ptr(stream);
+    let (output_ptr, _write) = output.device_ptr_mut(stream);
+    let variant = match chosen {
+        Some(variant) => {
+            variant.check(rows, cols, input_ptr, output_ptr)?;
+            variant
+        }
+        None => Variant::fastest(
+            rows,
+            cols,
+            launch::is_aligned(input_ptr, VEC4_ALIGNMENT)
+                && launch::is_aligned(output_ptr, VEC4_ALIGNMENT),
+        ),
+    };
+    let cfg = variant.launch_config(rows, cols)?;
+    let kernel = variant.kernel_name();
+    let f = gpu.function(kernel)?;
+    let mut args = stream.launch_builder(&f);
+    args.arg(&input_ptr).arg(&output_ptr).arg(&rows).arg(&cols);
+    // SAFETY: every transpose kernel is `(a: *const f32, b: *mut f32, rows: usize, cols: usize)`.
+    // Both pointers are device views of `rows * cols` floats (checked, no overflow) in `gpu`'s
+    // context (checked); they do not overlap, since `output` is borrowed mutably while `input`
+    // is borrowed. For the vec4 kernel `rows` and `cols` are multiples of 4 and both views
+    // start on a 16-byte boundary (checked by `Variant::check`, or `fastest` chose it only
+    // then). The launch shape is the kernel's own (`launch_config`).
+    unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
+    Ok(cfg)
+}
 
 /// The transpose kernels and the copy baseline, in the order the demo and the tests run them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -77,17 +228,64 @@ impl Variant {
         }
     }
 
+    /// The variant [`transpose`] runs for a `rows x cols` matrix whose buffers both start on a
+    /// 16-byte boundary if `aligned`: [`Variant::TransposeTiledVec4`] when it
+    /// [supports](Variant::supports) the shape and `aligned`, otherwise
+    /// [`Variant::TransposeSharedPadded`], the fastest of the others (H100,
+    /// `docs/patterns/transpose.md`: 96% of memcpy for vec4, 73% for the padded tile).
+    pub fn fastest(rows: usize, cols: usize, aligned: bool) -> Variant {
+        if aligned && Variant::TransposeTiledVec4.supports(rows, cols) {
+            Variant::TransposeTiledVec4
+        } else {
+            Variant::TransposeSharedPadded
+        }
+    }
+
     /// Whether the variant accepts a `rows x cols` matrix (only [`Variant::TransposeTiledVec4`]
-    /// has a precondition: both multiples of 4).
+    /// has a precondition: both multiples of 4, so that every `float4` it reads from a row of
+    /// `input` or writes to a row of `output` lies wholly inside the matrix and, rows starting
+    /// at multiples of 4 elements, on a 16-byte boundary).
     pub fn supports(self, rows: usize, cols: usize) -> bool {
         self != Variant::TransposeTiledVec4 || (rows.is_multiple_of(4) && cols.is_multiple_of(4))
+    }
+
+    /// Whether the variant needs both buffers to start on a 16-byte boundary: only
+    /// [`Variant::TransposeTiledVec4`] (`ld.global.v4` from the input, `st.global.v4` to the
+    /// output).
+    pub fn needs_alignment(self) -> bool {
+        self == Variant::TransposeTiledVec4
+    }
+
+    /// Checks the variant's preconditions for a `rows x cols` matrix whose buffers start at
+    /// the device addresses `input` and `output`.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedShape`] unless it [supports](Variant::supports) the shape;
+    /// [`Error::Misaligned`] naming the first buffer not 16-byte aligned, if
+    /// [`Variant::needs_alignment`].
+    pub fn check(self, rows: usize, cols: usize, input: u64, output: u64) -> Result<()> {
+        let kernel = self.kernel_name();
+        if !self.supports(rows, cols) {
+            return Err(Error::UnsupportedShape {
+                kernel,
+                rows,
+                cols,
+                requirement: "rows and cols must be multiples of 4 for 16-byte accesses",
+            });
+        }
+        if self.needs_alignment() {
+            launch::check_aligned(kernel, "input", input, VEC4_ALIGNMENT)?;
+            launch::check_aligned(kernel, "output", output, VEC4_ALIGNMENT)?;
+        }
+        Ok(())
     }
 
     /// The launch for a `rows x cols` input (see each kernel's doc for the formula).
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] if the grid would exceed CUDA's limits (2^31 - 1 blocks along
-    /// x, 65535 along y) or the shape breaks the variant's precondition.
+    /// [`Error::GridTooLarge`] if the grid would exceed CUDA's limits (2^31 - 1 blocks along
+    /// x, 65535 along y); [`Error::UnsupportedShape`] if the variant does not
+    /// [support](Variant::supports) the shape.
     pub fn launch_config(self, rows: usize, cols: usize) -> Result<LaunchConfig> {
         let kernel = self.kernel_name();
         if !self.supports(rows, cols) {
@@ -126,71 +324,6 @@ impl Variant {
             (per_x as u64, per_y as u64),
             (bx, by, 1),
         )
-    }
-}
-
-/// Queues the variant on `gpu`'s stream: `output` (`cols x rows`) becomes the transpose of
-/// `input` (`rows x cols`, row-major); for [`Variant::Copy`], a copy. Nothing is launched for an
-/// empty matrix.
-///
-/// # Errors
-/// [`Error::InvalidInput`] if `rows * cols` overflows; [`Error::LengthMismatch`] if a buffer
-/// does not hold `rows * cols` floats; [`Error::InvalidLaunch`] as in [`Variant::launch_config`].
-pub fn launch(
-    gpu: &Gpu,
-    variant: Variant,
-    input: &CudaSlice<f32>,
-    output: &mut CudaSlice<f32>,
-    rows: usize,
-    cols: usize,
-) -> Result<LaunchConfig> {
-    let n = crate::error::elements(rows, cols)?;
-    for (what, len) in [("input", input.len()), ("output", output.len())] {
-        if len != n {
-            return Err(Error::LengthMismatch {
-                what,
-                expected: n,
-                actual: len,
-            });
-        }
-    }
-    let cfg = variant.launch_config(rows, cols)?;
-    if n == 0 {
-        return Ok(cfg);
-    }
-    let kernel = variant.kernel_name();
-    let f = gpu.function(kernel)?;
-    let mut args = gpu.stream().launch_builder(&f);
-    args.arg(input).arg(output).arg(&rows).arg(&cols);
-    // SAFETY: every transpose kernel is `(a: *const f32, b: *mut f32, rows: usize, cols: usize)`;
-    // both buffers hold rows * cols floats (checked), do not overlap (one is borrowed mutably),
-    // are 256-byte aligned (cudarc allocations), and the launch shape is the kernel's own.
-    unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
-    Ok(cfg)
-}
-
-/// Copies `input` to the device, runs the variant into an output poisoned with NaN, and returns
-/// the result (`cols x rows` row-major; `rows x cols` for [`Variant::Copy`]).
-pub fn run(
-    gpu: &Gpu,
-    variant: Variant,
-    input: &[f32],
-    rows: usize,
-    cols: usize,
-) -> Result<Vec<f32>> {
-    let d_in = gpu.upload(input)?;
-    let mut d_out = gpu.poisoned(input.len(), f32::NAN)?;
-    launch(gpu, variant, &d_in, &mut d_out, rows, cols)?;
-    gpu.download(&d_out, variant.kernel_name())
-}
-
-/// The transpose to call: [`Variant::TransposeTiledVec4`] when both dimensions are multiples
-/// of 4, otherwise [`Variant::TransposeSharedPadded`].
-pub fn best_variant(rows: usize, cols: usize) -> Variant {
-    if Variant::TransposeTiledVec4.supports(rows, cols) {
-        Variant::TransposeTiledVec4
-    } else {
-        Variant::TransposeSharedPadded
     }
 }
 
@@ -256,8 +389,41 @@ mod tests {
                 .launch_config(1023, 517)
                 .is_err()
         );
-        assert_eq!(best_variant(1023, 517), Variant::TransposeSharedPadded);
-        assert_eq!(best_variant(4096, 4096), Variant::TransposeTiledVec4);
+        assert_eq!(
+            Variant::fastest(1023, 517, true),
+            Variant::TransposeSharedPadded
+        );
+        assert_eq!(
+            Variant::fastest(4096, 4096, true),
+            Variant::TransposeTiledVec4
+        );
+    }
+
+    #[test]
+    fn vec4_needs_aligned_buffers() {
+        assert_eq!(
+            Variant::fastest(4096, 4096, false),
+            Variant::TransposeSharedPadded
+        );
+        let vec4 = Variant::TransposeTiledVec4;
+        assert!(vec4.check(8, 8, 0x1000, 0x2000).is_ok());
+        assert!(matches!(
+            vec4.check(8, 8, 0x1000, 0x2004),
+            Err(Error::Misaligned {
+                what: "output",
+                alignment: 16,
+                ..
+            })
+        ));
+        assert!(matches!(
+            vec4.check(9, 8, 0x1000, 0x2000),
+            Err(Error::UnsupportedShape { rows: 9, .. })
+        ));
+        for v in Variant::ALL {
+            if v != vec4 {
+                assert!(v.check(9, 7, 0x1004, 0x2008).is_ok(), "{v:?}");
+            }
+        }
     }
 
     #[test]

@@ -1,12 +1,210 @@
-//! Vector add, `z = x + y` on `f32` (seed "并行计算(二)——CUDA", NVIDIA's `vectorAdd` sample):
-//! launchers for the kernels in `gpu::vector_add` and their CPU reference.
+//! Vector add, `z = x + y` on `f32`, on the caller's device memory and stream (seed
+//! "并行计算(二)——CUDA", NVIDIA's `vectorAdd` sample; the kernels are in `gpu::vector_add`).
+//!
+//! [`add`] is the one to call: it picks the fastest variant that is correct for the buffers'
+//! alignment. [`add_with`] runs a chosen [`Variant`] with its own launch configuration,
+//! [`add_with_config`] with the caller's (the seed's `add<<<8, 128>>>`); [`run`] is the host
+//! one-shot for tests and the demo; [`reference()`] the CPU reference.
+//!
+//! ```no_run
+//! # fn main() -> cpu::Result<()> {
+//! let gpu = cpu::Gpu::new(0)?;
+//! let x = gpu.upload(&[1.0f32; 1000])?;
+//! let y = gpu.upload(&[2.0f32; 1000])?;
+//! let mut z = gpu.zeros::<f32>(1000)?;
+//! cpu::vector_add::add(&gpu, &x, &y, &mut z)?;
+//! // Views work too: the first 500 elements only.
+//! cpu::vector_add::add(&gpu, &x.slice(..500), &y.slice(..500), &mut z.slice_mut(..500))?;
+//! # Ok(())
+//! # }
+//! ```
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use gpu::vector_add as k;
 
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};
-use crate::launch;
+use crate::launch::{self, VEC4_ALIGNMENT};
+
+/// Queues `z = x + y` (`n = x.len()` floats) on `gpu`'s stream with the fastest variant that
+/// is correct for the buffers given, and returns its launch configuration. Nothing
+/// synchronises.
+///
+/// `x`, `y` and `z` are any device memory of the handle's context: a `CudaSlice<f32>` or a
+/// view of one.
+///
+/// Variant: [`Variant::VectorAddVec4`] when all three buffers start on a 16-byte boundary (its
+/// `float4` loads and stores need it; any `n`, the `n % 4` tail is added element by element),
+/// else [`Variant::VectorAddGridStride`]. See [`Variant::fastest`].
+///
+/// Empty input: nothing is launched.
+///
+/// # Errors
+/// [`Error::WrongContext`] if a buffer lives in another context than `gpu`'s;
+/// [`Error::LengthMismatch`] (`what: "y"` or `"z"`) if `y` or `z` differ in length from `x`;
+/// [`Error::GridTooLarge`] if `n` needs more blocks than a grid holds; [`Error::Driver`] if
+/// the launch fails.
+pub fn add(
+    gpu: &Gpu,
+    x: &impl DevicePtr<f32>,
+    y: &impl DevicePtr<f32>,
+    z: &mut impl DevicePtrMut<f32>,
+) -> Result<LaunchConfig> {
+    queue(gpu, None, x, y, z, None)
+}
+
+/// As [`add`], with the variant chosen by the caller and its own launch configuration
+/// ([`Variant::launch_config`]).
+///
+/// # Errors
+/// As [`add`]; also [`Error::Misaligned`] if `variant` is [`Variant::VectorAddVec4`] and a
+/// buffer does not start on a 16-byte boundary (checked only for a non-empty input).
+pub fn add_with(
+    gpu: &Gpu,
+    variant: Variant,
+    x: &impl DevicePtr<f32>,
+    y: &impl DevicePtr<f32>,
+    z: &mut impl DevicePtrMut<f32>,
+) -> Result<LaunchConfig> {
+    queue(gpu, Some(variant), x, y, z, None)
+}
+
+/// As [`add_with`], with a launch configuration chosen by the caller (the seed's toy runs
+/// [`Variant::VectorAdd`] as 8 blocks of 128 threads).
+///
+/// # Errors
+/// As [`add_with`]; also [`Error::InvalidBlock`] if the block is not 1..=1024 threads;
+/// [`Error::LaunchShape`] if the grid or block is not one-dimensional, the grid has no blocks,
+/// the grid of a [`Variant::VectorAdd`] launch does not cover `n`, or a
+/// [`Variant::VectorAddVec4`] grid has fewer threads than the `n % 4` tail elements.
+pub fn add_with_config(
+    gpu: &Gpu,
+    variant: Variant,
+    x: &impl DevicePtr<f32>,
+    y: &impl DevicePtr<f32>,
+    z: &mut impl DevicePtrMut<f32>,
+    cfg: LaunchConfig,
+) -> Result<()> {
+    queue(gpu, Some(variant), x, y, z, Some(cfg)).map(drop)
+}
+
+/// Copies `x` and `y` to the device, runs the variant into an output poisoned with NaN, and
+/// returns `z`. Synchronises (it returns host data).
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if `y` differs in length from `x`; as [`add_with`].
+pub fn run(gpu: &Gpu, variant: Variant, x: &[f32], y: &[f32]) -> Result<Vec<f32>> {
+    if y.len() != x.len() {
+        return Err(Error::LengthMismatch {
+            what: "y",
+            expected: x.len(),
+            actual: y.len(),
+        });
+    }
+    if x.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (d_x, d_y) = (gpu.upload(x)?, gpu.upload(y)?);
+    let mut d_z = gpu.poisoned(x.len(), f32::NAN)?;
+    add_with(gpu, variant, &d_x, &d_y, &mut d_z)?;
+    gpu.download(&d_z, variant.kernel_name())
+}
+
+/// The launcher behind [`add`] (`chosen` is `None`), [`add_with`] (`cfg` is `None`) and
+/// [`add_with_config`].
+fn queue(
+    gpu: &Gpu,
+    chosen: Option<Variant>,
+    x: &impl DevicePtr<f32>,
+    y: &impl DevicePtr<f32>,
+    z: &mut impl DevicePtrMut<f32>,
+    cfg: Option<LaunchConfig>,
+) -> Result<LaunchConfig> {
+    gpu.check_buffer("x", x)?;
+    gpu.check_buffer("y", y)?;
+    gpu.check_buffer("z", z)?;
+    let n = x.len();
+    for (what, len) in [("y", y.len()), ("z", z.len())] {
+        if len != n {
+            return Err(Error::LengthMismatch {
+                what,
+                expected: n,
+                actual: len,
+            });
+        }
+    }
+    if let (Some(variant), Some(cfg)) = (chosen, cfg) {
+        check_config(variant, n, &cfg)?;
+    }
+    if n == 0 {
+        return Ok(cfg.unwrap_or(launch::linear(0, k::BLOCK_SIZE, 0)));
+    }
+    let stream = gpu.stream();
+    // The guards record this launch's use of the buffers when dropped, after the launch.
+    let (x_ptr, _read_x) = x.device_ptr(stream);
+    let (y_ptr, _read_y) = y.device_ptr(stream);
+    let (z_ptr, _write_z) = z.device_ptr_mut(stream);
+    let variant = match chosen {
+        Some(variant) => {
+            variant.check_alignment(x_ptr, y_ptr, z_ptr)?;
+            variant
+        }
+        None => Variant::fastest(
+            [x_ptr, y_ptr, z_ptr]
+                .iter()
+                .all(|&p| launch::is_aligned(p, VEC4_ALIGNMENT)),
+        ),
+    };
+    let cfg = match cfg {
+        Some(cfg) => cfg,
+        None => variant.launch_config(gpu, n)?,
+    };
+    let kernel = variant.kernel_name();
+    let f = gpu.function(kernel)?;
+    let mut args = stream.launch_builder(&f);
+    args.arg(&x_ptr).arg(&y_ptr).arg(&z_ptr).arg(&n);
+    // SAFETY: the arguments match `vector_add(x: *const f32, y: *const f32, z: *mut f32,
+    // n: usize)` and its grid-stride and vec4 twins: three device views of `n` floats each
+    // (lengths checked) in `gpu`'s context (checked); `z` overlaps neither input, since it is
+    // borrowed mutably while they are borrowed. For the vec4 kernel all three start on a
+    // 16-byte boundary (checked by `check_alignment`, or `fastest` chose it only then). The
+    // launch is one-dimensional, and covers `n` where the kernel needs it (`launch_config`, or
+    // `check_config` for a caller's configuration).
+    unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
+    Ok(cfg)
+}
+
+/// Checks a caller's launch configuration for `variant` over `n` elements.
+fn check_config(variant: Variant, n: usize, cfg: &LaunchConfig) -> Result<()> {
+    let kernel = variant.kernel_name();
+    let shape_error = |requirement| Error::LaunchShape {
+        kernel,
+        grid: cfg.grid_dim,
+        block: cfg.block_dim,
+        requirement,
+    };
+    launch::check_block(kernel, cfg.block_dim.0, false)?;
+    if cfg.block_dim.1 != 1 || cfg.block_dim.2 != 1 || cfg.grid_dim.1 != 1 || cfg.grid_dim.2 != 1 {
+        return Err(shape_error(
+            "the kernel indexes along x only: grid and block must be one-dimensional",
+        ));
+    }
+    let threads = cfg.grid_dim.0 as u64 * cfg.block_dim.0 as u64;
+    if variant == Variant::VectorAdd && threads < n as u64 {
+        return Err(shape_error(
+            "one thread per element: the grid must cover every element",
+        ));
+    }
+    if variant == Variant::VectorAddVec4 && threads < (n % 4) as u64 {
+        return Err(shape_error(
+            "the grid needs a thread for each of the n % 4 tail elements",
+        ));
+    }
+    if n > 0 && cfg.grid_dim.0 == 0 {
+        return Err(shape_error("the grid has no blocks"));
+    }
+    Ok(())
+}
 
 /// The vector-add kernels, in the order the demo and the tests run them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -37,10 +235,48 @@ impl Variant {
         }
     }
 
+    /// The variant [`add`] runs: [`Variant::VectorAddVec4`] if `aligned` (`x`, `y` and `z` all
+    /// start on a 16-byte boundary), else [`Variant::VectorAddGridStride`], the fastest of the
+    /// others (H100, `docs/patterns/vector_add.md`: 96.1% of memcpy for vec4, 92.9% and 92.6%).
+    pub fn fastest(aligned: bool) -> Variant {
+        if aligned {
+            Variant::VectorAddVec4
+        } else {
+            Variant::VectorAddGridStride
+        }
+    }
+
+    /// Whether the variant needs `x`, `y` and `z` to start on a 16-byte boundary: only
+    /// [`Variant::VectorAddVec4`], whose `float4` loads and stores are at multiples of 4
+    /// elements from each base (any `n`: the `n % 4` tail is scalar).
+    pub fn needs_alignment(self) -> bool {
+        self == Variant::VectorAddVec4
+    }
+
+    /// Checks the variant's alignment precondition for buffers starting at the device
+    /// addresses `x`, `y` and `z`.
+    ///
+    /// # Errors
+    /// [`Error::Misaligned`] naming the first buffer not 16-byte aligned, if
+    /// [`Variant::needs_alignment`].
+    pub fn check_alignment(self, x: u64, y: u64, z: u64) -> Result<()> {
+        if self.needs_alignment() {
+            let kernel = self.kernel_name();
+            for (what, address) in [("x", x), ("y", y), ("z", z)] {
+                launch::check_aligned(kernel, what, address, VEC4_ALIGNMENT)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The launch the host uses for `n` elements: blocks of [`k::BLOCK_SIZE`] threads; a grid
     /// covering `n` for [`Variant::VectorAdd`], one wave of resident blocks (SMs x blocks per
     /// SM, at most enough to cover `n`, or `n / 4` groups of four for
     /// [`Variant::VectorAddVec4`]) for the grid-stride variants.
+    ///
+    /// # Errors
+    /// [`Error::GridTooLarge`] if `n` needs more blocks than a grid holds; [`Error::Driver`]
+    /// from the device queries.
     pub fn launch_config(self, gpu: &Gpu, n: usize) -> Result<LaunchConfig> {
         let covering = launch::blocks_to_cover(self.kernel_name(), n, k::BLOCK_SIZE as u64)?;
         let wave = || -> Result<u32> {
@@ -53,113 +289,6 @@ impl Variant {
         };
         Ok(launch::linear(grid, k::BLOCK_SIZE, 0))
     }
-}
-
-/// Queues `z = x + y` on `gpu`'s stream with the variant's own launch configuration and
-/// returns it. Nothing is launched for `n = 0`.
-///
-/// # Errors
-/// [`Error::LengthMismatch`] if `y` or `z` differ in length from `x`; [`Error::InvalidLaunch`]
-/// if `n` needs more blocks than a grid holds; [`Error::Driver`] if the launch fails.
-pub fn launch(
-    gpu: &Gpu,
-    variant: Variant,
-    x: &CudaSlice<f32>,
-    y: &CudaSlice<f32>,
-    z: &mut CudaSlice<f32>,
-) -> Result<LaunchConfig> {
-    let cfg = variant.launch_config(gpu, x.len())?;
-    launch_with_config(gpu, variant, x, y, z, cfg)?;
-    Ok(cfg)
-}
-
-/// As [`launch`], with a launch configuration chosen by the caller (the seed's toy runs
-/// [`Variant::VectorAdd`] as 8 blocks of 128 threads).
-///
-/// # Errors
-/// As [`launch`]; also [`Error::InvalidLaunch`] if the block is not 1..=1024 threads, or if the
-/// grid of a [`Variant::VectorAdd`] launch does not cover `n`.
-pub fn launch_with_config(
-    gpu: &Gpu,
-    variant: Variant,
-    x: &CudaSlice<f32>,
-    y: &CudaSlice<f32>,
-    z: &mut CudaSlice<f32>,
-    cfg: LaunchConfig,
-) -> Result<()> {
-    let kernel = variant.kernel_name();
-    let n = x.len();
-    for (what, len) in [("y", y.len()), ("z", z.len())] {
-        if len != n {
-            return Err(Error::LengthMismatch {
-                what,
-                expected: n,
-                actual: len,
-            });
-        }
-    }
-    launch::check_block(kernel, cfg.block_dim.0, false)?;
-    if cfg.block_dim.1 != 1 || cfg.block_dim.2 != 1 || cfg.grid_dim.1 != 1 || cfg.grid_dim.2 != 1 {
-        return Err(Error::LaunchShape {
-            kernel,
-            grid: cfg.grid_dim,
-            block: cfg.block_dim,
-            requirement: "the kernel indexes along x only: grid and block must be one-dimensional",
-        });
-    }
-    let threads = cfg.grid_dim.0 as u64 * cfg.block_dim.0 as u64;
-    if variant == Variant::VectorAdd && threads < n as u64 {
-        return Err(Error::LaunchShape {
-            kernel,
-            grid: cfg.grid_dim,
-            block: cfg.block_dim,
-            requirement: "one thread per element: the grid must cover every element",
-        });
-    }
-    if variant == Variant::VectorAddVec4 && threads < (n % 4) as u64 {
-        return Err(Error::LaunchShape {
-            kernel,
-            grid: cfg.grid_dim,
-            block: cfg.block_dim,
-            requirement: "the grid needs a thread for each of the n % 4 tail elements",
-        });
-    }
-    if n == 0 {
-        return Ok(());
-    }
-    if cfg.grid_dim.0 == 0 {
-        return Err(Error::LaunchShape {
-            kernel,
-            grid: cfg.grid_dim,
-            block: cfg.block_dim,
-            requirement: "the grid has no blocks",
-        });
-    }
-    let f = gpu.function(kernel)?;
-    let mut args = gpu.stream().launch_builder(&f);
-    args.arg(x).arg(y).arg(z).arg(&n);
-    // SAFETY: the arguments match `vector_add(x: *const f32, y: *const f32, z: *mut f32, n: usize)`
-    // (and its grid-stride and vec4 twins): three device buffers of `n` f32 each (lengths
-    // checked above; cudarc allocations are at least 256-byte aligned, as the vec4 kernel
-    // needs), `z` distinct from the inputs (it is borrowed mutably), `n` as a 64-bit count.
-    unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
-    Ok(())
-}
-
-/// Copies `x` and `y` to the device, runs the variant into an output poisoned with NaN, and
-/// returns `z`.
-pub fn run(gpu: &Gpu, variant: Variant, x: &[f32], y: &[f32]) -> Result<Vec<f32>> {
-    if y.len() != x.len() {
-        return Err(Error::LengthMismatch {
-            what: "y",
-            expected: x.len(),
-            actual: y.len(),
-        });
-    }
-    let (d_x, d_y) = (gpu.upload(x)?, gpu.upload(y)?);
-    let mut d_z = gpu.poisoned(x.len(), f32::NAN)?;
-    launch(gpu, variant, &d_x, &d_y, &mut d_z)?;
-    gpu.download(&d_z, variant.kernel_name())
 }
 
 /// CPU reference: `z[i] = x[i] + y[i]`. One correctly rounded `f32` add per element, so the
@@ -189,6 +318,47 @@ mod tests {
     #[test]
     fn bytes_per_element() {
         assert_eq!(bytes_moved(1 << 26), 12 << 26);
+    }
+
+    #[test]
+    fn vec4_only_on_aligned_buffers() {
+        assert_eq!(Variant::fastest(true), Variant::VectorAddVec4);
+        assert_eq!(Variant::fastest(false), Variant::VectorAddGridStride);
+        let vec4 = Variant::VectorAddVec4;
+        assert!(vec4.check_alignment(0x100, 0x200, 0x310).is_ok());
+        assert!(matches!(
+            vec4.check_alignment(0x100, 0x204, 0x300),
+            Err(Error::Misaligned {
+                what: "y",
+                address: 0x204,
+                ..
+            })
+        ));
+        assert!(
+            Variant::VectorAddGridStride
+                .check_alignment(0x104, 0x208, 0x30c)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn caller_configs_are_checked() {
+        let (v, v4) = (Variant::VectorAdd, Variant::VectorAddVec4);
+        assert!(check_config(v, 1024, &launch::linear(8, 128, 0)).is_ok());
+        assert!(matches!(
+            check_config(v, 2000, &launch::linear(8, 128, 0)),
+            Err(Error::LaunchShape { .. })
+        ));
+        assert!(matches!(
+            check_config(v, 10, &launch::linear(1, 2048, 0)),
+            Err(Error::InvalidBlock { block: 2048, .. })
+        ));
+        assert!(check_config(v4, 7, &launch::linear(1, 32, 0)).is_ok());
+        assert!(check_config(v4, 0, &launch::linear(0, 32, 0)).is_ok());
+        assert!(matches!(
+            check_config(v4, 7, &launch::linear(0, 32, 0)),
+            Err(Error::LaunchShape { .. })
+        ));
     }
 
     #[test]

@@ -239,19 +239,11 @@ fn error_trials() -> Vec<Trial> {
         "convolution::errors::mask_dimension_mismatch".into(),
         || {
             let gpu = gpu()?;
-            let mask = convolution::Mask::new_1d(&gpu, &[1.0; 3]).map_err(|e| e.to_string())?;
             let input = gpu.upload(&[1.0f32; 16]).map_err(|e| e.to_string())?;
             let mut output = gpu.zeros::<f32>(16).map_err(|e| e.to_string())?;
+            // Three taps are a 1D mask: no square mask has 3 values.
             expect_err(
-                convolution::launch_2d(
-                    &gpu,
-                    Variant2d::Convolution2dTiledHalo,
-                    &input,
-                    &mask,
-                    &mut output,
-                    4,
-                    4,
-                ),
+                convolution::conv2d_values(&gpu, &input, &[1.0; 3], &mut output, 4, 4),
                 |e| {
                     matches!(
                         e,

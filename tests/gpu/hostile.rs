@@ -28,7 +28,7 @@ fn vector_add_beyond_2e31() -> Result<(), Failed> {
         vector_add::Variant::VectorAddVec4,
     ] {
         let mut d_z = gpu.poisoned(n, f32::NAN).map_err(|e| e.to_string())?;
-        vector_add::launch(&gpu, variant, &d_x, &d_y, &mut d_z).map_err(|e| e.to_string())?;
+        vector_add::add_with(&gpu, variant, &d_x, &d_y, &mut d_z).map_err(|e| e.to_string())?;
         let got = gpu
             .download(&d_z, variant.kernel_name())
             .map_err(|e| e.to_string())?;

@@ -6,7 +6,7 @@ use crate::report::{ChartKind, Measurement, Table};
 use crate::timing;
 use crate::timing::{Ceiling, Timing};
 use anyhow::{Context, Result, bail};
-use cpu::convolution::{self, Comparison, Mask, NamedMask, Variant1d, Variant2d};
+use cpu::convolution::{self, Comparison, Mask1d, Mask2d, NamedMask, Variant1d, Variant2d};
 use cpu::{Gpu, launch};
 use cudarc::driver::LaunchConfig;
 use rand::rngs::StdRng;
@@ -84,7 +84,7 @@ fn variant_row(table: &mut Table, ceiling: &Ceiling, bytes: u64, row: Row) {
 const PICTURE: (usize, usize) = (480, 640);
 
 pub fn run_1d(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, mask_width: usize) -> Result<()> {
-    convolution::validate_mask_width(mask_width, convolution::MAX_MASK_WIDTH, "1D")?;
+    convolution::validate_mask_width(1, mask_width)?;
     let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     let input: Vec<f32> = (0..size).map(|_| rng.random_range(-1.0..1.0)).collect();
@@ -94,7 +94,7 @@ pub fn run_1d(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, mask_width: usiz
     out.dump("input", &[], &input)?;
     out.dump("mask", &[], &mask_values)?;
     let reference = convolution::reference_1d(&input, &mask_values);
-    let mask = Mask::new_1d(gpu, &mask_values)?;
+    let mask = Mask1d::new(gpu, &mask_values)?;
     let d_in = gpu.upload(&input)?;
     let bytes = convolution::bytes_moved(size);
 
@@ -114,14 +114,14 @@ pub fn run_1d(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, mask_width: usiz
     for variant in Variant1d::ALL {
         let name = variant_name(variant);
         let mut d_out = gpu.poisoned(size, f32::NAN)?;
-        let cfg = convolution::launch_1d(gpu, variant, &d_in, &mask, &mut d_out)?;
+        let cfg = convolution::conv1d_with(gpu, variant, &d_in, &mask, &mut d_out)?;
         let entry = variant.entry(mask_width);
         let got = gpu.download(&d_out, entry)?;
         out.dump(&format!("output_{name}"), &[], &got)?;
         let check = convolution::compare(&got, &reference);
         failures += check.result.is_err() as usize;
         let t = timing::time_gpu(gpu, entry, 3, cli.reps as usize, || {
-            convolution::launch_1d(gpu, variant, &d_in, &mask, &mut d_out).map(drop)
+            convolution::conv1d_with(gpu, variant, &d_in, &mask, &mut d_out).map(drop)
         })?;
         let basic = *basic_ms.get_or_insert(t.median_ms);
         let access_ratio = variant.access_ratio(mask_width, cfg.block_dim.0);
@@ -167,7 +167,7 @@ pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<(
         mask_width,
         ..
     } = args;
-    convolution::validate_mask_width(mask_width, convolution::MAX_MASK_WIDTH_2D, "2D")?;
+    convolution::validate_mask_width(2, mask_width)?;
     let n = rows.checked_mul(cols).context("rows x cols overflows")?;
     let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
@@ -199,19 +199,20 @@ pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<(
     out.headline("variants", &variant_name(Variant2d::Convolution2dTiledVec4));
     let (mut failures, mut basic_ms) = (0, None);
     {
-        let mask = Mask::new_2d(gpu, &mask_values, mask_width)?;
+        let mask = Mask2d::new(gpu, &mask_values, mask_width)?;
         let d_in = gpu.upload(&input)?;
         for variant in Variant2d::ALL {
             let name = variant_name(variant);
             let mut d_out = gpu.poisoned(n, f32::NAN)?;
-            let cfg = convolution::launch_2d(gpu, variant, &d_in, &mask, &mut d_out, rows, cols)?;
+            let cfg = convolution::conv2d_with(gpu, variant, &d_in, &mask, &mut d_out, rows, cols)?;
             let entry = variant.entry(mask_width);
             let got = gpu.download(&d_out, entry)?;
             out.dump(&format!("output_{name}"), &shape, &got)?;
             let check = convolution::compare(&got, &reference);
             failures += check.result.is_err() as usize;
             let t = timing::time_gpu(gpu, entry, 3, cli.reps as usize, || {
-                convolution::launch_2d(gpu, variant, &d_in, &mask, &mut d_out, rows, cols).map(drop)
+                convolution::conv2d_with(gpu, variant, &d_in, &mask, &mut d_out, rows, cols)
+                    .map(drop)
             })?;
             let basic = *basic_ms.get_or_insert(t.median_ms);
             let access_ratio = variant.access_ratio(mask_width);
@@ -260,10 +261,10 @@ fn filter_picture(gpu: &Gpu, cli: &Cli, out: &mut Out, args: &Conv2dArgs) -> Res
     let (w, values) = args.mask.values();
     let variant = Variant2d::Convolution2dTiledVec4;
     let entry = variant.entry(w);
-    let mask = Mask::new_2d(gpu, &values, w)?;
+    let mask = Mask2d::new(gpu, &values, w)?;
     let d_in = gpu.upload(&picture)?;
     let mut d_out = gpu.poisoned(picture.len(), f32::NAN)?;
-    let cfg = convolution::launch_2d(gpu, variant, &d_in, &mask, &mut d_out, rows, cols)?;
+    let cfg = convolution::conv2d_with(gpu, variant, &d_in, &mask, &mut d_out, rows, cols)?;
     let got = gpu.download(&d_out, entry)?;
     out.dump("image_output", &shape, &got)?;
     let check = convolution::compare(
@@ -271,7 +272,7 @@ fn filter_picture(gpu: &Gpu, cli: &Cli, out: &mut Out, args: &Conv2dArgs) -> Res
         &convolution::reference_2d(&picture, rows, cols, &values, w),
     );
     let t = timing::time_gpu(gpu, entry, 3, cli.reps as usize, || {
-        convolution::launch_2d(gpu, variant, &d_in, &mask, &mut d_out, rows, cols).map(drop)
+        convolution::conv2d_with(gpu, variant, &d_in, &mask, &mut d_out, rows, cols).map(drop)
     })?;
     let written = match args.out {
         Some(path) => {

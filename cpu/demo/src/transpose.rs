@@ -20,7 +20,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, rows: usize, cols: usize) -> Res
     let seed_size = rows == 8192 && cols == 8192;
 
     out.dump("input", &[rows as u64, cols as u64], &input)?;
-    let best = variant_name(transpose::best_variant(rows, cols));
+    let best = variant_name(transpose::Variant::fastest(rows, cols, true));
     let mut table = Table::new(
         "variants",
         format!(
@@ -67,7 +67,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, rows: usize, cols: usize) -> Res
             continue;
         }
         let mut d_out = gpu.poisoned(n, f32::NAN)?;
-        let cfg = transpose::launch(gpu, variant, &d_in, &mut d_out, rows, cols)?;
+        let cfg = transpose::transpose_with(gpu, variant, &d_in, &mut d_out, rows, cols)?;
         let got = gpu.download(&d_out, variant.kernel_name())?;
         let shape = if variant.transposes() {
             [cols as u64, rows as u64]
@@ -85,7 +85,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, rows: usize, cols: usize) -> Res
         );
         failures += check.is_err() as usize;
         let t = timing::time_gpu(gpu, variant.kernel_name(), 3, cli.reps as usize, || {
-            transpose::launch(gpu, variant, &d_in, &mut d_out, rows, cols).map(drop)
+            transpose::transpose_with(gpu, variant, &d_in, &mut d_out, rows, cols).map(drop)
         })?;
         let m = Measurement::new(variant_name(variant), &t)
             .kernel(variant.kernel_name())

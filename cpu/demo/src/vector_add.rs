@@ -20,7 +20,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Result<()> {
     let (d_x, d_y) = (gpu.upload(&x)?, gpu.upload(&y)?);
     let mut d_z = gpu.poisoned(SEED_N, f32::NAN)?;
     let toy = launch::linear(SEED_GRID, SEED_BLOCK, 0);
-    vector_add::launch_with_config(
+    vector_add::add_with_config(
         gpu,
         vector_add::Variant::VectorAdd,
         &d_x,
@@ -68,13 +68,13 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Result<()> {
     for variant in vector_add::Variant::ALL {
         let name = variant_name(variant);
         let mut d_z = gpu.poisoned(size, f32::NAN)?;
-        let cfg = vector_add::launch(gpu, variant, &d_x, &d_y, &mut d_z)?;
+        let cfg = vector_add::add_with(gpu, variant, &d_x, &d_y, &mut d_z)?;
         let got = gpu.download(&d_z, variant.kernel_name())?;
         out.dump(&format!("z_{name}"), &[], &got)?;
         let check = verify::exact(&got, &expected);
         failures += check.is_err() as usize;
         let t = timing::time_gpu(gpu, variant.kernel_name(), 3, cli.reps as usize, || {
-            vector_add::launch(gpu, variant, &d_x, &d_y, &mut d_z).map(drop)
+            vector_add::add_with(gpu, variant, &d_x, &d_y, &mut d_z).map(drop)
         })?;
         let m = Measurement::new(&name, &t)
             .kernel(variant.kernel_name())

@@ -44,7 +44,8 @@ const LOADS_2D: usize =
 /// output is `(row0, col0)`: groups `tid + 256 l` of the `(64 + 2R) x 18` staged groups.
 ///
 /// # Safety
-/// `input` is valid for `rows * cols` floats and 16-byte aligned.
+/// `input` is valid for `rows * cols` floats, and 16-byte aligned if `cols % 4 == 0` (the
+/// only case in which it loads `float4`s).
 #[inline(always)]
 unsafe fn load_tile_2d<const R: usize>(
     input: *const f32,
@@ -96,7 +97,7 @@ unsafe fn load_tile_2d<const R: usize>(
 ///
 /// # Safety
 /// `input` and `output` are valid for `rows * cols` floats, do not overlap, `input` is
-/// 16-byte aligned; block 32 x 8 (asserted).
+/// 16-byte aligned if `cols % 4 == 0`; block 32 x 8 (asserted).
 #[inline(always)]
 unsafe fn convolution_2d_tiled_vec4<const R: usize>(
     input: *const f32,
@@ -128,7 +129,7 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
     if tile >= tiles {
         return;
     }
-    // SAFETY: `input` is valid and aligned (caller).
+    // SAFETY: `input` is valid, and aligned if `cols % 4 == 0` (caller).
     let mut regs = unsafe { load_tile_2d::<R>(input, rows, cols, origin(tile), tid) };
     loop {
         for l in 0..loads_2d(R) {
@@ -289,8 +290,10 @@ pub unsafe extern "ptx-kernel" fn convolution_2d_tiled_vec4_w3(
 /// when `cols % 4 == 0`, scalar loads otherwise).
 ///
 /// # Safety
-/// `input` and `output` are valid for `rows * cols` floats, do not overlap, and `input` is
-/// 16-byte aligned (device allocations are).
+/// `input` and `output` are valid for `rows * cols` floats and do not overlap; if
+/// `cols % 4 == 0`, `input` is 16-byte aligned (device allocations are; rows of other
+/// widths are loaded element by element). `output` is stored one float at a time and
+/// needs no more than `f32` alignment.
 ///
 /// Performance: `72 (64 + 2R)` loads of `N` per 4096 outputs: ratio
 /// `4096 w^2 / (72 (64 + 2R))`, 20.9 for 5 x 5; 8 bytes of DRAM traffic per output.
