@@ -71,7 +71,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for result in results {
         let (name, err) = result?;
         println!("{name:>18} on a {cols} x {rows} image: max |gpu - cpu| = {err:.2e}");
-        if !(err < 1e-4) {
+        if err.is_nan() || err >= 1e-4 {
             return Err(format!("{name}: the GPU differs from the CPU by {err}").into());
         }
     }
