@@ -12,12 +12,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 mod convolution;
-mod memory_on_chip;
-mod memory_traffic;
+mod memory;
 mod out;
-mod reduction;
+mod reduce;
 pub mod report;
 mod smoke;
+mod square_sum;
 pub mod timing;
 mod transpose;
 mod vector_add;
@@ -123,9 +123,9 @@ enum Pattern {
         size: usize,
     },
     #[command(flatten)]
-    OnChip(memory_on_chip::Topic),
+    OnChip(memory::on_chip::Topic),
     #[command(flatten)]
-    Traffic(memory_traffic::Topic),
+    Traffic(memory::traffic::Topic),
     /// 1D convolution: the seed's four kernels (basic, __constant__ mask, tiled halo, cached
     /// halo) and the vec4 tile, verified and timed.
     Conv1d {
@@ -342,10 +342,10 @@ fn run_pattern(gpu: &Gpu, cli: &Cli, pattern: &Pattern, out: &mut Out) -> Result
         }
         Pattern::VectorAdd { size } => vector_add::run(gpu, cli, out, size),
         Pattern::Smoke { size } => smoke::run(gpu, cli, out, size),
-        Pattern::Reduce { size, block } => reduction::run(gpu, cli, out, size, block),
-        Pattern::SquareSum { size } => reduction::run_square_sum(gpu, cli, out, size),
-        Pattern::OnChip(ref topic) => memory_on_chip::run(gpu, cli, out, topic),
-        Pattern::Traffic(ref topic) => memory_traffic::run(gpu, cli, out, topic),
+        Pattern::Reduce { size, block } => reduce::run(gpu, cli, out, size, block),
+        Pattern::SquareSum { size } => square_sum::run(gpu, cli, out, size),
+        Pattern::OnChip(ref topic) => memory::on_chip::run(gpu, cli, out, topic),
+        Pattern::Traffic(ref topic) => memory::traffic::run(gpu, cli, out, topic),
         Pattern::Transpose { rows, cols } => transpose::run(gpu, cli, out, rows, cols),
         Pattern::Conv1d { size, mask_width } => {
             convolution::run_1d(gpu, cli, out, size, mask_width)
