@@ -63,9 +63,27 @@ fn list_needs_no_gpu() {
     let out = demo(&["list"]);
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    for pattern in ["vector-add", "transpose", "reduce", "square-sum", "smoke"] {
-        assert!(stdout.contains(pattern), "list lacks {pattern}");
+    for pattern in demo::registry::PATTERNS {
+        assert!(stdout.contains(pattern.name), "list lacks {}", pattern.name);
+        for v in (pattern.variants)() {
+            assert!(
+                stdout.contains(&v.name),
+                "list lacks {} {}",
+                pattern.name,
+                v.name
+            );
+        }
     }
+    let names = demo(&["list", "--names"]);
+    let names: Vec<String> = String::from_utf8_lossy(&names.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    let registry: Vec<&str> = demo::registry::PATTERNS.iter().map(|p| p.name).collect();
+    assert_eq!(names, registry, "list --names is the registry, in order");
+    let cases = demo(&["list", "--sanitize-args"]);
+    assert!(cases.status.success());
+    assert!(String::from_utf8_lossy(&cases.stdout).contains("conv1d --size 20011 --mask-width 31"));
 }
 
 // ---- Reports: compare, --profile, --peers (no GPU needed), and --out / --dump / Ctrl-C (GPU).
