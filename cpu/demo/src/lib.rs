@@ -14,6 +14,7 @@
 
 mod cli;
 mod convolution;
+mod harness;
 mod memory;
 mod out;
 mod reduce;

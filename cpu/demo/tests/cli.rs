@@ -14,8 +14,8 @@ fn demo(args: &[&str]) -> Output {
         .expect("the demo binary runs")
 }
 
-/// Non-zero exit, and stderr is one line starting `error:`, with no panic.
-fn assert_one_sentence_error(args: &[&str]) {
+/// Non-zero exit, and stderr is one line starting `error:`, with no panic; returns the line.
+fn assert_one_sentence_error(args: &[&str]) -> String {
     let out = demo(args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{args:?} succeeded: {stderr}");
@@ -27,6 +27,7 @@ fn assert_one_sentence_error(args: &[&str]) {
         "{args:?}: expected one line, got {stderr:?}"
     );
     assert!(lines[0].starts_with("error: "), "{args:?}: {stderr:?}");
+    lines[0].to_string()
 }
 
 #[test]
@@ -268,5 +269,53 @@ fn interrupting_demo_all_leaves_no_partial_files() {
     assert!(
         left.is_empty(),
         "files left by an interrupted run: {left:?}"
+    );
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU (run.sh tests runs it)"]
+fn sizes_beyond_memory_are_refused_before_any_work() {
+    require_gpu();
+    const HUGE: &str = "1099511627776"; // 2^40
+    const SIDE: &str = "1048576"; // 2^20: 2^40 elements
+    const OVERFLOW: &str = "8589934592"; // 2^33: 2^66 elements
+    let cases: &[&[&str]] = &[
+        &["vector-add", "--size", HUGE],
+        &["transpose", "--rows", SIDE, "--cols", SIDE],
+        &["transpose", "--rows", OVERFLOW, "--cols", OVERFLOW],
+        &["reduce", "--size", HUGE],
+        &["square-sum", "--size", HUGE],
+        &["conv1d", "--size", HUGE],
+        &["conv2d", "--rows", SIDE, "--cols", SIDE],
+        &["conv2d", "--rows", OVERFLOW, "--cols", OVERFLOW],
+        &["registers", "--size", HUGE],
+        &["shared-memory", "--size", HUGE],
+        &["constant-memory", "--size", HUGE],
+        &["coalescing", "--size", HUGE],
+        &["layout", "--size", HUGE],
+        &["bandwidth", "--max-size", HUGE],
+        &["texture", "--size", HUGE],
+        &["smoke", "--size", HUGE],
+        &["vector-add", "--size", "18446744073709551615"],
+    ];
+    for args in cases {
+        let started = std::time::Instant::now();
+        let line = assert_one_sentence_error(args);
+        let elapsed = started.elapsed();
+        assert!(
+            elapsed < std::time::Duration::from_secs(2),
+            "{args:?} took {elapsed:?} to refuse"
+        );
+        assert!(
+            line.contains("bytes") || line.contains("overflows"),
+            "{args:?}: {line}"
+        );
+    }
+    let line = assert_one_sentence_error(&["vector-add", "--size", HUGE]);
+    assert!(
+        line.starts_with(
+            "error: vector-add of 1099511627776 elements needs 13194139533312 bytes of device memory, "
+        ) && line.ends_with(" are free"),
+        "{line}"
     );
 }

@@ -3,25 +3,24 @@
 
 use std::time::Instant;
 
+use crate::harness::{Footprint, Plan, SMALL, Trial, WARMUP, require_memory};
 use crate::report::{ChartKind, Measurement, Table};
-use crate::timing::{self, Timing};
+use crate::timing::{self, Ceiling, Timing};
 use anyhow::{Result, bail};
 use clap::Subcommand;
+use cpu::Gpu;
 use cpu::error::DriverContext;
 use cpu::memory::bandwidth::{self, Direction, HostBuffer, HostMemory};
 use cpu::memory::coalescing::{self, Access, LINE_BYTES, Load, SECTOR_BYTES};
 use cpu::memory::{layout, texture};
 use cpu::verify::{self, Mismatch};
-use cpu::{Gpu, launch};
-use cudarc::driver::{CudaSlice, LaunchConfig};
+use cudarc::driver::CudaSlice;
 use gpu::memory::bandwidth::BANDWIDTH_COPY_V4;
 use gpu::memory::layout::InnerStruct;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{Cli, Out, variant_name, verdict};
-
-const WARMUP: usize = 3;
+use crate::{Cli, Out, variant_name};
 
 /// The global-memory and transfer topics.
 #[derive(Subcommand)]
@@ -83,6 +82,50 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, topic: &Topic) -> Result<()> {
     }
 }
 
+/// Peak memory of `demo coalescing --size n`: the input and one point's output (at most n)
+/// on the device (8n bytes); the input and the buffer outputs are copied back into on the
+/// host (8n).
+fn coalescing_footprint(n: usize) -> Footprint {
+    Footprint::new(format!("coalescing of {n} elements"))
+        .device::<f32>(2, n)
+        .host::<f32>(2, n)
+        .with_ceiling()
+}
+
+/// Peak memory of `demo layout --size n` (structs of two f32): one layout's input and output
+/// on the device (16n bytes); the structs, the reference, one result and the library's copy
+/// in the layout on the host (32n).
+fn layout_footprint(n: usize) -> Footprint {
+    Footprint::new(format!("layout of {n} structs"))
+        .device::<InnerStruct>(2, n)
+        .host::<InnerStruct>(4, n)
+        .with_ceiling()
+}
+
+/// Peak memory of `demo bandwidth --max-size B`, with buffers of b = max(the sweep's largest
+/// size, 32 MiB) bytes: two on the device (2b); one per host memory kind (pageable, pinned,
+/// write-combined, zero-copy) and the check buffer on the host (5b).
+fn bandwidth_footprint(max_size: usize) -> Footprint {
+    let largest = bandwidth::sweep_sizes(max_size).last().copied();
+    let b = largest.unwrap_or(1024).max(SEED_BYTES);
+    Footprint::new(format!("bandwidth up to {max_size} bytes"))
+        .device::<u8>(2, b)
+        .host::<u8>(5, b)
+        .with_ceiling()
+}
+
+/// Peak memory of `demo texture --size n --table t`: the table, one index pattern and the
+/// output on the device (4t + 8n bytes); the table, both index patterns, one reference and
+/// one downloaded output on the host (4t + 16n).
+fn texture_footprint(n: usize, t: usize) -> Footprint {
+    Footprint::new(format!("texture of {n} lookups in a table of {t}"))
+        .device::<f32>(1, t)
+        .device::<u32>(2, n)
+        .device_bytes(SMALL)
+        .host::<f32>(1, t)
+        .host::<u32>(4, n)
+}
+
 fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
@@ -100,15 +143,6 @@ fn multi_row(table: &mut Table, cells: Vec<String>, measurements: Vec<Measuremen
         m.row = row;
         table.measurements.push(m);
     }
-}
-
-/// One load path at one point of the coalescing sweeps: verified, then timed.
-struct LoadRun {
-    load: Load,
-    kernel: &'static str,
-    cfg: LaunchConfig,
-    check: Result<(), Mismatch>,
-    timing: Timing,
 }
 
 /// A coalescing point's variant (the sweep it belongs to), its offset or stride, and the
@@ -136,84 +170,88 @@ fn coalescing_header(what: &str) -> [&str; 11] {
     ]
 }
 
-fn run_coalescing(
-    gpu: &Gpu,
-    out: &mut Out,
-    cli: &Cli,
-    size: usize,
-    max_offset: usize,
-    max_stride: usize,
-) -> Result<()> {
-    Access::Offset(max_offset).validate()?;
-    Access::Stride(max_stride).validate()?;
-    let ceiling = out.ceiling(gpu, cli.reps)?;
-    let mut rng = StdRng::seed_from_u64(cli.seed);
-    // In [1, 2): never zero, so an output the kernel misses (left at 0) is caught.
-    let x: Vec<f32> = (0..size).map(|_| rng.random_range(1.0..2.0)).collect();
-    out.dump("x", &[], &x)?;
-    let d_x = gpu.upload(&x)?;
-    let mut host_y = vec![0f32; size];
-    let mut failures = 0;
+/// What every point of the coalescing sweeps shares: the input (host and device), the host
+/// buffer outputs are copied back into, and the failures so far.
+struct Coalescing<'a> {
+    gpu: &'a Gpu,
+    cli: &'a Cli,
+    ceiling: &'a Ceiling,
+    x: Vec<f32>,
+    d_x: CudaSlice<f32>,
+    host_y: Vec<f32>,
+    failures: usize,
+}
 
-    // One point: both load paths, each verified, then timed. With `dump`, each kernel's
-    // downloaded output is written (the demo dumps the last point of each sweep only: every
-    // point's output would be tens of GiB).
-    let mut point = |out: &Out, access: Access, dump: bool| -> Result<Vec<LoadRun>> {
-        let n = access.outputs(size);
+impl Coalescing<'_> {
+    /// One point: both load paths (Load::ALL order: ld.ca, then ld.cg), each verified, then
+    /// timed. With `dump`, each kernel's downloaded output is written (the demo dumps the last
+    /// point of each sweep only: every point's output would be tens of GiB).
+    fn point(
+        &mut self,
+        out: &Out,
+        access: Access,
+        dump: bool,
+    ) -> Result<Vec<Trial<Result<(), Mismatch>>>> {
+        let gpu = self.gpu;
+        let n = access.outputs(self.x.len());
+        let (variant, param, _) = sweep_point(access);
         let mut y = gpu.zeros::<f32>(n)?;
-        let mut runs = Vec::new();
+        let mut trials = Vec::new();
         for load in Load::ALL {
             let kernel = access.kernel_name(load);
             gpu.stream()
                 .memset_zeros(&mut y)
                 .map_err(|e| anyhow::anyhow!("clearing the output: {e}"))?;
-            let cfg = coalescing::launch(gpu, access, load, &d_x, &mut y)?;
-            gpu.stream()
-                .memcpy_dtoh(&y, &mut host_y[..n])
-                .map_err(|e| anyhow::anyhow!("{kernel} (running, or copying back): {e}"))?;
-            if dump {
-                let (_, param, _) = sweep_point(access);
-                out.dump(&format!("y_{kernel}_{param}"), &[], &host_y[..n])?;
-            }
-            let check = coalescing::check(access, &x, &host_y[..n]);
-            failures += check.is_err() as usize;
-            let t = timing::time_gpu(gpu, kernel, WARMUP, cli.reps as usize, || {
-                coalescing::launch(gpu, access, load, &d_x, &mut y).map(drop)
-            })?;
-            runs.push(LoadRun {
-                load,
-                kernel,
-                cfg,
-                check,
-                timing: t,
-            });
+            let (x, d_x, host_y) = (&self.x, &self.d_x, &mut self.host_y[..n]);
+            let trial = Plan::new(gpu, self.cli, variant, kernel)
+                .bytes(coalescing::bytes_requested(n), Some(self.ceiling))
+                .run(
+                    &mut y,
+                    |y| coalescing::launch(gpu, access, load, d_x, y),
+                    |y, _| {
+                        gpu.stream().memcpy_dtoh(y, host_y).map_err(|e| {
+                            anyhow::anyhow!("{kernel} (running, or copying back): {e}")
+                        })?;
+                        if dump {
+                            out.dump(&format!("y_{kernel}_{param}"), &[], host_y)?;
+                        }
+                        Ok(coalescing::check(access, x, host_y))
+                    },
+                )?;
+            self.failures += !trial.passed() as usize;
+            trials.push(trial);
         }
-        Ok(runs)
-    };
+        Ok(trials)
+    }
 
-    // One row: both load paths' measurements (series ld.ca and ld.cg) at the point's offset or
-    // stride; GB/s counts the requested bytes, the DRAM figure (ld.cg) every sector once.
-    let mut add_row = |out: &Out, table: &mut Table, access: Access, dump: bool| -> Result<()> {
-        let (variant, param, first) = sweep_point(access);
-        let n = access.outputs(size);
-        let runs = point(out, access, dump)?;
+    /// One row: both load paths' measurements (series ld.ca and ld.cg) at the point's offset
+    /// or stride; GB/s counts the requested bytes, the DRAM figure (ld.cg) every sector once.
+    fn add_row(&mut self, out: &Out, table: &mut Table, access: Access, dump: bool) -> Result<()> {
+        let (_, param, first) = sweep_point(access);
+        let n = access.outputs(self.x.len());
+        let trials = self.point(out, access, dump)?;
         let dram = access.dram_read_bytes(n) + 4 * n as u64;
-        let ms_cg = runs
+        let ms_cg = trials
             .iter()
-            .find(|r| r.load == Load::Cg)
-            .map_or(0.0, |r| r.timing.median_ms);
-        let mut failed = Vec::new();
+            .find(|t| t.measurement.kernel.as_deref() == Some(access.kernel_name(Load::Cg)))
+            .map_or(0.0, |t| t.timing.median_ms);
+        let failed: Vec<String> = trials
+            .iter()
+            .filter(|t| !t.passed())
+            .map(|t| {
+                format!(
+                    "{}: {}",
+                    t.measurement.kernel.as_deref().unwrap_or("-"),
+                    t.verdict()
+                )
+            })
+            .collect();
         let mut measurements = Vec::new();
-        for r in &runs {
-            if r.check.is_err() {
-                failed.push(format!("{}: {}", r.kernel, verdict(&r.check)));
-            }
-            let mut m = Measurement::new(variant, &r.timing)
-                .series(format!("ld.{}", variant_name(r.load)))
+        for (load, t) in Load::ALL.into_iter().zip(trials) {
+            let mut m = t
+                .measurement
+                .series(format!("ld.{}", variant_name(load)))
                 .at(param as f64)
-                .kernel(r.kernel)
-                .bytes(coalescing::bytes_requested(n), Some(&ceiling))
-                .launch(&r.cfg)
                 .extra(
                     "sectors_per_warp",
                     access.segments_per_warp(SECTOR_BYTES) as f64,
@@ -222,23 +260,17 @@ fn run_coalescing(
                     "load_efficiency_sectors",
                     access.load_efficiency(SECTOR_BYTES),
                 )
-                .extra("load_efficiency_lines", access.load_efficiency(LINE_BYTES))
-                .passed(r.check.is_ok());
-            if r.load == Load::Cg {
+                .extra("load_efficiency_lines", access.load_efficiency(LINE_BYTES));
+            if load == Load::Cg {
                 m = m.extra("dram_gbps", timing::gbps(dram, ms_cg));
             }
             measurements.push(m);
         }
-        // Load::ALL order: ld.ca, then ld.cg.
         let gbps: Vec<f64> = measurements
             .iter()
             .map(|m| m.gbps.unwrap_or_default())
             .collect();
-        let v = if failed.is_empty() {
-            "PASS".to_string()
-        } else {
-            failed.join("; ")
-        };
+        let ceiling = self.ceiling;
         multi_row(
             table,
             vec![
@@ -252,13 +284,43 @@ fn run_coalescing(
                 format!("{:.1}%", ceiling.percent(gbps[0])),
                 format!("{:.1}%", ceiling.percent(gbps[1])),
                 format!("{:.1}", timing::gbps(dram, ms_cg)),
-                v,
+                if failed.is_empty() {
+                    "PASS".to_string()
+                } else {
+                    failed.join("; ")
+                },
             ],
             measurements,
         );
         Ok(())
-    };
+    }
+}
 
+fn run_coalescing(
+    gpu: &Gpu,
+    out: &mut Out,
+    cli: &Cli,
+    size: usize,
+    max_offset: usize,
+    max_stride: usize,
+) -> Result<()> {
+    Access::Offset(max_offset).validate()?;
+    Access::Stride(max_stride).validate()?;
+    require_memory(gpu, &coalescing_footprint(size))?;
+    let ceiling = out.ceiling(gpu, cli.reps)?;
+    let mut rng = StdRng::seed_from_u64(cli.seed);
+    // In [1, 2): never zero, so an output the kernel misses (left at 0) is caught.
+    let x: Vec<f32> = (0..size).map(|_| rng.random_range(1.0..2.0)).collect();
+    out.dump("x", &[], &x)?;
+    let mut sweep = Coalescing {
+        gpu,
+        cli,
+        ceiling: &ceiling,
+        d_x: gpu.upload(&x)?,
+        x,
+        host_y: vec![0f32; size],
+        failures: 0,
+    };
     let mut offsets = Table::new(
         "offsets",
         format!(
@@ -272,7 +334,7 @@ fn run_coalescing(
         coalescing_header("offset (floats)"),
     );
     for o in 0..=max_offset {
-        add_row(&*out, &mut offsets, Access::Offset(o), o == max_offset)?;
+        sweep.add_row(out, &mut offsets, Access::Offset(o), o == max_offset)?;
     }
     // The aligned copy through the default (L1-cached) path is the topic's figure, not the
     // fastest point of the sweep.
@@ -298,11 +360,14 @@ fn run_coalescing(
         coalescing_header("stride (floats)"),
     );
     for s in 1..=max_stride {
-        add_row(&*out, &mut strides, Access::Stride(s), s == max_stride)?;
+        sweep.add_row(out, &mut strides, Access::Stride(s), s == max_stride)?;
     }
     out.table(strides);
-    if failures > 0 {
-        bail!("{failures} coalescing copies disagree with the CPU reference");
+    if sweep.failures > 0 {
+        bail!(
+            "{} coalescing copies disagree with the CPU reference",
+            sweep.failures
+        );
     }
     Ok(())
 }
@@ -313,6 +378,7 @@ fn flatten(structs: &[InnerStruct]) -> Vec<f32> {
 }
 
 fn run_layout(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
+    require_memory(gpu, &layout_footprint(size))?;
     let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     let data: Vec<InnerStruct> = (0..size)
@@ -352,42 +418,36 @@ fn run_layout(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
     for variant in layout::Variant::ALL {
         let name = variant_name(variant);
         let mut d = layout::DeviceData::new(gpu, variant, &data)?;
-        let cfg = d.launch(gpu)?;
-        let got = d.result(gpu)?;
-        if out.dumping() {
-            out.dump(&format!("output_{name}"), &shape, &flatten(&got))?;
-        }
-        let check = verify::exact(&got, &expected);
-        failures += check.is_err() as usize;
-        let t = timing::time_gpu(
-            gpu,
-            variant.kernel_name(),
-            WARMUP,
-            cli.reps as usize,
-            || d.launch(gpu).map(drop),
-        )?;
-        let base = *aos_ms.get_or_insert(t.median_ms);
-        let m = Measurement::new(&name, &t)
-            .kernel(variant.kernel_name())
+        let trial = Plan::new(gpu, cli, &name, variant.kernel_name())
             .bytes(bytes, Some(&ceiling))
-            .launch(&cfg)
-            .extra("speedup_vs_aos", base / t.median_ms)
-            .passed(check.is_ok());
-        let gbps = m.gbps.unwrap_or_default();
-        table.measured_row(
-            [
-                name,
-                variant.kernel_name().to_string(),
-                launch::describe(&cfg),
-                format!("{:.4}", t.median_ms),
-                format!("{:.4}", t.min_ms),
-                format!("{gbps:.1}"),
-                format!("{:.1}%", ceiling.percent(gbps)),
-                format!("{:.2}", base / t.median_ms),
-                verdict(&check),
-            ],
-            m,
-        );
+            .run(
+                &mut d,
+                |d| d.launch(gpu),
+                |d, _| {
+                    let got = d.result(gpu)?;
+                    if out.dumping() {
+                        out.dump(&format!("output_{name}"), &shape, &flatten(&got))?;
+                    }
+                    Ok(verify::exact(&got, &expected))
+                },
+            )?;
+        failures += !trial.passed() as usize;
+        let ms = trial.timing.median_ms;
+        let base = *aos_ms.get_or_insert(ms);
+        let gbps = trial.gbps();
+        let cells = [
+            name,
+            variant.kernel_name().to_string(),
+            trial.grid_block(),
+            format!("{ms:.4}"),
+            format!("{:.4}", trial.timing.min_ms),
+            format!("{gbps:.1}"),
+            format!("{:.1}%", ceiling.percent(gbps)),
+            format!("{:.2}", base / ms),
+            trial.verdict(),
+        ];
+        let m = trial.measurement.extra("speedup_vs_aos", base / ms);
+        table.measured_row(cells, m);
     }
     out.table(table);
     if failures > 0 {
@@ -479,6 +539,9 @@ fn time_d2d(
     )?)
 }
 
+/// The seed's bandwidthTest size, bytes.
+const SEED_BYTES: usize = 33_554_432;
+
 fn run_bandwidth(
     gpu: &Gpu,
     out: &mut Out,
@@ -488,50 +551,127 @@ fn run_bandwidth(
 ) -> Result<()> {
     // No `--dump` here: the buffers are a byte pattern checked in place and host-device
     // copies of it, nothing an array file would show.
-    const SEED_BYTES: usize = 33_554_432;
     let sizes = bandwidth::sweep_sizes(max_size);
     if sizes.is_empty() {
         bail!("--max-size {max_size}: the sweep starts at 1 KiB");
     }
+    require_memory(gpu, &bandwidth_footprint(max_size))?;
     let ceiling = out.ceiling(gpu, cli.reps)?;
-    let largest = *sizes.last().unwrap_or(&1024);
-    let buffer = largest.max(SEED_BYTES);
-    let seed = cli.seed;
     let started = Instant::now();
-    let mut d_a = gpu.zeros::<u8>(buffer)?;
-    let mut d_b = gpu.zeros::<u8>(buffer)?;
-    let mut check_buf = vec![0u8; buffer];
-    // Per kind: the buffer and whether [host-to-device, device-to-host] verified.
-    let mut hosts = Vec::new();
-    let mut checks = Vec::new();
-    let mut failures = 0;
+    let (mut transfers, checks) = Transfers::verified(gpu, cli, &ceiling, &sizes)?;
+    out.line(format!(
+        "verified: {} MiB through each host memory kind both ways, and device to device (memcpy, copy kernel): {}",
+        transfers.buffer >> 20,
+        if checks.is_empty() {
+            "PASS".into()
+        } else {
+            checks.join("; ")
+        }
+    ));
+    out.table(transfers.seed_table()?);
+    transfers.sweeps(out, &sizes)?;
+    out.table(launch_overhead(gpu, launches)?);
+    out.line(format!(
+        "bandwidth demo: {:.1} s",
+        started.elapsed().as_secs_f64()
+    ));
+    if !checks.is_empty() {
+        bail!("{} transfer(s) delivered wrong bytes", checks.len());
+    }
+    Ok(())
+}
 
-    // Verification, once per kind at the full buffer: host -> device (checked on a pageable
-    // copy of the device buffer), then device -> host into the cleared host buffer.
-    for kind in HostMemory::ALL {
+/// The buffers every bandwidth measurement uses, and what their verification found.
+struct Transfers<'a> {
+    gpu: &'a Gpu,
+    cli: &'a Cli,
+    ceiling: &'a Ceiling,
+    /// Bytes of every buffer: the sweep's largest size, at least the seed's 32 MiB.
+    buffer: usize,
+    d_a: CudaSlice<u8>,
+    d_b: CudaSlice<u8>,
+    /// Per host memory kind: its buffer and whether [host-to-device, device-to-host] verified.
+    hosts: Vec<(HostMemory, HostBuffer, [bool; 2])>,
+    /// Whether the device-to-device copies [memcpy, copy kernel] verified.
+    d2d_ok: [bool; 2],
+}
+
+impl<'a> Transfers<'a> {
+    /// Allocates the buffers and verifies every transfer once at the full buffer: through each
+    /// host memory kind both ways, then device to device. Returns them and the failures, one
+    /// sentence each.
+    fn verified(
+        gpu: &'a Gpu,
+        cli: &'a Cli,
+        ceiling: &'a Ceiling,
+        sizes: &[usize],
+    ) -> Result<(Self, Vec<String>)> {
+        let buffer = sizes.last().copied().unwrap_or(1024).max(SEED_BYTES);
+        let mut t = Self {
+            gpu,
+            cli,
+            ceiling,
+            buffer,
+            d_a: gpu.zeros::<u8>(buffer)?,
+            d_b: gpu.zeros::<u8>(buffer)?,
+            hosts: Vec::new(),
+            d2d_ok: [true; 2],
+        };
+        let mut check_buf = vec![0u8; buffer];
+        let mut checks = Vec::new();
+        for kind in HostMemory::ALL {
+            let (host, h2d, d2h) = t.verify_host_kind(kind, &mut check_buf)?;
+            for (what, bad) in [("host-to-device", h2d), ("device-to-host", d2h)] {
+                if let Some(i) = bad {
+                    checks.push(format!(
+                        "{}: {what} copy wrong at byte {i}",
+                        variant_name(kind)
+                    ));
+                }
+            }
+            t.hosts.push((kind, host, [h2d.is_none(), d2h.is_none()]));
+        }
+        // Device to device, memcpy and kernel.
+        let seed = cli.seed;
+        for (slot, kernel) in [false, true].into_iter().enumerate() {
+            gpu.stream().memset_zeros(&mut t.d_b)?;
+            if kernel {
+                bandwidth::kernel_copy(gpu, &t.d_a, &mut t.d_b, buffer)?;
+            } else {
+                gpu.stream().memcpy_dtod(&t.d_a, &mut t.d_b)?;
+            }
+            gpu.stream().memcpy_dtoh(&t.d_b, &mut check_buf)?;
+            gpu.synchronize("checking a device-to-device copy")?;
+            if let Some(i) = bandwidth::first_pattern_mismatch(seed, &check_buf, 1) {
+                t.d2d_ok[slot] = false;
+                checks.push(format!(
+                    "device-to-device (kernel: {kernel}) wrong at byte {i}"
+                ));
+            }
+        }
+        Ok((t, checks))
+    }
+
+    /// One host memory kind at the full buffer: host -> device (checked on `check_buf`, a
+    /// pageable copy of the device buffer), then device -> host into the cleared host buffer.
+    /// Returns the buffer and the first wrong byte of each direction.
+    fn verify_host_kind(
+        &mut self,
+        kind: HostMemory,
+        check_buf: &mut [u8],
+    ) -> Result<(HostBuffer, Option<usize>, Option<usize>)> {
+        let (gpu, seed, buffer) = (self.gpu, self.cli.seed, self.buffer);
         let mut host = HostBuffer::new(gpu, kind, buffer)?;
         bandwidth::fill_pattern(seed, host.as_mut_slice());
-        gpu.stream().memset_zeros(&mut d_a)?;
-        bandwidth::transfer(
-            gpu,
-            kind,
-            Direction::HostToDevice,
-            &mut host,
-            &mut d_a,
-            buffer,
-        )?;
-        gpu.stream().memcpy_dtoh(&d_a, &mut check_buf)?;
+        gpu.stream().memset_zeros(&mut self.d_a)?;
+        let h2d = Direction::HostToDevice;
+        bandwidth::transfer(gpu, kind, h2d, &mut host, &mut self.d_a, buffer)?;
+        gpu.stream().memcpy_dtoh(&self.d_a, check_buf)?;
         gpu.synchronize("checking a host-to-device copy")?;
-        let h2d = bandwidth::first_pattern_mismatch(seed, &check_buf, 1);
+        let h2d = bandwidth::first_pattern_mismatch(seed, check_buf, 1);
         host.as_mut_slice().fill(0);
-        bandwidth::transfer(
-            gpu,
-            kind,
-            Direction::DeviceToHost,
-            &mut host,
-            &mut d_a,
-            buffer,
-        )?;
+        let d2h = Direction::DeviceToHost;
+        bandwidth::transfer(gpu, kind, d2h, &mut host, &mut self.d_a, buffer)?;
         gpu.synchronize("checking a device-to-host copy")?;
         // Write-combined memory is uncached for CPU reads: check one byte per 4 KiB and the tail.
         let step = if kind == HostMemory::WriteCombined {
@@ -540,148 +680,141 @@ fn run_bandwidth(
             1
         };
         let d2h = bandwidth::first_pattern_mismatch(seed, host.as_slice(), step);
-        for (what, bad) in [("host-to-device", h2d), ("device-to-host", d2h)] {
-            if let Some(i) = bad {
-                failures += 1;
-                checks.push(format!(
-                    "{}: {what} copy wrong at byte {i}",
-                    variant_name(kind)
-                ));
-            }
-        }
-        hosts.push((kind, host, [h2d.is_none(), d2h.is_none()]));
+        Ok((host, h2d, d2h))
     }
-    // Device to device, memcpy and kernel: whether each verified.
-    let mut d2d_ok = [true; 2];
-    for (slot, kernel) in [false, true].into_iter().enumerate() {
-        gpu.stream().memset_zeros(&mut d_b)?;
-        if kernel {
-            bandwidth::kernel_copy(gpu, &d_a, &mut d_b, buffer)?;
-        } else {
-            gpu.stream().memcpy_dtod(&d_a, &mut d_b)?;
-        }
-        gpu.stream().memcpy_dtoh(&d_b, &mut check_buf)?;
-        gpu.synchronize("checking a device-to-device copy")?;
-        if let Some(i) = bandwidth::first_pattern_mismatch(seed, &check_buf, 1) {
-            failures += 1;
-            d2d_ok[slot] = false;
-            checks.push(format!(
-                "device-to-device (kernel: {kernel}) wrong at byte {i}"
-            ));
-        }
-    }
-    drop(check_buf);
-    out.line(format!(
-        "verified: {} MiB through each host memory kind both ways, and device to device (memcpy, copy kernel): {}",
-        buffer >> 20,
-        if checks.is_empty() {
-            "PASS".into()
-        } else {
-            checks.join("; ")
-        }
-    ));
 
-    // The seed's table: 32 MiB each way, MB/s.
-    let mut seed_table = Table::new(
-        "seed-bandwidth-test",
-        "seed's bandwidthTest size, 33554432 bytes; MB/s = 10^6 bytes/s (the K80's bandwidthTest divided by 1.024e6)",
-        ChartKind::Bars,
-        [
-            "direction (33554432 B)",
-            "seed K80 MB/s",
-            "pageable MB/s",
-            "pinned MB/s",
-            "write-combined MB/s",
-            "zero-copy MB/s",
-        ],
-    );
-    let sweep = |id: &str, title: String, dir: &str| {
-        Table::new(
-            id,
-            title,
+    /// The seed's table: 32 MiB each way, MB/s.
+    fn seed_table(&mut self) -> Result<Table> {
+        let (gpu, cli, ceiling) = (self.gpu, self.cli, self.ceiling);
+        let mut seed_table = Table::new(
+            "seed-bandwidth-test",
+            "seed's bandwidthTest size, 33554432 bytes; MB/s = 10^6 bytes/s (the K80's bandwidthTest divided by 1.024e6)",
+            ChartKind::Bars,
+            [
+                "direction (33554432 B)",
+                "seed K80 MB/s",
+                "pageable MB/s",
+                "pinned MB/s",
+                "write-combined MB/s",
+                "zero-copy MB/s",
+            ],
+        );
+        for (slot, direction, label, k80) in [
+            (0, Direction::HostToDevice, "host to device", 7443.8),
+            (1, Direction::DeviceToHost, "device to host", 8784.2),
+        ] {
+            let mut row = vec![label.to_string(), format!("{k80:.1}")];
+            let mut measurements = Vec::new();
+            for (kind, host, ok) in self.hosts.iter_mut() {
+                let t = time_transfer(gpu, cli, *kind, direction, host, &mut self.d_a, SEED_BYTES)?;
+                let m = transfer_measurement(gpu, label, *kind, SEED_BYTES, &t, ok[slot])?;
+                row.push(format!("{:.1}", m.gbps.unwrap_or_default() * 1e3));
+                measurements.push(m);
+            }
+            multi_row(&mut seed_table, row, measurements);
+        }
+        let t = time_d2d(gpu, cli, &self.d_a, &mut self.d_b, SEED_BYTES, false)?;
+        let m = Measurement::new("device to device", &t)
+            .series("memcpy")
+            .bytes(2 * SEED_BYTES as u64, Some(ceiling))
+            .passed(self.d2d_ok[0]);
+        let d2d_seed = m.gbps.unwrap_or_default();
+        seed_table.measured_row(
+            [
+                "device to device (read + written)".to_string(),
+                "152045.6".into(),
+                format!("{:.1} (memcpy)", d2d_seed * 1e3),
+                format!("{:.1} (ceiling, 512 MiB)", ceiling.gbps * 1e3),
+                "-".into(),
+                "-".into(),
+            ],
+            m,
+        );
+        Ok(seed_table)
+    }
+
+    /// The size sweeps: host to device and device to host per host memory kind, device to
+    /// device by memcpy and by the copy kernel.
+    fn sweeps(&mut self, out: &mut Out, sizes: &[usize]) -> Result<()> {
+        let cli = self.cli;
+        let sweep = |id: &str, title: String, dir: &str| {
+            Table::new(
+                id,
+                title,
+                ChartKind::Sweep {
+                    x_label: "transfer bytes".into(),
+                    log2_x: true,
+                },
+                [
+                    format!("{dir} bytes"),
+                    "pageable GB/s".into(),
+                    "pinned GB/s".into(),
+                    "write-combined GB/s".into(),
+                    "zero-copy GB/s".into(),
+                ],
+            )
+        };
+        let mut sweep_h2d = sweep(
+            "h2d-sweep",
+            format!(
+                "size sweep, median GB/s (10^9 bytes/s); up to {} reps, at most 20 from 16 MiB on",
+                cli.reps
+            ),
+            "host to device",
+        );
+        let mut sweep_d2h = sweep(
+            "d2h-sweep",
+            "size sweep, device to host".into(),
+            "device to host",
+        );
+        let mut sweep_d2d = Table::new(
+            "d2d-sweep",
+            "size sweep, device to device",
             ChartKind::Sweep {
                 x_label: "transfer bytes".into(),
                 log2_x: true,
             },
             [
-                format!("{dir} bytes"),
-                "pageable GB/s".into(),
-                "pinned GB/s".into(),
-                "write-combined GB/s".into(),
-                "zero-copy GB/s".into(),
+                "device to device bytes",
+                "memcpy GB/s (read + written)",
+                "% of ceiling",
+                "copy kernel GB/s",
+                "% of ceiling",
             ],
-        )
-    };
-    let mut sweep_h2d = sweep(
-        "h2d-sweep",
-        format!(
-            "size sweep, median GB/s (10^9 bytes/s); up to {} reps, at most 20 from 16 MiB on",
-            cli.reps
-        ),
-        "host to device",
-    );
-    let mut sweep_d2h = sweep(
-        "d2h-sweep",
-        "size sweep, device to host".into(),
-        "device to host",
-    );
-    for (slot, direction, label, k80) in [
-        (0, Direction::HostToDevice, "host to device", 7443.8),
-        (1, Direction::DeviceToHost, "device to host", 8784.2),
-    ] {
-        let mut row = vec![label.to_string(), format!("{k80:.1}")];
-        let mut measurements = Vec::new();
-        for (kind, host, ok) in hosts.iter_mut() {
-            let t = time_transfer(gpu, cli, *kind, direction, host, &mut d_a, SEED_BYTES)?;
-            let m = transfer_measurement(gpu, label, *kind, SEED_BYTES, &t, ok[slot])?;
-            row.push(format!("{:.1}", m.gbps.unwrap_or_default() * 1e3));
-            measurements.push(m);
+        );
+        for &bytes in sizes {
+            self.host_sweep_rows(bytes, &mut sweep_h2d, &mut sweep_d2h)?;
+            self.d2d_sweep_row(bytes, &mut sweep_d2d)?;
         }
-        multi_row(&mut seed_table, row, measurements);
+        // The topic's figure is the pinned host-to-device copy at the largest size, not the
+        // fastest transfer (device to device).
+        let pinned = variant_name(HostMemory::Pinned);
+        let largest = sizes.last().copied().unwrap_or(1024);
+        if let Some(m) = sweep_h2d
+            .measurements
+            .iter()
+            .find(|m| m.series.as_deref() == Some(&pinned) && m.x == Some(largest as f64))
+        {
+            let key = m.key();
+            out.headline("h2d-sweep", &key);
+        }
+        out.table(sweep_h2d);
+        out.table(sweep_d2h);
+        out.table(sweep_d2d);
+        Ok(())
     }
-    let t = time_d2d(gpu, cli, &d_a, &mut d_b, SEED_BYTES, false)?;
-    let m = Measurement::new("device to device", &t)
-        .series("memcpy")
-        .bytes(2 * SEED_BYTES as u64, Some(&ceiling))
-        .passed(d2d_ok[0]);
-    let d2d_seed = m.gbps.unwrap_or_default();
-    seed_table.measured_row(
-        [
-            "device to device (read + written)".to_string(),
-            "152045.6".into(),
-            format!("{:.1} (memcpy)", d2d_seed * 1e3),
-            format!("{:.1} (ceiling, 512 MiB)", ceiling.gbps * 1e3),
-            "-".into(),
-            "-".into(),
-        ],
-        m,
-    );
-    out.table(seed_table);
 
-    let mut sweep_d2d = Table::new(
-        "d2d-sweep",
-        "size sweep, device to device",
-        ChartKind::Sweep {
-            x_label: "transfer bytes".into(),
-            log2_x: true,
-        },
-        [
-            "device to device bytes",
-            "memcpy GB/s (read + written)",
-            "% of ceiling",
-            "copy kernel GB/s",
-            "% of ceiling",
-        ],
-    );
-    for &bytes in &sizes {
+    /// The host-to-device and device-to-host rows at `bytes`: every host memory kind.
+    fn host_sweep_rows(&mut self, bytes: usize, h2d: &mut Table, d2h: &mut Table) -> Result<()> {
+        let (gpu, cli) = (self.gpu, self.cli);
         for (slot, direction, label, table) in [
-            (0, Direction::HostToDevice, "host to device", &mut sweep_h2d),
-            (1, Direction::DeviceToHost, "device to host", &mut sweep_d2h),
+            (0, Direction::HostToDevice, "host to device", h2d),
+            (1, Direction::DeviceToHost, "device to host", d2h),
         ] {
             let mut row = vec![bytes.to_string()];
             let mut measurements = Vec::new();
-            for (kind, host, ok) in hosts.iter_mut() {
-                let t = time_transfer(gpu, cli, *kind, direction, host, &mut d_a, bytes)?;
+            for (kind, host, ok) in self.hosts.iter_mut() {
+                let t = time_transfer(gpu, cli, *kind, direction, host, &mut self.d_a, bytes)?;
                 let m =
                     transfer_measurement(gpu, label, *kind, bytes, &t, ok[slot])?.at(bytes as f64);
                 row.push(format!("{:.2}", m.gbps.unwrap_or_default()));
@@ -689,23 +822,29 @@ fn run_bandwidth(
             }
             multi_row(table, row, measurements);
         }
-        let tm = time_d2d(gpu, cli, &d_a, &mut d_b, bytes, false)?;
-        let tk = time_d2d(gpu, cli, &d_a, &mut d_b, bytes, true)?;
+        Ok(())
+    }
+
+    /// The device-to-device row at `bytes`: memcpy and the copy kernel.
+    fn d2d_sweep_row(&mut self, bytes: usize, table: &mut Table) -> Result<()> {
+        let (gpu, cli, ceiling) = (self.gpu, self.cli, self.ceiling);
+        let tm = time_d2d(gpu, cli, &self.d_a, &mut self.d_b, bytes, false)?;
+        let tk = time_d2d(gpu, cli, &self.d_a, &mut self.d_b, bytes, true)?;
         let mm = Measurement::new("device to device", &tm)
             .series("memcpy")
             .at(bytes as f64)
-            .bytes(2 * bytes as u64, Some(&ceiling))
-            .passed(d2d_ok[0]);
+            .bytes(2 * bytes as u64, Some(ceiling))
+            .passed(self.d2d_ok[0]);
         let mk = Measurement::new("device to device", &tk)
             .series("copy kernel")
             .at(bytes as f64)
             .kernel(BANDWIDTH_COPY_V4)
             .launch(&bandwidth::copy_config(gpu, bytes)?)
-            .bytes(2 * bytes as u64, Some(&ceiling))
-            .passed(d2d_ok[1]);
+            .bytes(2 * bytes as u64, Some(ceiling))
+            .passed(self.d2d_ok[1]);
         let (m, k) = (mm.gbps.unwrap_or_default(), mk.gbps.unwrap_or_default());
         multi_row(
-            &mut sweep_d2d,
+            table,
             vec![
                 bytes.to_string(),
                 format!("{m:.1}"),
@@ -715,24 +854,14 @@ fn run_bandwidth(
             ],
             vec![mm, mk],
         );
+        Ok(())
     }
-    // The topic's figure is the pinned host-to-device copy at the largest size, not the
-    // fastest transfer (device to device).
-    let pinned = variant_name(HostMemory::Pinned);
-    if let Some(m) = sweep_h2d
-        .measurements
-        .iter()
-        .find(|m| m.series.as_deref() == Some(&pinned) && m.x == Some(largest as f64))
-    {
-        let key = m.key();
-        out.headline("h2d-sweep", &key);
-    }
-    out.table(sweep_h2d);
-    out.table(sweep_d2h);
-    out.table(sweep_d2d);
+}
 
+/// The launch overhead of the empty kernel: microseconds from the library's own clocks (no
+/// per-repetition statistics), plain rows.
+fn launch_overhead(gpu: &Gpu, launches: usize) -> Result<Table> {
     let o = bandwidth::launch_overhead(gpu, launches)?;
-    // Microseconds from the library's own clocks (no per-repetition statistics): plain rows.
     let mut overhead = Table::new(
         "launch-overhead",
         "",
@@ -754,21 +883,14 @@ fn run_bandwidth(
         "host wall clock, launch + synchronize (median)".to_string(),
         format!("{:.2}", o.round_trip_us),
     ]);
-    out.table(overhead);
-    out.line(format!(
-        "bandwidth demo: {:.1} s",
-        started.elapsed().as_secs_f64()
-    ));
-    if failures > 0 {
-        bail!("{failures} transfer(s) delivered wrong bytes");
-    }
-    Ok(())
+    Ok(overhead)
 }
 
 fn run_texture(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize, table_len: usize) -> Result<()> {
     if table_len == 0 {
         bail!("--table 0: the lookup table needs at least one element");
     }
+    require_memory(gpu, &texture_footprint(size, table_len))?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     let table: Vec<f32> = (0..table_len)
         .map(|_| rng.random_range(-1.0..1.0))
@@ -790,12 +912,92 @@ fn run_texture(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize, table_len: usiz
                 .collect(),
         ),
     ];
-    let mut lookups = Table::new(
+    let mut lookups = lookups_table(size, table_len, cli.reps);
+    let mut failures = 0;
+    for (name, series, idx) in &patterns {
+        out.dump(&format!("idx_{series}"), &[], idx)?;
+        let expected = texture::reference(&table, idx);
+        let mut lookup = texture::Lookup::new(gpu, &d_table, idx)?;
+        let mut global_ms = None;
+        let mut trials = Vec::new();
+        for variant in texture::Variant::ALL {
+            gpu.stream().memset_zeros(&mut lookup.out)?;
+            let kernel = variant.kernel_name();
+            let trial = Plan::new(gpu, cli, variant_name(variant), kernel)
+                .bytes(texture::bytes_moved(size), None)
+                .run(
+                    &mut lookup,
+                    |lookup| lookup.launch(gpu, variant),
+                    |lookup, _| {
+                        let got = gpu.download(&lookup.out, kernel)?;
+                        let name = format!("out_{series}_{}", variant_name(variant));
+                        out.dump(&name, &[], &got)?;
+                        Ok(verify::exact(&got, &expected))
+                    },
+                )?;
+            failures += !trial.passed() as usize;
+            if variant == texture::Variant::Global {
+                global_ms = Some(trial.timing.median_ms);
+            }
+            trials.push((variant, trial));
+        }
+        for (variant, trial) in trials {
+            lookup_row(
+                &mut lookups,
+                (name, series),
+                size,
+                variant,
+                trial,
+                global_ms,
+            );
+        }
+    }
+    out.table(lookups);
+    if failures > 0 {
+        bail!("{failures} lookup(s) disagree with the CPU reference");
+    }
+    Ok(())
+}
+
+/// Adds the row of `variant` on the index pattern `(row label, series)`, against the plain
+/// global loads' `global_ms`.
+fn lookup_row(
+    table: &mut Table,
+    (name, series): (&str, &str),
+    size: usize,
+    variant: texture::Variant,
+    trial: Trial<Result<(), Mismatch>>,
+    global_ms: Option<f64>,
+) {
+    let ms = trial.timing.median_ms;
+    let glookups = size as f64 / (ms * 1e-3) / 1e9;
+    let vs_global = global_ms.unwrap_or(ms) / ms;
+    let cells = [
+        name.to_string(),
+        variant_name(variant),
+        variant.kernel_name().to_string(),
+        format!("{ms:.4}"),
+        format!("{glookups:.2}"),
+        format!("{:.1}", trial.gbps()),
+        format!("{vs_global:.2}"),
+        trial.verdict(),
+    ];
+    let m = trial
+        .measurement
+        .series(series)
+        .extra("g_lookups_per_s", glookups)
+        .extra("vs_global", vs_global);
+    table.measured_row(cells, m);
+}
+
+/// The lookups table: one row per index pattern and variant.
+fn lookups_table(size: usize, table_len: usize, reps: u32) -> Table {
+    Table::new(
         "lookups",
         format!(
             "out[i] = table[idx[i]]: {size} lookups in a table of {table_len} f32 ({} KiB), {} reps",
             (table_len * 4) >> 10,
-            cli.reps
+            reps
         ),
         ChartKind::Bars,
         [
@@ -808,67 +1010,5 @@ fn run_texture(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize, table_len: usiz
             "vs global",
             "verdict",
         ],
-    );
-    let mut failures = 0;
-    for (name, series, idx) in &patterns {
-        out.dump(&format!("idx_{series}"), &[], idx)?;
-        let expected = texture::reference(&table, idx);
-        let mut lookup = texture::Lookup::new(gpu, &d_table, idx)?;
-        let mut global_ms = None;
-        let mut rows = Vec::new();
-        for variant in texture::Variant::ALL {
-            gpu.stream().memset_zeros(&mut lookup.out)?;
-            let cfg = lookup.launch(gpu, variant)?;
-            let got = gpu.download(&lookup.out, variant.kernel_name())?;
-            out.dump(
-                &format!("out_{series}_{}", variant_name(variant)),
-                &[],
-                &got,
-            )?;
-            let check = verify::exact(&got, &expected);
-            failures += check.is_err() as usize;
-            let tm = timing::time_gpu(
-                gpu,
-                variant.kernel_name(),
-                WARMUP,
-                cli.reps as usize,
-                || lookup.launch(gpu, variant).map(drop),
-            )?;
-            if variant == texture::Variant::Global {
-                global_ms = Some(tm.median_ms);
-            }
-            rows.push((variant, cfg, tm, check));
-        }
-        for (variant, cfg, tm, check) in rows {
-            let glookups = size as f64 / (tm.median_ms * 1e-3) / 1e9;
-            let vs_global = global_ms.unwrap_or(tm.median_ms) / tm.median_ms;
-            let m = Measurement::new(variant_name(variant), &tm)
-                .series(*series)
-                .kernel(variant.kernel_name())
-                .launch(&cfg)
-                .bytes(texture::bytes_moved(size), None)
-                .extra("g_lookups_per_s", glookups)
-                .extra("vs_global", vs_global)
-                .passed(check.is_ok());
-            let gbps = m.gbps.unwrap_or_default();
-            lookups.measured_row(
-                [
-                    name.to_string(),
-                    variant_name(variant),
-                    variant.kernel_name().to_string(),
-                    format!("{:.4}", tm.median_ms),
-                    format!("{glookups:.2}"),
-                    format!("{gbps:.1}"),
-                    format!("{vs_global:.2}"),
-                    verdict(&check),
-                ],
-                m,
-            );
-        }
-    }
-    out.table(lookups);
-    if failures > 0 {
-        bail!("{failures} lookup(s) disagree with the CPU reference");
-    }
-    Ok(())
+    )
 }
