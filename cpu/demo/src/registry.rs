@@ -4,7 +4,7 @@
 //! named here is an `.entry` of every PTX, and every `.entry` is named here).
 //!
 //! Adding a pattern: its kernels (`gpu`), its library module (`cpu`), its subcommand
-//! ([`Pattern`](crate::cli::Pattern)) and demo module, a row here, tests and docs. The unit
+//! (`Pattern` in `cli.rs`) and demo module, a row here, tests and docs. The unit
 //! tests below fail until the subcommand and the row agree.
 
 use clap::{CommandFactory, ValueEnum};

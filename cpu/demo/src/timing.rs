@@ -65,7 +65,7 @@ fn timing_event(gpu: &Gpu) -> Result<CudaEvent> {
 /// times between CUDA events, and returns the statistics.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] if `reps` is 0; any error `work` returns; driver errors from the
+/// [`Error::OutOfRange`] if `reps` is 0; any error `work` returns; driver errors from the
 /// events (a kernel fault surfaces at the synchronisation, named `during`).
 pub fn time_gpu(
     gpu: &Gpu,
