@@ -4,25 +4,14 @@
 use cpu::ptx::PTX_BY_ARCH;
 use ptx_builder::{Arch, entry_names, validate_ptx};
 
+/// Every kernel the host knows: those of the demo's pattern registry, and the trap kernel
+/// `tests/fault.rs` launches on purpose (a test fixture, not a pattern) and the guide's `saxpy`
+/// (`docs/writing_a_kernel.md`, launched by example 04).
 fn host_kernel_names() -> Vec<&'static str> {
-    let mut names: Vec<&str> = cpu::vector_add::Variant::ALL
-        .iter()
-        .map(|v| v.kernel_name())
-        .collect();
-    names.extend(cpu::smoke::Variant::ALL.iter().map(|v| v.kernel_name()));
-    names.extend(cpu::transpose::Variant::ALL.iter().map(|v| v.kernel_name()));
-    names.extend(cpu::reduce::seed::Variant::all_kernel_names());
-    names.extend(cpu::reduce::SumVariant::ALL.iter().map(|v| v.kernel_name()));
-    names.extend(
-        cpu::reduce::square_sum::Variant::ALL
-            .iter()
-            .map(|v| v.kernel_name()),
-    );
-    names.extend(cpu::memory::kernel_names());
+    let mut names = demo::registry::kernel_names();
     names.push(gpu::smoke::SMOKE_TRAP_OUT_OF_BOUNDS);
     // The kernel of docs/writing_a_kernel.md, launched by cpu/examples/04_your_own_kernel.rs.
     names.push(gpu::saxpy::SAXPY);
-    names.extend(cpu::convolution::entry_names());
     names
 }
 

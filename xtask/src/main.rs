@@ -2,7 +2,9 @@
 //! - `build-ptx [--arch sm_XX]... [--out DIR]`: builds the `gpu` crate to one PTX file per
 //!   architecture (default sm_70 and sm_90) and prints the paths written, one per line, last.
 //! - `bundle [--out DIR]`: release `demo`, every test executable and the PTX in one folder with
-//!   a `run.sh`, to run on a machine that has an NVIDIA driver but no Rust.
+//!   a `run.sh`, to run on a machine that has an NVIDIA driver but no Rust; run.sh's demo and
+//!   sanitizer lists are the pattern registry's, as the built `demo list --names` and
+//!   `demo list --sanitize-args` print them.
 //! - `ptx-report [--arch sm_XX]... [--ptxas PATH] [--check]`: registers, shared memory, stack and
 //!   spills per kernel from `ptxas -v` (no GPU needed); `--check` fails on a kernel that spills.
 
@@ -179,11 +181,24 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
             .with_context(|| format!("creating {}", out.join(dir).display()))?;
     }
 
-    cargo(
+    let built = cargo(
         root,
-        &["build", "--release", "--package", "demo", "--bin", "demo"],
+        &[
+            "build",
+            "--release",
+            "--package",
+            "demo",
+            "--bin",
+            "demo",
+            "--message-format=json",
+        ],
     )?;
-    copy_executable(&root.join("target/release/demo"), &out.join("bin/demo"))?;
+    let demo = artifacts(&built.stdout, false)
+        .into_iter()
+        .map(|(exe, _)| exe)
+        .next()
+        .context("cargo reported no demo executable")?;
+    copy_executable(&demo, &out.join("bin/demo"))?;
 
     let listing = cargo(
         root,
@@ -196,11 +211,38 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
         ],
     )?;
     let mut tests = 0;
-    for line in String::from_utf8_lossy(&listing.stdout).lines() {
+    for (exe, name) in artifacts(&listing.stdout, true) {
+        copy_executable(&exe, &out.join("tests").join(name))?;
+        tests += 1;
+    }
+    if tests == 0 {
+        bail!("cargo reported no test executables");
+    }
+
+    build_ptx(root, Vec::new(), out.join("ptx"))?;
+    let run_sh = out.join("run.sh");
+    let script = run_sh_from_registry(&demo)?;
+    std::fs::write(&run_sh, script).with_context(|| format!("writing {}", run_sh.display()))?;
+    let peers = out.join("peers.py");
+    std::fs::write(&peers, PEERS_PY).with_context(|| format!("writing {}", peers.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&run_sh, std::fs::Permissions::from_mode(0o755))?;
+    }
+    println!("{}", out.display());
+    Ok(())
+}
+
+/// The executables of a `cargo ... --message-format=json` run: each test executable (`tests`)
+/// or binary, with `<crate folder>-<target name>` for the bundle's tests/ folder.
+fn artifacts(stdout: &[u8], tests: bool) -> Vec<(PathBuf, String)> {
+    let mut found = Vec::new();
+    for line in String::from_utf8_lossy(stdout).lines() {
         let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };
-        if msg["reason"] != "compiler-artifact" || msg["profile"]["test"] != true {
+        if msg["reason"] != "compiler-artifact" || (msg["profile"]["test"] == true) != tests {
             continue;
         }
         let Some(exe) = msg["executable"].as_str() else {
@@ -215,25 +257,65 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
             "{crate_dir}-{}",
             msg["target"]["name"].as_str().unwrap_or("test")
         );
-        copy_executable(Path::new(exe), &out.join("tests").join(name))?;
-        tests += 1;
+        found.push((PathBuf::from(exe), name));
     }
-    if tests == 0 {
-        bail!("cargo reported no test executables");
-    }
+    found
+}
 
-    build_ptx(root, Vec::new(), out.join("ptx"))?;
-    let run_sh = out.join("run.sh");
-    std::fs::write(&run_sh, RUN_SH).with_context(|| format!("writing {}", run_sh.display()))?;
-    let peers = out.join("peers.py");
-    std::fs::write(&peers, PEERS_PY).with_context(|| format!("writing {}", peers.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&run_sh, std::fs::Permissions::from_mode(0o755))?;
+/// Lines the built `demo` prints for `demo list <flag>` (it needs no GPU).
+fn demo_list(demo: &Path, flag: &str) -> Result<Vec<String>> {
+    let output = Command::new(demo)
+        .args(["list", flag])
+        .output()
+        .with_context(|| format!("running {} list {flag}", demo.display()))?;
+    if !output.status.success() {
+        bail!(
+            "{} list {flag} failed ({}): {}",
+            demo.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
     }
-    println!("{}", out.display());
-    Ok(())
+    let lines: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    // The lines become bash words and quoted strings: nothing that needs escaping.
+    let plain = |c: char| c.is_ascii_alphanumeric() || " .-_".contains(c);
+    if lines.is_empty() || lines.iter().any(|l| l.is_empty() || !l.chars().all(plain)) {
+        bail!("{} list {flag} printed {lines:?}", demo.display());
+    }
+    Ok(lines)
+}
+
+/// [`RUN_SH`] with the demo and sanitizer lists of the pattern registry, as the built `demo`
+/// prints them.
+fn run_sh_from_registry(demo: &Path) -> Result<String> {
+    fill_run_sh(
+        &demo_list(demo, "--names")?,
+        &demo_list(demo, "--sanitize-args")?,
+    )
+}
+
+/// [`RUN_SH`] with `names` as its `demos` array and `cases` as its `sanitize_cases` array.
+fn fill_run_sh(names: &[String], cases: &[String]) -> Result<String> {
+    let demos = format!("demos=(\n  {}\n)", names.join("\n  "));
+    let sanitize = format!(
+        "sanitize_cases=(\n{}\n)",
+        cases
+            .iter()
+            .map(|c| format!("  \"{c}\""))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    for placeholder in ["@DEMOS@", "@SANITIZE_CASES@"] {
+        if !RUN_SH.contains(placeholder) {
+            bail!("run.sh template lacks {placeholder}");
+        }
+    }
+    Ok(RUN_SH
+        .replace("@DEMOS@", &demos)
+        .replace("@SANITIZE_CASES@", &sanitize))
 }
 
 /// `run.sh peers`: the same operations through PyTorch / CuPy, for the report's peer columns.
@@ -276,34 +358,11 @@ run_tests() {
   done
 }
 
-# One entry per pattern: the demo at its defaults, and the arguments it is sanitized with.
-demos=(smoke vector-add transpose reduce square-sum conv1d conv2d registers shared-memory
-  bank-conflicts constant-memory device-globals coalescing layout bandwidth texture)
-sanitize_cases=(
-  "smoke --size 20000"
-  "vector-add --size 100003"
-  "transpose --rows 1020 --cols 516"
-  "reduce --size 100003 --block 256"
-  "square-sum --size 100003"
-  "registers --size 100003"
-  "shared-memory --size 100096"
-  "bank-conflicts --accesses 64"
-  "constant-memory --size 100003 --reads 64"
-  "device-globals"
-  "coalescing --size 100003"
-  "layout --size 100003"
-  "bandwidth --max-size 1048576 --launches 50"
-  "texture --size 100003 --table 4099"
-  "conv1d --size 100003 --mask-width 7"
-  "conv2d --rows 517 --cols 1023 --mask-width 5"
-)
-# The convolutions' vec4 kernels are one entry per mask width: every other width too.
-for w in 1 3 5 9 11 13 15 17 19 21 23 25 27 29 31; do
-  sanitize_cases+=("conv1d --size 20011 --mask-width $w")
-done
-for w in 1 3 7 9; do
-  sanitize_cases+=("conv2d --rows 203 --cols 301 --mask-width $w")
-done
+# From the pattern registry (`demo list --names`, `demo list --sanitize-args`, written by
+# `cargo xtask bundle`): every pattern, which the demo runs at its defaults, and the arguments
+# each is sanitized with (small sizes; the vec4 convolutions once per mask width).
+@DEMOS@
+@SANITIZE_CASES@
 
 # Patterns named after the mode (./run.sh demo reduce) narrow the demo and sanitize runs.
 selected() {
@@ -405,3 +464,38 @@ if [ ${#failed[@]} -gt 0 ]; then
 fi
 echo "run.sh $mode: all passed"
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_sh_gets_the_lists_and_is_valid_bash() {
+        let names = vec!["vector-add".to_string(), "device-globals".into()];
+        let cases = vec![
+            "vector-add --size 100003".to_string(),
+            "device-globals".into(),
+        ];
+        let script = fill_run_sh(&names, &cases).unwrap();
+        assert!(script.contains("demos=(\n  vector-add\n  device-globals\n)"));
+        assert!(script.contains("  \"vector-add --size 100003\"\n  \"device-globals\"\n)"));
+        assert!(
+            !script.contains("@DEMOS@") && !script.contains("@SANITIZE_CASES@"),
+            "a placeholder is left"
+        );
+        let Ok(mut bash) = Command::new("bash")
+            .args(["-n", "/dev/stdin"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+        else {
+            return; // no bash here: the syntax check is run.sh's own first run
+        };
+        use std::io::Write;
+        bash.stdin
+            .take()
+            .unwrap()
+            .write_all(script.as_bytes())
+            .unwrap();
+        assert!(bash.wait().unwrap().success(), "bash -n rejects run.sh");
+    }
+}

@@ -2,17 +2,53 @@
 
 use std::path::Path;
 
-use crate::report::{ChartKind, Measurement, Table};
-use crate::timing;
-use crate::timing::{Ceiling, Timing};
+use crate::harness::{Footprint, Plan, SMALL, Trial, array, elements, require_memory};
+use crate::report::{ChartKind, Table};
+use crate::timing::Ceiling;
 use anyhow::{Context, Result, bail};
+use cpu::Gpu;
 use cpu::convolution::{self, Comparison, Mask1d, Mask2d, NamedMask, Variant1d, Variant2d};
-use cpu::{Gpu, launch};
-use cudarc::driver::LaunchConfig;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{Cli, Out, variant_name, verdict};
+use crate::{Cli, Out, variant_name};
+
+/// Peak memory of `demo conv1d --size n`: the input and one variant's output on the device
+/// (8n bytes, and the mask); on the host the input (4n), the f64 reference and its scale
+/// (16n) and one downloaded output (4n).
+pub fn footprint_1d(n: usize) -> Footprint {
+    Footprint::new(format!("conv1d of {n} elements"))
+        .device::<f32>(2, n)
+        .device_bytes(SMALL)
+        .host::<f32>(2, n)
+        .host::<f64>(2, n)
+        .with_ceiling()
+}
+
+/// Peak memory of `demo conv2d --rows R --cols C` (n = R x C) and its picture of p pixels:
+/// on the device the larger of the table's input and output (8n) and the picture's (8p), and
+/// the mask; on the host the table's input, f64 reference and scale and one output (24n), and
+/// the picture's decoded file (at most 16 bytes a pixel), grayscale, output and f64 reference
+/// and scale (40p).
+pub fn footprint_2d(rows: usize, cols: usize, picture: (usize, usize)) -> Result<Footprint> {
+    let n = elements("conv2d", rows, cols)?;
+    let p = elements("conv2d picture", picture.0, picture.1)?;
+    let device = array::<f32>(2, n)
+        .zip(array::<f32>(2, p))
+        .map(|(a, b)| a.max(b));
+    Ok(Footprint::new(format!(
+        "conv2d of {rows} x {cols} elements and a {} x {} picture",
+        picture.1, picture.0
+    ))
+    .device_bytes(device)
+    .device_bytes(SMALL)
+    .host::<f32>(2, n)
+    .host::<f64>(2, n)
+    .host::<[u8; 16]>(1, p)
+    .host::<f32>(2, p)
+    .host::<f64>(2, p)
+    .with_ceiling())
+}
 
 /// Columns of both tables.
 const HEADER: [&str; 10] = [
@@ -28,56 +64,35 @@ const HEADER: [&str; 10] = [
     "verdict",
 ];
 
-/// One timed, verified variant of the 1D or 2D table.
-struct Row<'a> {
-    name: String,
-    seed: &'a str,
-    entry: &'a str,
-    cfg: LaunchConfig,
-    t: Timing,
-    check: Comparison,
-    /// Median ms of the basic kernel (the speedup's base).
+/// Adds a verified, timed variant to a variants table (cells as in [`HEADER`]): `basic` is
+/// the median ms of the basic kernel (the speedup's base).
+fn variant_row(
+    table: &mut Table,
+    ceiling: &Ceiling,
+    trial: Trial<Comparison>,
+    seed: &str,
     basic: f64,
     access_ratio: f64,
-}
-
-/// Adds `row` to a variants table (cells as in [`HEADER`]) with its measurement.
-fn variant_row(table: &mut Table, ceiling: &Ceiling, bytes: u64, row: Row) {
-    let Row {
-        name,
-        seed,
-        entry,
-        cfg,
-        t,
-        check,
-        basic,
-        access_ratio,
-    } = row;
-    let speedup = basic / t.median_ms;
-    let m = Measurement::new(&name, &t)
-        .kernel(entry)
-        .bytes(bytes, Some(ceiling))
-        .launch(&cfg)
-        .error(check.max_relative_error)
-        .passed(check.result.is_ok())
+) {
+    let speedup = basic / trial.timing.median_ms;
+    let gbps = trial.gbps();
+    let cells = [
+        trial.measurement.variant.clone(),
+        seed.to_string(),
+        trial.grid_block(),
+        format!("{:.3}", trial.timing.median_ms),
+        format!("{gbps:.1}"),
+        format!("{:.1}%", ceiling.percent(gbps)),
+        format!("{access_ratio:.2}"),
+        format!("{speedup:.2}x"),
+        format!("{:.1e}", trial.check.max_relative_error),
+        trial.verdict(),
+    ];
+    let m = trial
+        .measurement
         .extra("access_ratio", access_ratio)
         .extra("speedup_vs_basic", speedup);
-    let gbps = m.gbps.unwrap_or_default();
-    table.measured_row(
-        [
-            name,
-            seed.to_string(),
-            launch::describe(&cfg),
-            format!("{:.3}", t.median_ms),
-            format!("{gbps:.1}"),
-            format!("{:.1}%", ceiling.percent(gbps)),
-            format!("{access_ratio:.2}"),
-            format!("{speedup:.2}x"),
-            format!("{:.1e}", check.max_relative_error),
-            verdict(&check.result),
-        ],
-        m,
-    );
+    table.measured_row(cells, m);
 }
 
 /// Side of the generated test picture when no `--image` is given.
@@ -85,6 +100,7 @@ const PICTURE: (usize, usize) = (480, 640);
 
 pub fn run_1d(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, mask_width: usize) -> Result<()> {
     convolution::validate_mask_width(1, mask_width)?;
+    require_memory(gpu, &footprint_1d(size))?;
     let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     let input: Vec<f32> = (0..size).map(|_| rng.random_range(-1.0..1.0)).collect();
@@ -114,33 +130,23 @@ pub fn run_1d(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, mask_width: usiz
     for variant in Variant1d::ALL {
         let name = variant_name(variant);
         let mut d_out = gpu.poisoned(size, f32::NAN)?;
-        let cfg = convolution::conv1d_with(gpu, variant, &d_in, &mask, &mut d_out)?;
         let entry = variant.entry(mask_width);
-        let got = gpu.download(&d_out, entry)?;
-        out.dump(&format!("output_{name}"), &[], &got)?;
-        let check = convolution::compare(&got, &reference);
-        failures += check.result.is_err() as usize;
-        let t = timing::time_gpu(gpu, entry, 3, cli.reps as usize, || {
-            convolution::conv1d_with(gpu, variant, &d_in, &mask, &mut d_out).map(drop)
-        })?;
-        let basic = *basic_ms.get_or_insert(t.median_ms);
-        let access_ratio = variant.access_ratio(mask_width, cfg.block_dim.0);
+        let trial = Plan::new(gpu, cli, &name, entry)
+            .bytes(bytes, Some(&ceiling))
+            .run(
+                &mut d_out,
+                |d_out| convolution::conv1d_with(gpu, variant, &d_in, &mask, d_out),
+                |d_out, _| {
+                    let got = gpu.download(d_out, entry)?;
+                    out.dump(&format!("output_{name}"), &[], &got)?;
+                    Ok(convolution::compare(&got, &reference))
+                },
+            )?;
+        failures += !trial.passed() as usize;
+        let basic = *basic_ms.get_or_insert(trial.timing.median_ms);
+        let access_ratio = variant.access_ratio(mask_width, trial.cfg.block_dim.0);
         let seed = variant.seed_section().unwrap_or("-");
-        variant_row(
-            &mut table,
-            &ceiling,
-            bytes,
-            Row {
-                name,
-                seed,
-                entry,
-                cfg,
-                t,
-                check,
-                basic,
-                access_ratio,
-            },
-        );
+        variant_row(&mut table, &ceiling, trial, seed, basic, access_ratio);
     }
     out.table(table);
     if failures > 0 {
@@ -168,7 +174,8 @@ pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<(
         ..
     } = args;
     convolution::validate_mask_width(2, mask_width)?;
-    let n = rows.checked_mul(cols).context("rows x cols overflows")?;
+    require_memory(gpu, &footprint_2d(rows, cols, picture_dims(args.image)?)?)?;
+    let n = rows * cols;
     let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     let input: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
@@ -204,34 +211,23 @@ pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<(
         for variant in Variant2d::ALL {
             let name = variant_name(variant);
             let mut d_out = gpu.poisoned(n, f32::NAN)?;
-            let cfg = convolution::conv2d_with(gpu, variant, &d_in, &mask, &mut d_out, rows, cols)?;
             let entry = variant.entry(mask_width);
-            let got = gpu.download(&d_out, entry)?;
-            out.dump(&format!("output_{name}"), &shape, &got)?;
-            let check = convolution::compare(&got, &reference);
-            failures += check.result.is_err() as usize;
-            let t = timing::time_gpu(gpu, entry, 3, cli.reps as usize, || {
-                convolution::conv2d_with(gpu, variant, &d_in, &mask, &mut d_out, rows, cols)
-                    .map(drop)
-            })?;
-            let basic = *basic_ms.get_or_insert(t.median_ms);
+            let trial = Plan::new(gpu, cli, &name, entry)
+                .bytes(bytes, Some(&ceiling))
+                .run(
+                    &mut d_out,
+                    |d_out| convolution::conv2d_with(gpu, variant, &d_in, &mask, d_out, rows, cols),
+                    |d_out, _| {
+                        let got = gpu.download(d_out, entry)?;
+                        out.dump(&format!("output_{name}"), &shape, &got)?;
+                        Ok(convolution::compare(&got, &reference))
+                    },
+                )?;
+            failures += !trial.passed() as usize;
+            let basic = *basic_ms.get_or_insert(trial.timing.median_ms);
             let access_ratio = variant.access_ratio(mask_width);
             let seed = variant.seed_section().unwrap_or("-");
-            variant_row(
-                &mut table,
-                &ceiling,
-                bytes,
-                Row {
-                    name,
-                    seed,
-                    entry,
-                    cfg,
-                    t,
-                    check,
-                    basic,
-                    access_ratio,
-                },
-            );
+            variant_row(&mut table, &ceiling, trial, seed, basic, access_ratio);
         }
     }
     out.table(table);
@@ -264,16 +260,20 @@ fn filter_picture(gpu: &Gpu, cli: &Cli, out: &mut Out, args: &Conv2dArgs) -> Res
     let mask = Mask2d::new(gpu, &values, w)?;
     let d_in = gpu.upload(&picture)?;
     let mut d_out = gpu.poisoned(picture.len(), f32::NAN)?;
-    let cfg = convolution::conv2d_with(gpu, variant, &d_in, &mask, &mut d_out, rows, cols)?;
-    let got = gpu.download(&d_out, entry)?;
-    out.dump("image_output", &shape, &got)?;
-    let check = convolution::compare(
-        &got,
-        &convolution::reference_2d(&picture, rows, cols, &values, w),
-    );
-    let t = timing::time_gpu(gpu, entry, 3, cli.reps as usize, || {
-        convolution::conv2d_with(gpu, variant, &d_in, &mask, &mut d_out, rows, cols).map(drop)
-    })?;
+    let mask_name = format!("{} ({w} x {w})", variant_name(args.mask));
+    let mut got = Vec::new();
+    let trial = Plan::new(gpu, cli, &mask_name, entry).run(
+        &mut d_out,
+        |d_out| convolution::conv2d_with(gpu, variant, &d_in, &mask, d_out, rows, cols),
+        |d_out, _| {
+            got = gpu.download(d_out, entry)?;
+            out.dump("image_output", &shape, &got)?;
+            Ok(convolution::compare(
+                &got,
+                &convolution::reference_2d(&picture, rows, cols, &values, w),
+            ))
+        },
+    )?;
     let written = match args.out {
         Some(path) => {
             save_luma(path, &got, rows, cols, args.mask.is_derivative())?;
@@ -281,7 +281,6 @@ fn filter_picture(gpu: &Gpu, cli: &Cli, out: &mut Out, args: &Conv2dArgs) -> Res
         }
         None => String::new(),
     };
-    let mask_name = variant_name(args.mask);
     let mut table = Table::new(
         "image",
         format!("image: {source} ({cols} x {rows}, grayscale){written}"),
@@ -295,23 +294,34 @@ fn filter_picture(gpu: &Gpu, cli: &Cli, out: &mut Out, args: &Conv2dArgs) -> Res
             "vs CPU",
         ],
     );
+    let failed = !trial.passed();
     table.measured_row(
         [
-            format!("{mask_name} ({w} x {w})"),
+            mask_name,
             entry.to_string(),
-            launch::describe(&cfg),
-            format!("{:.3}", t.median_ms),
-            format!("{:.1e}", check.max_relative_error),
-            verdict(&check.result),
+            trial.grid_block(),
+            format!("{:.3}", trial.timing.median_ms),
+            format!("{:.1e}", trial.check.max_relative_error),
+            trial.verdict(),
         ],
-        Measurement::new(format!("{mask_name} ({w} x {w})"), &t)
-            .kernel(entry)
-            .launch(&cfg)
-            .error(check.max_relative_error)
-            .passed(check.result.is_ok()),
+        trial.measurement,
     );
     out.table(table);
-    Ok(check.result.is_err())
+    Ok(failed)
+}
+
+/// `(rows, cols)` of the picture `demo conv2d` filters: the `--image` file's, from its header
+/// alone, or the generated picture's.
+fn picture_dims(image: Option<&Path>) -> Result<(usize, usize)> {
+    let Some(path) = image else {
+        return Ok(PICTURE);
+    };
+    let (cols, rows) = image::ImageReader::open(path)
+        .with_context(|| format!("opening {}", path.display()))?
+        .with_guessed_format()?
+        .into_dimensions()
+        .with_context(|| format!("reading the size of {} (PNG expected)", path.display()))?;
+    Ok((rows as usize, cols as usize))
 }
 
 /// Reads a PNG as grayscale floats in `[0, 1]`: `(pixels, rows, cols)`.

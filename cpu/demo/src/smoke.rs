@@ -1,12 +1,24 @@
 //! `demo smoke`.
 
+use crate::harness::{Footprint, SMALL, require_memory};
 use crate::report::{ChartKind, Measurement, Table};
 use anyhow::{Context, Result, bail};
 use cpu::{Gpu, smoke};
 
 use crate::{Cli, Out, verdict};
 
+/// Peak memory of `demo smoke --size n`, at the largest kernel (the warp shuffle: an input and
+/// three outputs of 4-byte elements): 16n bytes on the device; the input, the three downloaded
+/// outputs and their references on the host (28n).
+pub fn footprint(n: usize) -> Footprint {
+    Footprint::new(format!("smoke of {n} elements"))
+        .device::<i32>(4, n)
+        .device_bytes(SMALL)
+        .host::<i32>(7, n)
+}
+
 pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Result<()> {
+    require_memory(gpu, &footprint(size))?;
     // The kernels are checked, not timed: each row's measurement carries the verdict only (zero
     // timing), and the table is not charted.
     let mut table = Table::new(

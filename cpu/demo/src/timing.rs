@@ -147,11 +147,18 @@ impl L2Flush {
     /// # Errors
     /// [`Error::Driver`] if the attribute query or an allocation fails.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        let l2 = gpu.l2_cache_bytes()?;
         Ok(Self {
-            buffer: gpu.zeros::<i32>((2 * l2).max(8 << 20) / 4)?,
+            buffer: gpu.zeros::<i32>(Self::bytes(gpu)? / 4)?,
             reader: ReduceSum::new(gpu)?,
         })
+    }
+
+    /// Bytes of the flush buffer on `gpu` (for footprints, before it is allocated).
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the attribute query fails.
+    pub fn bytes(gpu: &Gpu) -> Result<usize> {
+        Ok((2 * gpu.l2_cache_bytes()?).max(8 << 20) / 4 * 4)
     }
 
     /// Queues the flush (one read of the buffer) on `gpu`'s stream.

@@ -1,16 +1,30 @@
 //! `demo transpose`.
 
-use crate::report::{ChartKind, Measurement, Table};
-use crate::timing;
-use anyhow::{Context, Result, bail};
-use cpu::{Gpu, launch, transpose, verify};
+use crate::harness::{Footprint, Plan, elements, require_memory};
+use crate::report::{ChartKind, Table};
+use anyhow::{Result, bail};
+use cpu::{Gpu, transpose, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{Cli, Out, variant_name, verdict};
+use crate::{Cli, Out, variant_name};
+
+/// Peak memory of `demo transpose --rows R --cols C` (n = R x C): the input and one
+/// variant's output on the device (8n bytes); the input, the reference and one downloaded
+/// output on the host (12n bytes).
+pub fn footprint(rows: usize, cols: usize) -> Result<Footprint> {
+    let n = elements("transpose", rows, cols)?;
+    Ok(
+        Footprint::new(format!("transpose of {rows} x {cols} elements"))
+            .device::<f32>(2, n)
+            .host::<f32>(3, n)
+            .with_ceiling(),
+    )
+}
 
 pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, rows: usize, cols: usize) -> Result<()> {
-    let n = rows.checked_mul(cols).context("rows x cols overflows")?;
+    require_memory(gpu, &footprint(rows, cols)?)?;
+    let n = rows * cols;
     let ceiling = out.ceiling(gpu, cli.reps)?;
     let mut rng = StdRng::seed_from_u64(cli.seed);
     let input: Vec<f32> = (0..n).map(|_| rng.random()).collect();
@@ -21,38 +35,11 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, rows: usize, cols: usize) -> Res
 
     out.dump("input", &[rows as u64, cols as u64], &input)?;
     let best = variant_name(transpose::Variant::fastest(rows, cols, true));
-    let mut table = Table::new(
-        "variants",
-        format!(
-            "transpose, {rows} x {cols} f32 ({:.0} MiB moved per launch: 1 read + 1 write), median of {} reps; best for this shape: {best}",
-            bytes as f64 / (1 << 20) as f64,
-            cli.reps,
-        ),
-        ChartKind::Bars,
-        [
-            "variant",
-            "seed",
-            "grid x block",
-            "median ms",
-            "GB/s",
-            "% of memcpy",
-            "seed laptop ms",
-            "verdict",
-        ],
-    );
+    let mut table = variants_table(rows, cols, bytes, cli.reps, &best);
     out.headline("variants", &best);
     let mut failures = 0;
     for variant in transpose::Variant::ALL {
-        let seed_cols = variant.seed().map_or(("-".into(), "-".into()), |(v, ms)| {
-            (
-                format!("v{v}"),
-                if seed_size {
-                    format!("{ms:.2}")
-                } else {
-                    "(8192 only)".into()
-                },
-            )
-        });
+        let seed_cols = seed_cells(variant, seed_size);
         if !variant.supports(rows, cols) {
             table.row([
                 variant_name(variant),
@@ -67,44 +54,37 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, rows: usize, cols: usize) -> Res
             continue;
         }
         let mut d_out = gpu.poisoned(n, f32::NAN)?;
-        let cfg = transpose::transpose_with(gpu, variant, &d_in, &mut d_out, rows, cols)?;
-        let got = gpu.download(&d_out, variant.kernel_name())?;
-        let shape = if variant.transposes() {
-            [cols as u64, rows as u64]
-        } else {
-            [rows as u64, cols as u64]
-        };
-        out.dump(&format!("output_{}", variant_name(variant)), &shape, &got)?;
-        let check = verify::exact(
-            &got,
-            if variant.transposes() {
-                &expected
-            } else {
-                &input
-            },
-        );
-        failures += check.is_err() as usize;
-        let t = timing::time_gpu(gpu, variant.kernel_name(), 3, cli.reps as usize, || {
-            transpose::transpose_with(gpu, variant, &d_in, &mut d_out, rows, cols).map(drop)
-        })?;
-        let m = Measurement::new(variant_name(variant), &t)
-            .kernel(variant.kernel_name())
+        let name = variant_name(variant);
+        let trial = Plan::new(gpu, cli, &name, variant.kernel_name())
             .bytes(bytes, Some(&ceiling))
-            .launch(&cfg)
-            .passed(check.is_ok());
-        let gbps = m.gbps.unwrap_or_default();
+            .run(
+                &mut d_out,
+                |d_out| transpose::transpose_with(gpu, variant, &d_in, d_out, rows, cols),
+                |d_out, _| {
+                    let got = gpu.download(d_out, variant.kernel_name())?;
+                    let (shape, want) = if variant.transposes() {
+                        ([cols as u64, rows as u64], &expected)
+                    } else {
+                        ([rows as u64, cols as u64], &input)
+                    };
+                    out.dump(&format!("output_{name}"), &shape, &got)?;
+                    Ok(verify::exact(&got, want))
+                },
+            )?;
+        failures += !trial.passed() as usize;
+        let gbps = trial.gbps();
         table.measured_row(
             [
-                variant_name(variant),
+                name,
                 seed_cols.0,
-                launch::describe(&cfg),
-                format!("{:.3}", t.median_ms),
+                trial.grid_block(),
+                format!("{:.3}", trial.timing.median_ms),
                 format!("{gbps:.1}"),
                 format!("{:.1}%", ceiling.percent(gbps)),
                 seed_cols.1,
-                verdict(&check),
+                trial.verdict(),
             ],
-            m,
+            trial.measurement,
         );
     }
     out.table(table);
@@ -112,4 +92,42 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, rows: usize, cols: usize) -> Res
         bail!("{failures} transpose variant(s) disagree with the CPU reference");
     }
     Ok(())
+}
+
+/// The table of every variant, titled with the shape, the bytes moved and the best variant
+/// for the shape.
+fn variants_table(rows: usize, cols: usize, bytes: u64, reps: u32, best: &str) -> Table {
+    Table::new(
+        "variants",
+        format!(
+            "transpose, {rows} x {cols} f32 ({:.0} MiB moved per launch: 1 read + 1 write), median of {reps} reps; best for this shape: {best}",
+            bytes as f64 / (1 << 20) as f64,
+        ),
+        ChartKind::Bars,
+        [
+            "variant",
+            "seed",
+            "grid x block",
+            "median ms",
+            "GB/s",
+            "% of memcpy",
+            "seed laptop ms",
+            "verdict",
+        ],
+    )
+}
+
+/// The "seed" and "seed laptop ms" cells of a variant (the laptop time at the seed's 8192 x
+/// 8192 only).
+fn seed_cells(variant: transpose::Variant, seed_size: bool) -> (String, String) {
+    variant.seed().map_or(("-".into(), "-".into()), |(v, ms)| {
+        (
+            format!("v{v}"),
+            if seed_size {
+                format!("{ms:.2}")
+            } else {
+                "(8192 only)".into()
+            },
+        )
+    })
 }

@@ -14,8 +14,8 @@ fn demo(args: &[&str]) -> Output {
         .expect("the demo binary runs")
 }
 
-/// Non-zero exit, and stderr is one line starting `error:`, with no panic.
-fn assert_one_sentence_error(args: &[&str]) {
+/// Non-zero exit, and stderr is one line starting `error:`, with no panic; returns the line.
+fn assert_one_sentence_error(args: &[&str]) -> String {
     let out = demo(args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{args:?} succeeded: {stderr}");
@@ -27,6 +27,7 @@ fn assert_one_sentence_error(args: &[&str]) {
         "{args:?}: expected one line, got {stderr:?}"
     );
     assert!(lines[0].starts_with("error: "), "{args:?}: {stderr:?}");
+    lines[0].to_string()
 }
 
 #[test]
@@ -63,9 +64,27 @@ fn list_needs_no_gpu() {
     let out = demo(&["list"]);
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    for pattern in ["vector-add", "transpose", "reduce", "square-sum", "smoke"] {
-        assert!(stdout.contains(pattern), "list lacks {pattern}");
+    for pattern in demo::registry::PATTERNS {
+        assert!(stdout.contains(pattern.name), "list lacks {}", pattern.name);
+        for v in (pattern.variants)() {
+            assert!(
+                stdout.contains(&v.name),
+                "list lacks {} {}",
+                pattern.name,
+                v.name
+            );
+        }
     }
+    let names = demo(&["list", "--names"]);
+    let names: Vec<String> = String::from_utf8_lossy(&names.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    let registry: Vec<&str> = demo::registry::PATTERNS.iter().map(|p| p.name).collect();
+    assert_eq!(names, registry, "list --names is the registry, in order");
+    let cases = demo(&["list", "--sanitize-args"]);
+    assert!(cases.status.success());
+    assert!(String::from_utf8_lossy(&cases.stdout).contains("conv1d --size 20011 --mask-width 31"));
 }
 
 // ---- Reports: compare, --profile, --peers (no GPU needed), and --out / --dump / Ctrl-C (GPU).
@@ -250,5 +269,53 @@ fn interrupting_demo_all_leaves_no_partial_files() {
     assert!(
         left.is_empty(),
         "files left by an interrupted run: {left:?}"
+    );
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU (run.sh tests runs it)"]
+fn sizes_beyond_memory_are_refused_before_any_work() {
+    require_gpu();
+    const HUGE: &str = "1099511627776"; // 2^40
+    const SIDE: &str = "1048576"; // 2^20: 2^40 elements
+    const OVERFLOW: &str = "8589934592"; // 2^33: 2^66 elements
+    let cases: &[&[&str]] = &[
+        &["vector-add", "--size", HUGE],
+        &["transpose", "--rows", SIDE, "--cols", SIDE],
+        &["transpose", "--rows", OVERFLOW, "--cols", OVERFLOW],
+        &["reduce", "--size", HUGE],
+        &["square-sum", "--size", HUGE],
+        &["conv1d", "--size", HUGE],
+        &["conv2d", "--rows", SIDE, "--cols", SIDE],
+        &["conv2d", "--rows", OVERFLOW, "--cols", OVERFLOW],
+        &["registers", "--size", HUGE],
+        &["shared-memory", "--size", HUGE],
+        &["constant-memory", "--size", HUGE],
+        &["coalescing", "--size", HUGE],
+        &["layout", "--size", HUGE],
+        &["bandwidth", "--max-size", HUGE],
+        &["texture", "--size", HUGE],
+        &["smoke", "--size", HUGE],
+        &["vector-add", "--size", "18446744073709551615"],
+    ];
+    for args in cases {
+        let started = std::time::Instant::now();
+        let line = assert_one_sentence_error(args);
+        let elapsed = started.elapsed();
+        assert!(
+            elapsed < std::time::Duration::from_secs(2),
+            "{args:?} took {elapsed:?} to refuse"
+        );
+        assert!(
+            line.contains("bytes") || line.contains("overflows"),
+            "{args:?}: {line}"
+        );
+    }
+    let line = assert_one_sentence_error(&["vector-add", "--size", HUGE]);
+    assert!(
+        line.starts_with(
+            "error: vector-add of 1099511627776 elements needs 13194139533312 bytes of device memory, "
+        ) && line.ends_with(" are free"),
+        "{line}"
     );
 }

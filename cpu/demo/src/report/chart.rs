@@ -3,7 +3,6 @@
 //! sizes, block sizes). Text is drawn with the DejaVu Sans font embedded in the binary, so PNGs
 //! render the same on a machine without fonts.
 
-use std::collections::BTreeMap;
 use std::sync::Once;
 
 use image::ImageEncoder;
@@ -254,6 +253,23 @@ fn axis_value(x: f64, log2_x: bool, bytes: bool) -> String {
     }
 }
 
+/// The points of a sweep chart, one line per series (else variant) in the order the lines
+/// first appear; x as log2 with `log2_x`.
+fn sweep_lines(table: &Table, v: &Values, log2_x: bool) -> Vec<(String, Vec<(f64, f64)>)> {
+    let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for m in &table.measurements {
+        let Some(x) = m.x else { continue };
+        let x = if log2_x { x.max(1.0).log2() } else { x };
+        let name = m.series.clone().unwrap_or_else(|| m.variant.clone());
+        let point = (x, (v.pick)(m));
+        match lines.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, points)) => points.push(point),
+            None => lines.push((name, vec![point])),
+        }
+    }
+    lines
+}
+
 fn sweep<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -263,37 +279,21 @@ fn sweep<DB: DrawingBackend>(
     log2_x: bool,
 ) -> DrawResult<DB> {
     root.fill(&WHITE)?;
-    let mut lines: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    let mut order: Vec<String> = Vec::new();
-    for m in &table.measurements {
-        let Some(x) = m.x else { continue };
-        let x = if log2_x { x.max(1.0).log2() } else { x };
-        let name = m.series.clone().unwrap_or_else(|| m.variant.clone());
-        if !lines.contains_key(&name) {
-            order.push(name.clone());
-        }
-        lines.entry(name).or_default().push((x, (v.pick)(m)));
-    }
+    let lines = sweep_lines(table, v, log2_x);
+    let points = || lines.iter().flat_map(|(_, p)| p);
     // A ceiling far above every point (host transfers against the device's memcpy) would
     // flatten the lines: it is drawn only when the sweep reaches a fifth of it.
-    let top = lines.values().flatten().map(|p| p.1).fold(0.0, f64::max);
+    let top = points().map(|p| p.1).fold(0.0, f64::max);
     let ceiling = v.ceiling.filter(|c| top >= 0.2 * c);
-    let xs = lines.values().flatten().map(|p| p.0);
-    let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
-        (a.min(x), b.max(x))
+    let (lo, hi) = points().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+        (a.min(p.0), b.max(p.0))
     });
     let (lo, hi) = if lo.is_finite() && hi > lo {
         (lo, hi)
     } else {
         (0.0, 1.0)
     };
-    let ymax = lines
-        .values()
-        .flatten()
-        .map(|p| p.1)
-        .fold(ceiling.unwrap_or(0.0), f64::max)
-        .max(f64::MIN_POSITIVE)
-        * 1.12;
+    let ymax = top.max(ceiling.unwrap_or(0.0)).max(f64::MIN_POSITIVE) * 1.12;
     let bytes = x_label.contains("bytes");
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 20))
@@ -316,9 +316,9 @@ fn sweep<DB: DrawingBackend>(
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 14))
         .draw()?;
-    for (k, name) in order.iter().enumerate() {
+    for (k, (name, pts)) in lines.iter().enumerate() {
         let color = Palette99::pick(k).to_rgba();
-        let mut pts = lines[name].clone();
+        let mut pts = pts.clone();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         chart
             .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?

@@ -1,12 +1,13 @@
 //! `demo registers`, `demo shared-memory`, `demo bank-conflicts`, `demo constant-memory`,
 //! `demo device-globals`: the on-chip topics of the memory hierarchy lab.
 
+use crate::harness::{Footprint, Plan, SMALL, require_memory};
 use crate::report::{ChartKind, Measurement, Table};
-use crate::timing::{self, Timing};
+use crate::timing::Timing;
 use anyhow::{Result, bail};
 use clap::Subcommand;
 use cpu::memory::{bank_conflicts, constant_memory, device_globals, registers, shared_memory};
-use cpu::{Gpu, launch, verify};
+use cpu::{Gpu, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -50,7 +51,43 @@ pub enum Topic {
     DeviceGlobals,
 }
 
+/// Peak memory of a topic, from its sizes:
+/// - `registers --size n`: input and output on the device (8n bytes); input, reference and
+///   one downloaded output on the host (12n);
+/// - `shared-memory --size n` (rounded down to whole blocks of 256): the array, updated in
+///   place, on the device (4n); input, reference and output on the host (12n);
+/// - `bank-conflicts`: one block per SM, fixed small buffers;
+/// - `constant-memory --size n`: one output on the device (4n, and the 4 KiB table); one
+///   reference and one downloaded output on the host (8n);
+/// - `device-globals`: fixed 1024-element arrays.
+pub fn footprint(topic: &Topic) -> Footprint {
+    match *topic {
+        Topic::Registers { size } => Footprint::new(format!("registers of {size} threads"))
+            .device::<u32>(2, size)
+            .host::<u32>(3, size)
+            .with_ceiling(),
+        Topic::SharedMemory { size } => {
+            let n = size - size % 256;
+            Footprint::new(format!("shared-memory of {n} elements"))
+                .device::<f32>(1, n)
+                .device_bytes(SMALL)
+                .host::<f32>(3, n)
+        }
+        Topic::BankConflicts { accesses } => {
+            Footprint::new(format!("bank-conflicts of {accesses} accesses")).device_bytes(SMALL)
+        }
+        Topic::ConstantMemory { size, .. } => {
+            Footprint::new(format!("constant-memory of {size} threads"))
+                .device::<f32>(1, size)
+                .device_bytes(SMALL)
+                .host::<f32>(2, size)
+        }
+        Topic::DeviceGlobals => Footprint::new("device-globals").device_bytes(SMALL),
+    }
+}
+
 pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, topic: &Topic) -> Result<()> {
+    require_memory(gpu, &footprint(topic))?;
     match *topic {
         Topic::Registers { size } => registers_demo(gpu, out, cli, size),
         Topic::SharedMemory { size } => shared_memory_demo(gpu, out, cli, size),
@@ -94,35 +131,34 @@ fn registers_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()
         let kernel = variant.kernel_name();
         let resources = gpu.kernel_resources(kernel)?;
         let mut d_out = gpu.poisoned(size, 0xDEAD_BEEFu32)?;
-        let cfg = registers::launch(gpu, variant, &d_x, &mut d_out)?;
-        let got = gpu.download(&d_out, kernel)?;
-        out.dump(&format!("out_{}", variant_name(variant)), &[], &got)?;
-        let check = verify::exact(&got, &expected);
-        failures += check.is_err() as usize;
-        let t = timing::time_gpu(gpu, kernel, 3, cli.reps as usize, || {
-            registers::launch(gpu, variant, &d_x, &mut d_out).map(drop)
-        })?;
-        let m = Measurement::new(kernel, &t)
-            .kernel(kernel)
+        let trial = Plan::new(gpu, cli, kernel, kernel)
             .bytes(bytes, Some(&ceiling))
-            .launch(&cfg)
+            .run(
+                &mut d_out,
+                |d_out| registers::launch(gpu, variant, &d_x, d_out),
+                |d_out, _| {
+                    let got = gpu.download(d_out, kernel)?;
+                    out.dump(&format!("out_{}", variant_name(variant)), &[], &got)?;
+                    Ok(verify::exact(&got, &expected))
+                },
+            )?;
+        failures += !trial.passed() as usize;
+        let gbps = trial.gbps();
+        let cells = [
+            kernel.to_string(),
+            resources.registers.to_string(),
+            resources.local_bytes.to_string(),
+            trial.grid_block(),
+            format!("{:.3}", trial.timing.median_ms),
+            format!("{gbps:.1}"),
+            format!("{:.1}%", ceiling.percent(gbps)),
+            trial.verdict(),
+        ];
+        let m = trial
+            .measurement
             .extra("registers_per_thread", f64::from(resources.registers))
-            .extra("local_bytes_per_thread", f64::from(resources.local_bytes))
-            .passed(check.is_ok());
-        let gbps = m.gbps.unwrap_or_default();
-        table.measured_row(
-            [
-                kernel.to_string(),
-                resources.registers.to_string(),
-                resources.local_bytes.to_string(),
-                launch::describe(&cfg),
-                format!("{:.3}", t.median_ms),
-                format!("{gbps:.1}"),
-                format!("{:.1}%", ceiling.percent(gbps)),
-                verdict(&check),
-            ],
-            m,
-        );
+            .extra("local_bytes_per_thread", f64::from(resources.local_bytes));
+        table.measured_row(cells, m);
     }
     out.table(table);
     if failures > 0 {
@@ -292,25 +328,7 @@ fn constant_memory_demo(
         .collect();
     out.dump("table", &[], &values)?;
     let table_data = ConstTable::new(gpu, &values)?;
-    let mut table = Table::new(
-        "reads",
-        format!(
-            "constant memory: {size} threads x {reads} reads of a {}-float table (4 KiB, cached on \
-             chip in every case); {} reps",
-            gpu::memory::constant_memory::TABLE_LEN,
-            cli.reps
-        ),
-        ChartKind::Bars,
-        [
-            "table in",
-            "lanes read",
-            "kernel",
-            "median ms",
-            "G reads/s",
-            "x constant uniform",
-            "verdict",
-        ],
-    );
+    let mut table = reads_table(size, reads, cli.reps);
     let mut failures = seed_check.is_err() as usize;
     let mut baseline = None;
     let mut constants = gpu.constant_memory()?;
@@ -320,43 +338,38 @@ fn constant_memory_demo(
         for variant in Variant::ALL {
             let kernel = variant.kernel_name();
             let mut d_out = gpu.poisoned(size, f32::NAN)?;
-            let cfg = table_data.launch(gpu, variant, access, reads, &mut d_out)?;
-            let got = gpu.download(&d_out, kernel)?;
-            out.dump(
-                &format!("out_{}_{}", variant_name(variant), variant_name(access)),
-                &[],
-                &got,
+            let trial = Plan::new(gpu, cli, variant_name(variant), kernel).run(
+                &mut d_out,
+                |d_out| table_data.launch(gpu, variant, access, reads, d_out),
+                |d_out, _| {
+                    let got = gpu.download(d_out, kernel)?;
+                    let name = format!("out_{}_{}", variant_name(variant), variant_name(access));
+                    out.dump(&name, &[], &got)?;
+                    Ok(verify::exact(&got, &expected))
+                },
             )?;
-            let check = verify::exact(&got, &expected);
-            failures += check.is_err() as usize;
-            let t = timing::time_gpu(gpu, kernel, 3, cli.reps as usize, || {
-                table_data
-                    .launch(gpu, variant, access, reads, &mut d_out)
-                    .map(drop)
-            })?;
-            let base = *baseline.get_or_insert(t.median_ms);
-            let greads = size as f64 * reads as f64 / (t.median_ms * 1e-3) / 1e9;
-            table.measured_row(
-                [
-                    variant_name(variant),
-                    match access {
-                        Access::Uniform => "one word per warp".to_string(),
-                        Access::Divergent => "32 words per warp".to_string(),
-                    },
-                    kernel.to_string(),
-                    format!("{:.3}", t.median_ms),
-                    format!("{greads:.1}"),
-                    format!("{:.2}", t.median_ms / base),
-                    verdict(&check),
-                ],
-                Measurement::new(variant_name(variant), &t)
-                    .series(variant_name(access))
-                    .kernel(kernel)
-                    .launch(&cfg)
-                    .extra("g_reads_per_s", greads)
-                    .extra("x_constant_uniform", t.median_ms / base)
-                    .passed(check.is_ok()),
-            );
+            failures += !trial.passed() as usize;
+            let ms = trial.timing.median_ms;
+            let base = *baseline.get_or_insert(ms);
+            let greads = size as f64 * reads as f64 / (ms * 1e-3) / 1e9;
+            let cells = [
+                variant_name(variant),
+                match access {
+                    Access::Uniform => "one word per warp".to_string(),
+                    Access::Divergent => "32 words per warp".to_string(),
+                },
+                kernel.to_string(),
+                format!("{ms:.3}"),
+                format!("{greads:.1}"),
+                format!("{:.2}", ms / base),
+                trial.verdict(),
+            ];
+            let m = trial
+                .measurement
+                .series(variant_name(access))
+                .extra("g_reads_per_s", greads)
+                .extra("x_constant_uniform", ms / base);
+            table.measured_row(cells, m);
         }
     }
     out.table(table);
@@ -438,4 +451,27 @@ fn device_globals_demo(gpu: &Gpu, out: &mut Out, cli: &Cli) -> Result<()> {
         bail!("{failures} device-globals run(s) disagree with the CPU reference");
     }
     Ok(())
+}
+
+/// The reads table: one row per access pattern and memory the table is in.
+fn reads_table(size: usize, reads: u32, reps: u32) -> Table {
+    Table::new(
+        "reads",
+        format!(
+            "constant memory: {size} threads x {reads} reads of a {}-float table (4 KiB, cached on \
+         chip in every case); {} reps",
+            gpu::memory::constant_memory::TABLE_LEN,
+            reps
+        ),
+        ChartKind::Bars,
+        [
+            "table in",
+            "lanes read",
+            "kernel",
+            "median ms",
+            "G reads/s",
+            "x constant uniform",
+            "verdict",
+        ],
+    )
 }
