@@ -176,7 +176,7 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
         std::fs::remove_dir_all(out)
             .with_context(|| format!("removing the old {}", out.display()))?;
     }
-    for dir in ["bin", "tests", "ptx"] {
+    for dir in ["bin", "tests", "ptx", "examples"] {
         std::fs::create_dir_all(out.join(dir))
             .with_context(|| format!("creating {}", out.join(dir).display()))?;
     }
@@ -217,6 +217,35 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
     }
     if tests == 0 {
         bail!("cargo reported no test executables");
+    }
+
+    // The library's numbered examples, run by `run.sh examples`.
+    let examples = cargo(
+        root,
+        &[
+            "build",
+            "--release",
+            "--package",
+            "cpu",
+            "--examples",
+            "--message-format=json",
+        ],
+    )?;
+    let mut count = 0;
+    for (exe, _) in artifacts(&examples.stdout, false) {
+        // Cargo writes examples to `<target>/release/examples/`; skip anything else it reports.
+        if exe.parent().and_then(|p| p.file_name()) != Some(std::ffi::OsStr::new("examples")) {
+            continue;
+        }
+        let name = exe
+            .file_name()
+            .context("an example without a file name")?
+            .to_owned();
+        copy_executable(&exe, &out.join("examples").join(name))?;
+        count += 1;
+    }
+    if count == 0 {
+        bail!("cargo reported no example executables");
     }
 
     build_ptx(root, Vec::new(), out.join("ptx"))?;
@@ -324,8 +353,9 @@ const PEERS_PY: &str = include_str!("../peers/peers.py");
 /// The bundle's entry point (see README "Running on a GPU machine without Rust").
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # Runs this bundle on a machine with an NVIDIA driver (no Rust needed).
-#   ./run.sh            all GPU tests (ignored ones included), then every pattern's demo
+#   ./run.sh            all GPU tests (ignored ones included), the examples, then every pattern's demo
 #   ./run.sh tests      only the test executables
+#   ./run.sh examples   the library's numbered examples (cpu/examples), each checking its result
 #   ./run.sh demo [PATTERN]...      only the demos (all, or the patterns named)
 #   ./run.sh sanitize [PATTERN]...  compute-sanitizer memcheck, racecheck, synccheck, initcheck over the
 #                       demos at small sizes (all, or the patterns named)
@@ -368,6 +398,13 @@ run_tests() {
 selected() {
   [ ${#only[@]} -eq 0 ] && return 0
   local p; for p in "${only[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1
+}
+
+run_examples() {
+  for e in "$here"/examples/*; do
+    echo "== example $(basename "$e")"
+    "$e" || failed+=("example $(basename "$e")")
+  done
 }
 
 run_demo() {
@@ -448,7 +485,8 @@ run_profile() {
 }
 
 case "$mode" in
-  all) run_tests; run_demo ;;
+  all) run_tests; run_examples; run_demo ;;
+  examples) run_examples ;;
   report) run_report ;;
   peers) run_peers "${only[0]:-peers.json}" || true ;;
   profile) run_profile ;;
@@ -456,7 +494,7 @@ case "$mode" in
   demo) run_demo ;;
   sanitize) run_sanitize ;;
   resources) run_resources ;;
-  *) echo "usage: $0 [all|tests|demo|sanitize|resources|report|peers|profile]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|tests|examples|demo|sanitize|resources|report|peers|profile]" >&2; exit 2 ;;
 esac
 
 if [ ${#failed[@]} -gt 0 ]; then
