@@ -5,7 +5,7 @@
 //! its `__constant__` memory is shared too: [`Gpu::constant_memory`] orders every use of it
 //! across the handles and streams of the context.
 
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
@@ -20,7 +20,6 @@ use crate::ptx;
 #[derive(Debug)]
 struct Module {
     module: Arc<CudaModule>,
-    ptx_arch: u32,
     constants: Mutex<ConstantTimeline>,
 }
 
@@ -69,7 +68,6 @@ fn module_for(ctx: &Arc<CudaContext>) -> Result<Arc<Module>> {
         module: ctx
             .load_module(Ptx::from_src(text))
             .during(format!("loading the sm_{ptx_arch} PTX"))?,
-        ptx_arch,
         constants: Mutex::new(ConstantTimeline::default()),
     });
     table.push((key, Arc::downgrade(&module)));
@@ -83,11 +81,16 @@ fn module_for(ctx: &Arc<CudaContext>) -> Result<Arc<Module>> {
 /// Cheap to clone (reference-counted). Every entry point of the library takes a `&Gpu` and
 /// queues its work on [`Gpu::stream`]; nothing synchronises behind the caller's back unless
 /// the function returns a value to the host (and says so).
+///
+/// The module is loaded (and JIT-compiled by the driver on first use on a machine) when a
+/// kernel is first looked up, not when the handle is made, so sizing and device queries cost
+/// no compilation.
 #[derive(Clone, Debug)]
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    module: Arc<Module>,
+    ptx_arch: u32,
+    module: OnceLock<Arc<Module>>,
 }
 
 impl Gpu {
@@ -128,12 +131,30 @@ impl Gpu {
     /// [`Error::NoCompatiblePtx`]; [`Error::Driver`] if the module cannot be loaded.
     pub fn from_stream(stream: Arc<CudaStream>) -> Result<Self> {
         let ctx = stream.context().clone();
-        let module = module_for(&ctx)?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .during("reading the compute capability")?;
+        let (ptx_arch, _) =
+            ptx::for_compute_capability(major, minor).ok_or_else(|| Error::NoCompatiblePtx {
+                major,
+                minor,
+                built: ptx::built_archs(),
+            })?;
         Ok(Self {
             ctx,
             stream,
-            module,
+            ptx_arch,
+            module: OnceLock::new(),
         })
+    }
+
+    /// The context's module, loaded on first use (shared by every handle on the context).
+    fn module(&self) -> Result<&Arc<Module>> {
+        if let Some(module) = self.module.get() {
+            return Ok(module);
+        }
+        let module = module_for(&self.ctx)?;
+        Ok(self.module.get_or_init(|| module))
     }
 
     /// The same device and module with a new stream of its own.
@@ -156,7 +177,7 @@ impl Gpu {
 
     /// The architecture of the PTX loaded (`90` for `sm_90`).
     pub fn ptx_arch(&self) -> u32 {
-        self.module.ptx_arch
+        self.ptx_arch
     }
 
     /// The device's index (the context's ordinal).
@@ -295,7 +316,7 @@ impl Gpu {
 
     /// The kernel named `name` (an `.entry` of the PTX).
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
-        self.module
+        self.module()?
             .module
             .load_function(name)
             .during(format!("looking up kernel {name}"))
@@ -396,7 +417,7 @@ impl Gpu {
     /// [`Error::Driver`] if the wait cannot be queued.
     pub fn constant_memory(&self) -> Result<ConstantMemory<'_>> {
         let timeline = self
-            .module
+            .module()?
             .constants
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -458,7 +479,7 @@ impl ConstantMemory<'_> {
     fn copy_in<T: DeviceRepr>(&self, symbol: &'static str, data: &[T]) -> Result<()> {
         let gpu = self.gpu;
         let mut global = gpu
-            .module
+            .module()?
             .module
             .get_global(symbol, &gpu.stream)
             .during(format!("looking up the module global {symbol}"))?;
@@ -496,7 +517,7 @@ impl ConstantMemory<'_> {
     ) -> Result<Vec<T>> {
         let gpu = self.gpu;
         let global = gpu
-            .module
+            .module()?
             .module
             .get_global(symbol, &gpu.stream)
             .during(format!("looking up {symbol}"))?;
