@@ -358,7 +358,8 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 #   ./run.sh examples   the library's numbered examples (cpu/examples), each checking its result
 #   ./run.sh demo [PATTERN]...      only the demos (all, or the patterns named)
 #   ./run.sh sanitize [PATTERN]...  compute-sanitizer memcheck, racecheck, synccheck, initcheck over the
-#                       demos at small sizes (all, or the patterns named)
+#                       demos at small sizes (all, or the patterns named; SANITIZE_TOOLS="memcheck"
+#                       narrows the tools)
 #   ./run.sh resources  ptxas -v over the PTX (registers, shared memory, spills), where ptxas exists;
 #                       every PTX is assembled for PTXAS_ARCH (default sm_90: CUDA 13 no longer targets sm_70)
 #   ./run.sh report [DIR]   peers (where PyTorch is), then `demo all --out DIR` (default ./report):
@@ -418,7 +419,8 @@ run_sanitize() {
   local cs; cs=$(find_tool compute-sanitizer)
   if [ -z "$cs" ]; then echo "compute-sanitizer not found: skipped"; return; fi
   local summary=() totals=()
-  for tool in memcheck racecheck synccheck initcheck; do
+  local tool
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
     local total=0 uncounted=0
     for pattern in "${sanitize_cases[@]}"; do
       selected "${pattern%% *}" || continue
