@@ -23,6 +23,7 @@ fn host_kernel_names() -> Vec<&'static str> {
     // The kernel of docs/writing_a_kernel.md, launched by cpu/examples/04_your_own_kernel.rs.
     names.push(gpu::saxpy::SAXPY);
     names.extend(cpu::convolution::entry_names());
+    names.extend(cpu::md::kernel_names());
     names
 }
 
