@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 mod convolution;
+mod md;
 mod memory_on_chip;
 mod memory_traffic;
 mod out;
@@ -157,6 +158,20 @@ enum Pattern {
         /// Where to write the filtered picture (grayscale PNG; derivative masks as magnitude).
         #[arg(long, value_name = "PNG")]
         image_out: Option<PathBuf>,
+    },
+    /// Molecular dynamics force reduction (LJ-melt): the OpenMP paper's critical and triangle
+    /// methods and the no-lock reduction on CPU threads, the GPU force kernels, the step-0
+    /// potential energy per atom and the energy drift.
+    Md {
+        /// fcc unit cells per side, 4 atoms each (20: 32000 atoms; the paper's sizes: 35, 55).
+        #[arg(long, default_value_t = 20)]
+        cells: usize,
+        /// Thread counts of the CPU table, comma-separated (default: 1 to all cores).
+        #[arg(long, value_delimiter = ',')]
+        threads: Vec<usize>,
+        /// Velocity Verlet steps of the energy-drift run.
+        #[arg(long, default_value_t = 100)]
+        steps: usize,
     },
     /// One kernel per device-support feature, each checked against the CPU.
     Smoke {
@@ -347,6 +362,11 @@ fn run_pattern(gpu: &Gpu, cli: &Cli, pattern: &Pattern, out: &mut Out) -> Result
         Pattern::OnChip(ref topic) => memory_on_chip::run(gpu, cli, out, topic),
         Pattern::Traffic(ref topic) => memory_traffic::run(gpu, cli, out, topic),
         Pattern::Transpose { rows, cols } => transpose::run(gpu, cli, out, rows, cols),
+        Pattern::Md {
+            cells,
+            ref threads,
+            steps,
+        } => md::run(gpu, cli, out, cells, threads, steps),
         Pattern::Conv1d { size, mask_width } => {
             convolution::run_1d(gpu, cli, out, size, mask_width)
         }

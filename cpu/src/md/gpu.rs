@@ -352,7 +352,7 @@ impl GpuForces {
 /// buffer poisoned with NaN, and downloads the result. Waits for `gpu`'s stream.
 ///
 /// # Errors
-/// As [`NeighbourList::build`] and [`launch`]; [`Error::Driver`] if the kernel faults.
+/// As [`NeighbourList::build`] and [`launch()`]; [`Error::Driver`] if the kernel faults.
 pub fn run<T: MdReal>(gpu: &Gpu, variant: GpuVariant, system: &System) -> Result<GpuForces> {
     let list = NeighbourList::build(system, variant.list_kind(), CUTOFF + super::system::SKIN)?;
     run_with_list::<T>(gpu, variant, system, &list)
@@ -361,7 +361,7 @@ pub fn run<T: MdReal>(gpu: &Gpu, variant: GpuVariant, system: &System) -> Result
 /// As [`run`], with the caller's list.
 ///
 /// # Errors
-/// As [`launch`]; [`Error::LengthMismatch`] if the list has another atom count than the
+/// As [`launch()`]; [`Error::LengthMismatch`] if the list has another atom count than the
 /// system.
 pub fn run_with_list<T: MdReal>(
     gpu: &Gpu,

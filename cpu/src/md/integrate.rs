@@ -40,13 +40,13 @@ pub struct Simulation {
 
 impl Simulation {
     /// Builds the half list of `system` (radius `CUTOFF + SKIN`) and its forces, with a team
-    /// of `threads` threads for every force evaluation.
+    /// of `threads` threads for every force evaluation and list build.
     ///
     /// # Errors
     /// [`Error::OutOfRange`](crate::Error::OutOfRange) for a thread count outside
     /// `1..=MAX_THREADS`; as [`NeighbourList::build`](super::NeighbourList::build).
     pub fn new(system: System, threads: usize) -> Result<Self> {
-        let list = VerletList::new(&system, ListKind::Half, CUTOFF, SKIN)?;
+        let list = VerletList::new(&system, ListKind::Half, CUTOFF, SKIN, threads)?;
         let forces = compute(&system, &list, threads)?;
         Ok(Self {
             system,

@@ -150,29 +150,83 @@ impl NeighbourList {
     /// [`Error::OutOfRange`] if the system has more atoms than `u32` indexes, or more list
     /// entries than `u32` offsets can count.
     pub fn build(system: &System, kind: ListKind, radius: f64) -> Result<Self> {
-        let cells = CellList::new(system, radius);
-        let r2 = radius * radius;
+        Self::build_parallel(system, kind, radius, 1)
+    }
+
+    /// [`NeighbourList::build`] on `threads` threads (`std::thread::scope`): thread `t` lists
+    /// the atoms of its contiguous share, and the shares are joined in order, so the list is
+    /// the same for any thread count.
+    ///
+    /// # Errors
+    /// As [`NeighbourList::build`]; [`Error::OutOfRange`] for 0 threads.
+    pub fn build_parallel(
+        system: &System,
+        kind: ListKind,
+        radius: f64,
+        threads: usize,
+    ) -> Result<Self> {
         let n = system.len();
         check_atoms(n)?;
-        let mut offsets = Vec::with_capacity(n + 1);
-        offsets.push(0u32);
-        let mut neighbours = Vec::new();
+        if threads == 0 {
+            return Err(Error::OutOfRange {
+                what: "threads building the neighbour list",
+                value: 0,
+                min: 1,
+                max: u64::MAX,
+            });
+        }
+        let cells = CellList::new(system, radius);
+        let r2 = radius * radius;
         let neighbourhoods: Vec<Vec<usize>> = (0..cells.per_side.pow(3))
             .map(|c| cells.neighbourhood(c))
             .collect();
-        for i in 0..n {
-            let c = CellList::index(cells.per_side, cells.side, &system.positions[i]);
-            let first = neighbours.len();
-            for &nc in &neighbourhoods[c] {
-                for &j in cells.atoms_in(nc) {
-                    let j = j as usize;
-                    if j != i && kind.keeps(i, j) && system.distance_sq(i, j) < r2 {
-                        neighbours.push(j as u32);
+        // The atoms of `range`: per-atom counts and their neighbours, ascending.
+        let list_range = |range: std::ops::Range<usize>| {
+            let mut counts = Vec::with_capacity(range.len());
+            let mut neighbours = Vec::new();
+            for i in range {
+                let c = CellList::index(cells.per_side, cells.side, &system.positions[i]);
+                let first = neighbours.len();
+                for &nc in &neighbourhoods[c] {
+                    for &j in cells.atoms_in(nc) {
+                        let j = j as usize;
+                        if j != i && kind.keeps(i, j) && system.distance_sq(i, j) < r2 {
+                            neighbours.push(j as u32);
+                        }
                     }
                 }
+                neighbours[first..].sort_unstable();
+                counts.push(neighbours.len() - first);
             }
-            neighbours[first..].sort_unstable();
-            offsets.push(entry_count(neighbours.len())?);
+            (counts, neighbours)
+        };
+        let threads = threads.min(n.max(1));
+        let parts: Vec<(Vec<usize>, Vec<u32>)> = if threads == 1 {
+            vec![list_range(0..n)]
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let list_range = &list_range;
+                        scope.spawn(move || list_range(t * n / threads..(t + 1) * n / threads))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
+        };
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0u32);
+        let mut neighbours = Vec::with_capacity(parts.iter().map(|p| p.1.len()).sum());
+        let mut total = 0usize;
+        for (counts, part) in parts {
+            for c in counts {
+                total += c;
+                offsets.push(entry_count(total)?);
+            }
+            neighbours.extend(part);
         }
         Ok(Self {
             kind,
@@ -342,20 +396,29 @@ pub struct VerletList {
     list: NeighbourList,
     cutoff: f64,
     skin: f64,
+    threads: usize,
     at_build: Vec<[f64; 3]>,
     builds: usize,
 }
 
 impl VerletList {
-    /// Builds the list of `kind` for `system` with radius `cutoff + skin`.
+    /// Builds the list of `kind` for `system` with radius `cutoff + skin`, on `threads`
+    /// threads (this and every rebuild, [`NeighbourList::build_parallel`]).
     ///
     /// # Errors
-    /// As [`NeighbourList::build`].
-    pub fn new(system: &System, kind: ListKind, cutoff: f64, skin: f64) -> Result<Self> {
+    /// As [`NeighbourList::build_parallel`].
+    pub fn new(
+        system: &System,
+        kind: ListKind,
+        cutoff: f64,
+        skin: f64,
+        threads: usize,
+    ) -> Result<Self> {
         Ok(Self {
-            list: NeighbourList::build(system, kind, cutoff + skin)?,
+            list: NeighbourList::build_parallel(system, kind, cutoff + skin, threads)?,
             cutoff,
             skin,
+            threads,
             at_build: system.positions.clone(),
             builds: 1,
         })
@@ -398,7 +461,12 @@ impl VerletList {
         if !self.needs_rebuild(system) {
             return Ok(false);
         }
-        self.list = NeighbourList::build(system, self.list.kind, self.cutoff + self.skin)?;
+        self.list = NeighbourList::build_parallel(
+            system,
+            self.list.kind,
+            self.cutoff + self.skin,
+            self.threads,
+        )?;
         self.at_build.clone_from(&system.positions);
         self.builds += 1;
         Ok(true)
@@ -422,6 +490,12 @@ mod tests {
                     let fast = NeighbourList::build(&s, kind, CUTOFF + SKIN).unwrap();
                     let slow = NeighbourList::brute_force(&s, kind, CUTOFF + SKIN).unwrap();
                     assert_eq!(fast, slow, "{cells} cells, {kind:?}, perturbed {perturbed}");
+                    for threads in [2, 3, 7] {
+                        let parallel =
+                            NeighbourList::build_parallel(&s, kind, CUTOFF + SKIN, threads)
+                                .unwrap();
+                        assert_eq!(parallel, fast, "{threads} threads");
+                    }
                 }
             }
         }
@@ -508,7 +582,7 @@ mod tests {
     #[test]
     fn rebuild_rule_triggers_beyond_half_the_skin() {
         let mut s = System::fcc(4).unwrap();
-        let mut v = VerletList::new(&s, ListKind::Half, CUTOFF, SKIN).unwrap();
+        let mut v = VerletList::new(&s, ListKind::Half, CUTOFF, SKIN, 2).unwrap();
         s.positions[5][0] += 0.149;
         s.wrap();
         assert!(!v.update(&s).unwrap());

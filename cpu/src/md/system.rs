@@ -33,7 +33,7 @@ pub const MIN_CELLS: usize = 3;
 pub const MAX_CELLS: usize = 400;
 /// Potential energy per atom of the perfect LJ-melt lattice (the step-0 `E_pair` that the
 /// LJ-melt benchmark's log prints for 20 cells), for any size from [`MIN_CELLS`] up: the fcc
-/// lattice sum of `4 (r^-12 - r^-6)` over the 78 neighbours within 2.5 sigma (shells 1..4 of
+/// lattice sum of `4 (r^-12 - r^-6)` over the 54 neighbours within 2.5 sigma (shells 1..4 of
 /// the lattice), halved.
 pub const LATTICE_ENERGY_PER_ATOM: f64 = -6.7733681;
 

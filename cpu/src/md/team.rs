@@ -15,7 +15,7 @@
 //!   just as `k - 1` leaves it: nobody waits before the lock and the idle time halves to
 //!   `Nth (Nth - 1) Tc / 2` (`Nth = 8`: 56 Tc -> 28 Tc). `n_0 = N / Nth - (Nth - 1) D / 2`
 //!   keeps the total `N` ([`Partition::triangle`]).
-//! - [`Method::Reduction`] (the one to call, [`forces`](super::forces)): no critical section.
+//! - [`Method::Reduction`] (the one to call, [`md::forces`](fn@super::forces)): no critical section.
 //!   After a barrier, thread `t` sums every thread's `f_local` over its own range of atoms
 //!   (`f[i] = sum_t f_local_t[i]` for `i` in its range): the same `Nth N` additions as the
 //!   critical section, but spread over the threads instead of serialised, so the add costs
