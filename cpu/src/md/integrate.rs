@@ -176,16 +176,17 @@ pub fn energy_drift(
 mod tests {
     use super::*;
 
-    /// A melt of 4 cells (256 atoms) over 200 steps from T = 3. With plain truncation each
+    /// A melt of 4 cells (256 atoms) over 1000 steps from T = 3. With plain truncation each
     /// pair crossing `rc` changes the total energy by `E(rc) = -0.0163` (no shift): crossings
-    /// in and out mostly cancel, and LJ-melt's own log shows about 0.3 % of change over its
-    /// first 100 steps while the lattice melts (large forces, dt = 0.005). A relative drift
-    /// below 1 % (2 % at any step) is that behaviour with margin for a small, noisy system;
-    /// a wrong force, a missed pair or a half-step mistake in the integrator drifts by tens
-    /// of per cent within these steps.
+    /// in and out mostly cancel, and the melt (large forces at dt = 0.005) adds integration
+    /// error: LJ-melt's own log goes from `TotEng` -2.2744931 to -2.281301 over its first 100
+    /// steps (-0.30 %). Over 1000 steps and three seeds at 3, 4 and 5 cells we measured
+    /// relative drifts of -0.09 % to -0.41 % and at most 0.67 % at any step; the bound, 1 % at
+    /// the end and 2 % at any step, is that with a margin for another seed. A wrong force, a missed pair or a half-step mistake in the
+    /// integrator drifts by tens of per cent within these steps.
     #[test]
     fn total_energy_is_conserved_within_the_truncation_noise() {
-        let d = energy_drift(4, 87287, 200, 2, 50).unwrap();
+        let d = energy_drift(4, 87287, 1000, 2, 250).unwrap();
         assert!(d.relative.abs() < 0.01, "{d:?}");
         assert!(d.max_relative < 0.02, "{d:?}");
         assert_eq!(d.thermo.len(), 5);
