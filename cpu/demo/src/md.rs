@@ -115,8 +115,9 @@ pub fn run(
     Ok(())
 }
 
-/// The paper's two tables for every thread count: force part (time, speedup) and idle time
-/// against the model. Returns the failures and the best CPU force-part time (s).
+/// The paper's tables for every thread count: force part (time, speedup; charted against
+/// the thread count) and idle time against the model; then the timeline of one evaluation on
+/// the largest team. Returns the failures and the best CPU force-part time (s).
 #[allow(clippy::too_many_arguments)]
 fn cpu_tables(
     out: &mut Out,
