@@ -12,6 +12,8 @@ use cpu::{Error, smoke, transpose, vector_add, verify};
 mod entry_points;
 #[path = "gpu/hostile.rs"]
 mod hostile;
+#[path = "gpu/md.rs"]
+mod md;
 #[path = "gpu/memory_on_chip.rs"]
 mod memory_on_chip;
 #[path = "gpu/memory_traffic.rs"]
@@ -290,6 +292,7 @@ fn main() {
     trials.extend(properties::trials());
     trials.extend(convolution::trials());
     trials.extend(entry_points::trials());
+    trials.extend(md::trials());
     trials.extend(error_trials());
     if !lab_tests::gpu_available() {
         eprintln!("no CUDA device could be opened: the GPU tests are reported as ignored");

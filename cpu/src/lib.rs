@@ -17,6 +17,7 @@ pub mod context;
 pub mod convolution;
 pub mod error;
 pub mod launch;
+pub mod md;
 pub mod memory;
 pub mod ptx;
 pub mod reduce;

@@ -32,6 +32,7 @@
 
 pub mod convolution;
 pub mod device;
+pub mod md;
 pub mod memory;
 pub mod reduce;
 pub mod saxpy;

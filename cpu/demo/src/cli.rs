@@ -144,6 +144,19 @@ pub(crate) enum Pattern {
         #[arg(long, value_name = "PNG")]
         image_out: Option<PathBuf>,
     },
+    /// Molecular dynamics force reduction (LJ-melt): the OpenMP paper's critical and triangle
+    /// methods and the lock-free reduction on CPU threads, then the GPU force kernels.
+    Md {
+        /// fcc unit cells per side, 4 atoms each (20: 32000 atoms; the paper's sizes: 35, 55).
+        #[arg(long, default_value_t = 20)]
+        cells: usize,
+        /// Thread counts of the CPU table, comma-separated (default: 1 to all cores).
+        #[arg(long, value_delimiter = ',')]
+        threads: Vec<usize>,
+        /// Velocity Verlet steps of the energy-drift run.
+        #[arg(long, default_value_t = 100)]
+        steps: usize,
+    },
     /// One kernel per device-support feature, each checked against the CPU.
     Smoke {
         /// Elements per smoke kernel (not a multiple of the block size by default).

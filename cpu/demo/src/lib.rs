@@ -15,6 +15,7 @@
 mod cli;
 mod convolution;
 mod harness;
+mod md;
 mod memory;
 mod out;
 mod reduce;

@@ -14,7 +14,7 @@ use cpu::memory::{
     texture,
 };
 use cpu::reduce::{self, square_sum};
-use cpu::{convolution, smoke, transpose, vector_add};
+use cpu::{convolution, md, smoke, transpose, vector_add};
 
 use crate::cli::Cli;
 
@@ -117,6 +117,21 @@ pub static PATTERNS: &[PatternInfo] = &[
                 convolution::MAX_MASK_WIDTH_2D,
             )
         },
+    },
+    PatternInfo {
+        name: "md",
+        variants: || {
+            let mut v: Vec<VariantInfo> = md::Method::ALL
+                .iter()
+                .map(|m| variant(format!("cpu-{}", m.name()), &[]))
+                .collect();
+            v.extend(md::GpuKernel::ALL.iter().map(|k| {
+                let kernel = k.kernel_name();
+                variant(kernel.replace('_', "-"), &[kernel])
+            }));
+            v
+        },
+        sanitize: || vec!["--cells 3 --steps 10 --threads 1,2".into()],
     },
     PatternInfo {
         name: "registers",

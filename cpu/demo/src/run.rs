@@ -16,7 +16,7 @@ use crate::report::profile::Profile;
 use crate::report::{DeviceInfo, Peer, Report, SCHEMA_VERSION};
 use crate::report_files::{compare, render, write_report};
 use crate::{Format, Out};
-use crate::{convolution, memory, reduce, smoke, square_sum, transpose, vector_add};
+use crate::{convolution, md, memory, reduce, smoke, square_sum, transpose, vector_add};
 
 /// The `demo` command: parses the arguments, runs, prints one sentence and exits non-zero on
 /// error.
@@ -200,6 +200,11 @@ pub(crate) fn run_pattern(gpu: &Gpu, cli: &Cli, pattern: &Pattern, out: &mut Out
         }
         Pattern::VectorAdd { size } => vector_add::run(gpu, cli, out, size),
         Pattern::Smoke { size } => smoke::run(gpu, cli, out, size),
+        Pattern::Md {
+            cells,
+            ref threads,
+            steps,
+        } => md::run(gpu, cli, out, cells, threads, steps),
         Pattern::Reduce { size, block } => reduce::run(gpu, cli, out, size, block),
         Pattern::SquareSum { size } => square_sum::run(gpu, cli, out, size),
         Pattern::OnChip(ref topic) => memory::on_chip::run(gpu, cli, out, topic),
