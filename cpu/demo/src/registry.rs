@@ -131,7 +131,7 @@ pub static PATTERNS: &[PatternInfo] = &[
             }));
             v
         },
-        sanitize: || vec!["--cells 3 --steps 10 --threads 1,2".into()],
+        sanitize: || vec!["--cells 3 --steps 10 --threads 2".into()],
     },
     PatternInfo {
         name: "registers",
