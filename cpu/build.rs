@@ -17,7 +17,14 @@ fn main() {
 
     let mut build = ptx_builder::PtxBuild::new(&workspace_root, out_dir.join("ptx"));
     if let Some(target_dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        build.target_dir = PathBuf::from(target_dir).join("ptx-build");
+        // A target folder shared by several checkouts (git worktrees) gets one PTX build per
+        // checkout: the GPU build's `gpu.s` would otherwise be the last checkout's.
+        use std::hash::{Hash, Hasher};
+        let mut checkout = std::collections::hash_map::DefaultHasher::new();
+        workspace_root.hash(&mut checkout);
+        build.target_dir = PathBuf::from(target_dir)
+            .join("ptx-build")
+            .join(format!("{:016x}", checkout.finish()));
     }
     println!("cargo:rerun-if-env-changed=GPU_LAB_PTX_ARCHS");
     println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
