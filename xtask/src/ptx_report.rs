@@ -99,16 +99,20 @@ pub fn find_ptxas(explicit: Option<PathBuf>) -> Result<PathBuf> {
         .unwrap_or_default();
     candidates.push("/usr/local/cuda/bin/ptxas".into());
     for python in ["python3", "python"] {
+        // Every folder pip may have put the wheel in: the interpreter's site-packages, and the
+        // user's (where pip installs when the former is not writable or with --user).
         if let Ok(out) = Command::new(python)
             .args([
                 "-c",
-                "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+                "import site, sysconfig; print('\\n'.join([sysconfig.get_paths()['purelib'], \
+                 site.getusersitepackages(), *site.getsitepackages()]))",
             ])
             .output()
             && out.status.success()
         {
-            let site = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            candidates.push(Path::new(&site).join("nvidia/cuda_nvcc/bin/ptxas"));
+            for site in String::from_utf8_lossy(&out.stdout).lines() {
+                candidates.push(Path::new(site.trim()).join("nvidia/cuda_nvcc/bin/ptxas"));
+            }
         }
     }
     candidates.into_iter().find(|p| p.is_file()).context(
