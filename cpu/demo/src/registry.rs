@@ -199,6 +199,17 @@ pub static PATTERNS: &[PatternInfo] = &[
         sanitize: || vec!["--size 100003 --table 4099".into()],
     },
     PatternInfo {
+        name: "multi-gpu",
+        variants: || {
+            vec![
+                variant("sharded-sum", &[gpu::reduce::REDUCE_SUM_F32_F64]),
+                variant("nccl-all-reduce (NCCL's kernels)", &[]),
+                variant("ring-all-reduce", &[gpu::multi_gpu::ADD_INTO]),
+            ]
+        },
+        sanitize: || vec!["--size 100003 --max-bytes 1048576".into()],
+    },
+    PatternInfo {
         name: "smoke",
         variants: || one_kernel_each(&smoke::Variant::ALL, |v| v.kernel_name()),
         sanitize: || vec!["--size 20000".into()],
