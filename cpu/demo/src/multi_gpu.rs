@@ -402,6 +402,8 @@ fn human(bytes: u64) -> String {
 /// GPU, every result verified, busbw charted.
 fn all_reduce_sweep(group: &GpuGroup, cli: &Cli, out: &mut Out, max_bytes: u64) -> Result<usize> {
     let k = group.len();
+    // The strong-scaling buffers were freed on the streams: wait, so the free memory shows it.
+    group.synchronize("freeing the sharded sum's buffers")?;
     let max = capped_max_bytes(group, max_bytes)?;
     if max < max_bytes {
         out.line(format!(
