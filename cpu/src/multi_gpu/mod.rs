@@ -181,8 +181,9 @@ impl Drop for Communicator {
 /// Not `Send`: NCCL communicators are used from the thread that made them here.
 #[derive(Debug)]
 pub struct GpuGroup {
-    gpus: Vec<Gpu>,
+    // Dropped first (fields drop in order), while the handles still hold the contexts.
     comms: Vec<Communicator>,
+    gpus: Vec<Gpu>,
 }
 
 impl GpuGroup {
@@ -245,8 +246,8 @@ impl GpuGroup {
                 "making NCCL communicators on devices {devices:?}"
             )))?;
         Ok(Self {
-            gpus,
             comms: raw.into_iter().map(Communicator).collect(),
+            gpus,
         })
     }
 
