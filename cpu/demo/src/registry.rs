@@ -14,7 +14,7 @@ use cpu::memory::{
     texture,
 };
 use cpu::reduce::{self, square_sum};
-use cpu::{convolution, md, smoke, transpose, vector_add};
+use cpu::{convolution, md, multi_gpu, smoke, transpose, vector_add};
 
 use crate::cli::Cli;
 
@@ -200,13 +200,7 @@ pub static PATTERNS: &[PatternInfo] = &[
     },
     PatternInfo {
         name: "multi-gpu",
-        variants: || {
-            vec![
-                variant("sharded-sum", &[gpu::reduce::REDUCE_SUM_F32_F64]),
-                variant("nccl-all-reduce (NCCL's kernels)", &[]),
-                variant("ring-all-reduce", &[gpu::multi_gpu::ADD_INTO]),
-            ]
-        },
+        variants: || kernels_each(&multi_gpu::Variant::ALL, |v| v.kernel_names().to_vec()),
         sanitize: || vec!["--size 100003 --max-bytes 1048576".into()],
     },
     PatternInfo {
