@@ -18,6 +18,8 @@ mod md;
 mod memory_on_chip;
 #[path = "gpu/memory_traffic.rs"]
 mod memory_traffic;
+#[path = "gpu/multi_gpu.rs"]
+mod multi_gpu;
 #[path = "gpu/properties.rs"]
 mod properties;
 #[path = "gpu/reduce.rs"]
@@ -281,6 +283,8 @@ fn error_trials() -> Vec<Trial> {
 }
 
 fn main() {
+    // SAFETY: the first statement of main: no other thread exists yet to touch the environment.
+    unsafe { cpu::multi_gpu::keep_nvls_off() };
     let args = Arguments::from_args();
     let mut trials = vector_add_trials();
     trials.extend(smoke_trials());
@@ -293,6 +297,7 @@ fn main() {
     trials.extend(convolution::trials());
     trials.extend(entry_points::trials());
     trials.extend(md::trials());
+    trials.extend(multi_gpu::trials());
     trials.extend(error_trials());
     if !lab_tests::gpu_available() {
         eprintln!("no CUDA device could be opened: the GPU tests are reported as ignored");

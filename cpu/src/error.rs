@@ -217,6 +217,45 @@ pub enum Error {
         /// What is needed instead.
         requirement: &'static str,
     },
+    /// NCCL (`libnccl`) could not be loaded: the collectives of
+    /// [`multi_gpu`](crate::multi_gpu) need it, nothing else does.
+    #[error(
+        "NCCL could not be loaded (the dynamic loader found none of {}); put the directory holding \
+         libnccl.so on LD_LIBRARY_PATH (NCCL installs libnccl.so.2, e.g. PyTorch's wheel at \
+         <site-packages>/nvidia/nccl/lib/libnccl.so.2: a symlink named libnccl.so to it in a directory \
+         on LD_LIBRARY_PATH is enough, and the bundle's run.sh makes one)",
+        looked_for.join(", ")
+    )]
+    NcclNotFound {
+        /// The file names tried, in order (cudarc's candidates for `nccl`).
+        looked_for: Vec<String>,
+    },
+    /// An NCCL call failed.
+    #[error("{during}: NCCL error {code} ({message})")]
+    Nccl {
+        /// What was being done.
+        during: String,
+        /// The `ncclResult_t` returned.
+        code: u32,
+        /// NCCL's text for it (`ncclGetErrorString`).
+        message: String,
+    },
+    /// Buffers that must all have one length (one per GPU of an all-reduce) do not.
+    #[error("{what} must all have the same length, got {lengths:?}")]
+    UnequalLengths {
+        /// Which buffers.
+        what: &'static str,
+        /// Their lengths, in order.
+        lengths: Vec<usize>,
+    },
+    /// A device list a group of GPUs cannot be made of (empty, or a device twice).
+    #[error("devices {devices:?}: {requirement}")]
+    InvalidDevices {
+        /// The devices given.
+        devices: Vec<usize>,
+        /// What is needed instead.
+        requirement: &'static str,
+    },
     /// Data larger than a `__constant__` symbol.
     #[error("{symbol} holds {capacity} bytes, {requested} bytes were given")]
     ConstantTooLarge {

@@ -8,6 +8,8 @@
 //!   or view of one) and queues the fastest correct variant on the handle's stream:
 //!   [`convolution::conv1d`], [`convolution::conv2d`], [`transpose::transpose`],
 //!   [`vector_add::add`].
+//! - [`multi_gpu`]: reduction and all-reduce across every GPU of a machine through NCCL
+//!   ([`multi_gpu::GpuGroup`]), and a ring all-reduce of the lab's own to learn from.
 //! - [`verify`]: comparisons of GPU output with the CPU reference.
 //!
 //! The `demo` command, its timing harness and its reports live in the `demo` crate
@@ -19,6 +21,7 @@ pub mod error;
 pub mod launch;
 pub mod md;
 pub mod memory;
+pub mod multi_gpu;
 pub mod ptx;
 pub mod reduce;
 pub mod smoke;

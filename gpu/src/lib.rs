@@ -34,6 +34,7 @@ pub mod convolution;
 pub mod device;
 pub mod md;
 pub mod memory;
+pub mod multi_gpu;
 pub mod reduce;
 pub mod saxpy;
 pub mod smoke;

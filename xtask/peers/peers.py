@@ -7,7 +7,13 @@ its size) before each run where the demo flushes it (inputs smaller than the L2)
 Writes a JSON list of peer timings, each naming the demo measurement it belongs beside
 (pattern, table id, measurement key), for `demo all --peers FILE`:
 
-    python3 peers.py OUT.json [--reps 50] [--device 0]
+    python3 peers.py OUT.json [--reps 50] [--device 0] [--only multi-gpu] [--max-bytes B]
+
+The multi-GPU peer (`demo multi-gpu`'s all-reduce table) is `torch.distributed.all_reduce` over
+NCCL, one process per visible GPU (spawned from here, NCCL_NVLS_ENABLE=0 in their environment),
+at the demo's sizes (1 KiB to --max-bytes per GPU, powers of two), each rep bracketed by CUDA
+events on every rank's stream and counted at the slowest rank, reps back to back, the median
+reported with the number of ranks; `--only multi-gpu` times only that.
 
 Exits 0 with a message and no file when neither PyTorch nor CuPy with a GPU is present.
 """
@@ -24,6 +30,11 @@ def main():
     ap.add_argument("out", help="peers JSON to write")
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--device", type=int, default=0)
+    ap.add_argument("--only", choices=["multi-gpu"],
+                    help="time only this pattern's peer")
+    ap.add_argument("--max-bytes", type=int,
+                    default=int(os_env("GPU_LAB_PEERS_ALLREDUCE_MAX_BYTES", 4 << 30)),
+                    help="largest all-reduce, bytes per GPU (demo multi-gpu --max-bytes)")
     args = ap.parse_args()
 
     try:
@@ -64,6 +75,10 @@ def main():
         return statistics.median(s.elapsed_time(e) for s, e in events)
 
     peers = []
+    if args.only == "multi-gpu":
+        all_reduce_peers(torch, args, peers)
+        write(peers, args.out)
+        return 0
 
     def peer(pattern, table, variant, operation, ms, library=lib):
         peers.append(
@@ -144,15 +159,123 @@ def main():
     peer("bandwidth", "h2d-sweep", f"host to device [pinned] @ {size}",
          "dev.copy_(pinned_host, non_blocking=True)",
          timed(lambda: devbuf.copy_(host, non_blocking=True)))
-    del host, devbuf
+    del host, devbuf, flush_buf
+    torch.cuda.empty_cache()
 
-    # Whole or absent: written beside the destination, then renamed over it.
-    tmp = f"{args.out}.partial"
+    # multi-gpu: all-reduce over every visible GPU (its own processes; a failure there loses
+    # only these timings).
+    try:
+        all_reduce_peers(torch, args, peers)
+    except Exception as e:  # noqa: BLE001 - reported, the other peers are kept
+        print(f"peers: multi-gpu all-reduce skipped: {e}", file=sys.stderr)
+
+    write(peers, args.out)
+    return 0
+
+
+def write(peers, out):
+    """Whole or absent: written beside the destination, then renamed over it."""
+    tmp = f"{out}.partial"
     with open(tmp, "w") as f:
         json.dump(peers, f, indent=1)
-    os.replace(tmp, args.out)
-    print(f"peers: wrote {len(peers)} timings to {args.out}", file=sys.stderr)
-    return 0
+    os.replace(tmp, out)
+    print(f"peers: wrote {len(peers)} timings to {out}", file=sys.stderr)
+
+
+def sweep_sizes(max_bytes):
+    """`demo multi-gpu`'s all-reduce sizes: powers of two from 1 KiB to max_bytes."""
+    sizes, b = [], 1 << 10
+    while b <= max_bytes:
+        sizes.append(b)
+        b *= 2
+    return sizes
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def all_reduce_peers(torch, args, peers):
+    """torch.distributed.all_reduce (sum, f32) over NCCL, one process per visible GPU."""
+    import tempfile
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+    if not dist.is_available() or not dist.is_nccl_available():
+        print("peers: torch.distributed without NCCL; no all-reduce timings", file=sys.stderr)
+        return
+    world = torch.cuda.device_count()
+    # NVLink SHARP (multicast in the switches) stays off, as in the demo; the children inherit it.
+    os.environ["NCCL_NVLS_ENABLE"] = "0"
+    sizes = sweep_sizes(args.max_bytes)
+    if not sizes:
+        return
+    # Memory: one buffer of the largest size per GPU (in place), with some room for NCCL.
+    free = min(torch.cuda.mem_get_info(d)[0] for d in range(world))
+    sizes = [b for b in sizes if b <= free - (2 << 30)] or sizes[:1]
+    with tempfile.TemporaryDirectory() as tmp:
+        result = os.path.join(tmp, "all_reduce.json")
+        mp.spawn(_all_reduce_rank, args=(world, free_port(), sizes, args.reps, result),
+                 nprocs=world, join=True)
+        with open(result) as f:
+            rows = json.load(f)
+    library = f"torch {torch.__version__}, NCCL {rows['nccl']}"
+    operation = f"torch.distributed.all_reduce (NCCL, {world} process(es))"
+    for bytes_, ms in rows["median_ms"]:
+        peers.append(dict(pattern="multi-gpu", table="all-reduce", variant=f"nccl @ {bytes_}",
+                          operation=operation, library=library, median_ms=ms,
+                          reps=args.reps, ranks=world))
+        busbw = bytes_ / (ms * 1e-3) / 1e9 * (2 * (world - 1) / world)
+        print(f"peers: multi-gpu    all_reduce {bytes_:>12} B  {ms * 1e3:10.2f} us  "
+              f"busbw {busbw:8.2f} GB/s", file=sys.stderr)
+
+
+def _all_reduce_rank(rank, world, port, sizes, reps, result):
+    """One rank: checks one all-reduce of rank-dependent small integers exactly, then times
+    each size (5 warm-up runs, `reps` runs back to back between CUDA events)."""
+    import torch
+    import torch.distributed as dist
+    torch.cuda.set_device(rank)
+    dev = torch.device("cuda", rank)
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=world)
+    # Verified once: rank r holds (i % 7) + r, the sum is world * (i % 7) + world (world-1) / 2.
+    n = (1 << 20) + 3
+    i = torch.arange(n, device=dev, dtype=torch.float32) % 7
+    x = i + rank
+    dist.all_reduce(x)
+    want = world * i + world * (world - 1) / 2
+    if not torch.equal(x, want):
+        raise RuntimeError(f"rank {rank}: torch.distributed.all_reduce result is wrong")
+    buf = torch.zeros(sizes[-1] // 4, dtype=torch.float32, device=dev)
+    medians = []
+    for b in sizes:
+        view = buf[: b // 4]
+        for _ in range(5):
+            dist.all_reduce(view)
+        torch.cuda.synchronize()
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                  for _ in range(reps)]
+        for start, end in events:
+            start.record()
+            dist.all_reduce(view)
+            end.record()
+        torch.cuda.synchronize()
+        mine = [s.elapsed_time(e) for s, e in events]
+        every = [None] * world
+        dist.all_gather_object(every, mine)
+        # Each rep counts at its slowest rank, as the demo counts it.
+        slowest = [max(ts[k] for ts in every) for k in range(reps)]
+        medians.append((b, statistics.median(slowest)))
+    if rank == 0:
+        v = torch.cuda.nccl.version()
+        nccl = ".".join(str(p) for p in v) if isinstance(v, tuple) else str(v)
+        with open(result, "w") as f:
+            json.dump(dict(median_ms=medians, nccl=nccl), f)
+    dist.barrier()
+    dist.destroy_process_group()
 
 
 def os_env(name, default):

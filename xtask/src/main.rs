@@ -365,6 +365,11 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 #   ./run.sh report [DIR]   peers (where PyTorch is), then `demo all --out DIR` (default ./report):
 #                       report.md, report.json, report.csv, charts/*.svg and *.png
 #   ./run.sh peers [FILE]   PyTorch / CuPy timings of the same operations (default ./peers.json)
+#   ./run.sh multi-gpu [DIR]  torch.distributed's NCCL all-reduce on every GPU (peers.py --only
+#                       multi-gpu), then `demo multi-gpu --peers ... --out DIR` (default ./multi-gpu)
+# NCCL (for demo multi-gpu and its tests) is loaded by the name libnccl.so: where python3 finds
+# PyTorch's libnccl.so.2 (the nvidia-nccl wheel), a libnccl.so link to it is put on
+# LD_LIBRARY_PATH. NCCL_NVLS_ENABLE=0 (NVLink SHARP off) is exported for everything started here.
 #   ./run.sh profile PATTERN...  the demo under Nsight Compute (ncu): global load/store sector
 #                       efficiency and shared-memory bank conflicts added to its tables
 set -u
@@ -380,6 +385,43 @@ find_tool() {
     [ -x "$d/$1" ] && { echo "$d/$1"; return; }
   done
 }
+
+export NCCL_NVLS_ENABLE=0
+
+# PyTorch's NCCL (libnccl.so.2, from its nvidia-nccl wheel or torch/lib), linked as libnccl.so
+# (the name cudarc loads) in a folder put first on LD_LIBRARY_PATH; nothing if none is found.
+setup_nccl() {
+  command -v python3 >/dev/null || return 0
+  local lib
+  lib=$(python3 - <<'PY' 2>/dev/null
+import glob, os, site
+roots = []
+try:
+    roots += site.getsitepackages()
+except Exception:
+    pass
+try:
+    import nvidia
+    roots += [os.path.dirname(p) for p in nvidia.__path__]
+except Exception:
+    pass
+for root in roots:
+    hits = sorted(glob.glob(os.path.join(root, "nvidia", "**", "libnccl.so*"), recursive=True))
+    hits += sorted(glob.glob(os.path.join(root, "torch", "lib", "libnccl.so*")))
+    if hits:
+        print(hits[0])
+        break
+PY
+  ) || return 0
+  [ -n "$lib" ] && [ -f "$lib" ] || return 0
+  local links="$here/lib"
+  if ! { mkdir -p "$links" && ln -sf "$lib" "$links/libnccl.so"; } 2>/dev/null; then
+    links=$(mktemp -d) && ln -sf "$lib" "$links/libnccl.so" || return 0
+  fi
+  export LD_LIBRARY_PATH="$links:$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "NCCL: $lib (as $links/libnccl.so on LD_LIBRARY_PATH)"
+}
+setup_nccl
 
 run_tests() {
   export GPU_LAB_DEMO="$here/bin/demo"
@@ -469,6 +511,20 @@ run_report() {
   "$here/bin/demo" all --out "$dir" "${peers[@]}" || failed+=("demo all")
 }
 
+run_multi_gpu() {
+  local dir=${only[0]:-multi-gpu}
+  mkdir -p "$dir"
+  local peers=()
+  if ! command -v python3 >/dev/null; then
+    echo "peers: python3 not found: demo multi-gpu runs without the PyTorch peer"
+  elif python3 "$here/peers.py" "$dir/peers.json" --only multi-gpu && [ -f "$dir/peers.json" ]; then
+    peers=(--peers "$dir/peers.json")
+  else
+    failed+=("peers multi-gpu")
+  fi
+  "$here/bin/demo" multi-gpu --out "$dir" "${peers[@]}" || failed+=("demo multi-gpu")
+}
+
 run_profile() {
   local ncu; ncu=$(find_tool ncu)
   if [ -z "$ncu" ]; then echo "ncu (Nsight Compute) not found: profile skipped"; return; fi
@@ -491,12 +547,13 @@ case "$mode" in
   examples) run_examples ;;
   report) run_report ;;
   peers) run_peers "${only[0]:-peers.json}" || true ;;
+  multi-gpu) run_multi_gpu ;;
   profile) run_profile ;;
   tests) run_tests ;;
   demo) run_demo ;;
   sanitize) run_sanitize ;;
   resources) run_resources ;;
-  *) echo "usage: $0 [all|tests|examples|demo|sanitize|resources|report|peers|profile]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|tests|examples|demo|sanitize|resources|report|peers|multi-gpu|profile]" >&2; exit 2 ;;
 esac
 
 if [ ${#failed[@]} -gt 0 ]; then

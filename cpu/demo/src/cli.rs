@@ -157,6 +157,19 @@ pub(crate) enum Pattern {
         #[arg(long, default_value_t = 100)]
         steps: usize,
     },
+    /// Reduction across every GPU through NCCL: strong scaling of a sharded sum over 1..N GPUs,
+    /// and an all-reduce sweep (NCCL and the lab's ring; algbw, busbw) from 1 KiB up.
+    MultiGpu {
+        /// Devices of the group, comma-separated (default: every visible GPU).
+        #[arg(long, value_delimiter = ',')]
+        devices: Vec<usize>,
+        /// f32 elements of the sharded sum (default 2^30: 4 GiB, a copy on each GPU).
+        #[arg(long, default_value_t = 1 << 30)]
+        size: usize,
+        /// Largest all-reduce, bytes per GPU (default 4 GiB; capped by the free device memory).
+        #[arg(long, default_value_t = 4 << 30)]
+        max_bytes: u64,
+    },
     /// One kernel per device-support feature, each checked against the CPU.
     Smoke {
         /// Elements per smoke kernel (not a multiple of the block size by default).

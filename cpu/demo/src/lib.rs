@@ -17,6 +17,7 @@ mod convolution;
 mod harness;
 mod md;
 mod memory;
+mod multi_gpu;
 mod out;
 mod reduce;
 pub mod registry;

@@ -14,7 +14,7 @@ use cpu::memory::{
     texture,
 };
 use cpu::reduce::{self, square_sum};
-use cpu::{convolution, md, smoke, transpose, vector_add};
+use cpu::{convolution, md, multi_gpu, smoke, transpose, vector_add};
 
 use crate::cli::Cli;
 
@@ -197,6 +197,11 @@ pub static PATTERNS: &[PatternInfo] = &[
         name: "texture",
         variants: || one_kernel_each(&texture::Variant::ALL, |v| v.kernel_name()),
         sanitize: || vec!["--size 100003 --table 4099".into()],
+    },
+    PatternInfo {
+        name: "multi-gpu",
+        variants: || kernels_each(&multi_gpu::Variant::ALL, |v| v.kernel_names().to_vec()),
+        sanitize: || vec!["--size 100003 --max-bytes 1048576".into()],
     },
     PatternInfo {
         name: "smoke",

@@ -16,11 +16,13 @@ use crate::report::profile::Profile;
 use crate::report::{DeviceInfo, Peer, Report, SCHEMA_VERSION};
 use crate::report_files::{compare, render, write_report};
 use crate::{Format, Out};
-use crate::{convolution, md, memory, reduce, smoke, square_sum, transpose, vector_add};
+use crate::{convolution, md, memory, multi_gpu, reduce, smoke, square_sum, transpose, vector_add};
 
 /// The `demo` command: parses the arguments, runs, prints one sentence and exits non-zero on
 /// error.
 pub fn main() -> ExitCode {
+    // SAFETY: the first statement of main: no other thread exists yet to touch the environment.
+    unsafe { cpu::multi_gpu::keep_nvls_off() };
     let matches = Cli::command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
@@ -200,6 +202,20 @@ pub(crate) fn run_pattern(gpu: &Gpu, cli: &Cli, pattern: &Pattern, out: &mut Out
         }
         Pattern::VectorAdd { size } => vector_add::run(gpu, cli, out, size),
         Pattern::Smoke { size } => smoke::run(gpu, cli, out, size),
+        Pattern::MultiGpu {
+            ref devices,
+            size,
+            max_bytes,
+        } => multi_gpu::run(
+            gpu,
+            cli,
+            out,
+            multi_gpu::Args {
+                devices,
+                size,
+                max_bytes,
+            },
+        ),
         Pattern::Md {
             cells,
             ref threads,

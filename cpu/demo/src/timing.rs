@@ -10,6 +10,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, sys};
 
 use cpu::Gpu;
 use cpu::error::{DriverContext, Error, Result};
+use cpu::multi_gpu::GpuGroup;
 use cpu::reduce::{ReduceSum, SumI32};
 
 /// Statistics of one timed operation, in milliseconds.
@@ -128,6 +129,127 @@ pub fn time_gpu_with_setup<S>(
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Timing::from_samples(samples))
+}
+
+/// Times `work`, which queues work on every GPU of `group`, between two CUDA events on GPU 0
+/// that bracket every GPU's part: after the start event the other GPUs' streams wait for it
+/// (fork), and before the end event GPU 0 waits for an event recorded on each of them after
+/// the work (join). So each sample is the time from the first GPU starting to the last one
+/// finishing, as GPU 0's clock sees it. `warmup` untimed runs first; the median is reported.
+///
+/// # Errors
+/// As [`time_gpu`].
+pub fn time_group(
+    group: &GpuGroup,
+    during: &str,
+    warmup: usize,
+    reps: usize,
+    mut work: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
+    check_reps(reps)?;
+    let gpus = group.gpus();
+    let first = &gpus[0];
+    for _ in 0..warmup {
+        work()?;
+    }
+    let events = (0..reps)
+        .map(|_| Ok((timing_event(first)?, timing_event(first)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let joins = gpus[1..]
+        .iter()
+        .map(|g| g.context().new_event(None).during("creating an event"))
+        .collect::<Result<Vec<_>>>()?;
+    group.synchronize(during)?;
+    for (start, end) in &events {
+        start.record(first.stream()).during("recording an event")?;
+        for g in &gpus[1..] {
+            g.stream().wait(start).during("forking the streams")?;
+        }
+        work()?;
+        for (g, join) in gpus[1..].iter().zip(&joins) {
+            join.record(g.stream()).during("recording an event")?;
+            first.stream().wait(join).during("joining the streams")?;
+        }
+        end.record(first.stream()).during("recording an event")?;
+    }
+    group.synchronize(during)?;
+    let samples = events
+        .iter()
+        .map(|(start, end)| {
+            start
+                .elapsed_ms(end)
+                .map(f64::from)
+                .during("reading an event time")
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Timing::from_samples(samples))
+}
+
+/// Times a collective as nccl-tests and PyTorch users do, per GPU: each run is bracketed by
+/// two CUDA events on every GPU's own stream, and its sample is the slowest GPU's time; runs
+/// are queued back to back (with `setup` before each, outside the brackets). `warmup` untimed
+/// runs first; the median sample is reported.
+///
+/// # Errors
+/// As [`time_gpu_with_setup`].
+pub fn time_group_per_gpu<S>(
+    group: &GpuGroup,
+    during: &str,
+    warmup: usize,
+    reps: usize,
+    state: &mut S,
+    mut setup: impl FnMut(&mut S) -> Result<()>,
+    mut work: impl FnMut(&mut S) -> Result<()>,
+) -> Result<Timing> {
+    check_reps(reps)?;
+    let gpus = group.gpus();
+    for _ in 0..warmup {
+        setup(state)?;
+        work(state)?;
+    }
+    let events = gpus
+        .iter()
+        .map(|g| {
+            (0..reps)
+                .map(|_| Ok((timing_event(g)?, timing_event(g)?)))
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    group.synchronize(during)?;
+    for rep in 0..reps {
+        setup(state)?;
+        for (g, e) in gpus.iter().zip(&events) {
+            e[rep].0.record(g.stream()).during("recording an event")?;
+        }
+        work(state)?;
+        for (g, e) in gpus.iter().zip(&events) {
+            e[rep].1.record(g.stream()).during("recording an event")?;
+        }
+    }
+    group.synchronize(during)?;
+    let mut samples = vec![0.0f64; reps];
+    for e in &events {
+        for (sample, (start, end)) in samples.iter_mut().zip(e) {
+            let ms = start
+                .elapsed_ms(end)
+                .map(f64::from)
+                .during("reading an event time")?;
+            *sample = sample.max(ms);
+        }
+    }
+    Ok(Timing::from_samples(samples))
+}
+
+fn check_reps(reps: usize) -> Result<()> {
+    if reps == 0 {
+        return Err(Error::OutOfRange {
+            what: "timed repetitions",
+            value: 0,
+            min: 1,
+            max: u64::MAX,
+        });
+    }
+    Ok(())
 }
 
 /// Evicts the L2 cache by reading a buffer twice its size (an H100's L2 is 50 MB), for

@@ -1,0 +1,323 @@
+//! The teaching all-reduce: a ring over peer-to-peer copies and the lab's `add_into` kernel
+//! (`gpu::multi_gpu`), reduce-scatter then all-gather, as NCCL's ring algorithm does it (one
+//! process, one thread, every GPU). NCCL's all-reduce
+//! ([`GpuGroup::all_reduce_sum`]) stays the one to call: it pipelines the steps in small
+//! slices, fuses the copy into the reduction kernel and picks a tree for small sizes; this one
+//! shows the data movement plainly and is measured against it by `demo multi-gpu`.
+//!
+//! # Algorithm
+//! `n` GPUs in a ring (rank `r` sends to `r + 1 mod n`), each buffer split into `n` chunks
+//! (chunk `c` is elements `c * len / n .. (c + 1) * len / n`).
+//! - Reduce-scatter, steps `s = 0 .. n - 1`: rank `r` sends chunk `(r - s) mod n` to rank
+//!   `r + 1`, which copies it into a staging buffer (`cuMemcpyPeerAsync`) and adds it into
+//!   its own chunk (`add_into`). After `n - 1` steps rank `r` holds the full sum of chunk
+//!   `(r + 1) mod n`.
+//! - All-gather, steps `t = 0 .. n - 1`: rank `r` sends its finished chunk `(r + 1 - t) mod
+//!   n` to rank `r + 1`, which copies it over its own.
+//!
+//! Each rank sends and receives `2 (n - 1)` chunks of `len / n` elements: `2 (n - 1) / n` of
+//! its buffer, the minimum for an all-reduce and the factor behind nccl-tests' busbw
+//! ([`all_reduce_bus_factor`](super::all_reduce_bus_factor)). Every element is the sum of the
+//! `n` inputs in ring order, `n - 1` roundings, identical on every rank.
+//!
+//! # Ordering
+//! Before each step every rank records an event on its stream and waits for its two
+//! neighbours' (no host synchronisation): the previous rank's (the chunk it sends was finished
+//! by that rank's previous step) and the next rank's (that rank's copies out of this rank's
+//! buffer are done before this rank writes it again). Copies run on the receiver's stream.
+//! Peer access is enabled between neighbours where the devices allow it
+//! (`cuCtxEnablePeerAccess`), so the copies go over NVLink or PCIe directly; elsewhere the
+//! driver stages them through the host (correct, slow).
+
+use cudarc::driver::{
+    CudaEvent, CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg, SyncOnDrop, sys,
+};
+use gpu::multi_gpu::{ADD_INTO, ADD_INTO_BLOCK};
+
+use super::{GpuGroup, check_equal};
+use crate::error::{DriverContext, Error, Result};
+use crate::launch;
+
+/// The ring all-reduce's workspace on every GPU of a group: a staging buffer of one chunk and
+/// an event per GPU, for buffers of up to [`RingAllReduce::capacity`] elements. Making it
+/// enables peer access between ring neighbours.
+pub struct RingAllReduce {
+    staging: Vec<CudaSlice<f32>>,
+    events: Vec<CudaEvent>,
+    max_grid: Vec<u32>,
+    capacity: usize,
+    peer_access: bool,
+}
+
+/// Elements `c * len / n .. (c + 1) * len / n` of a buffer of `len` split in `n` chunks.
+pub fn chunk(len: usize, n: usize, c: usize) -> std::ops::Range<usize> {
+    let at = |c: usize| (c as u128 * len as u128 / n.max(1) as u128) as usize;
+    at(c)..at(c + 1)
+}
+
+impl RingAllReduce {
+    /// The workspace for buffers of up to `capacity` elements on every GPU of `group`: a
+    /// staging buffer of `ceil(capacity / n)` floats per GPU, and peer access enabled between
+    /// ring neighbours where the devices allow it.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`]; [`Error::Driver`] if a query, the peer-access setup or an
+    /// allocation fails.
+    pub fn new(group: &GpuGroup, capacity: usize) -> Result<Self> {
+        let n = group.len();
+        let staging_len = if n > 1 {
+            capacity.div_ceil(n).max(1)
+        } else {
+            1
+        };
+        let gpus = group.gpus();
+        let mut ws = Self {
+            staging: gpus
+                .iter()
+                .map(|g| g.zeros(staging_len))
+                .collect::<Result<_>>()?,
+            events: gpus
+                .iter()
+                .map(|g| g.context().new_event(None).during("creating an event"))
+                .collect::<Result<_>>()?,
+            max_grid: gpus
+                .iter()
+                .map(|g| Ok(g.sm_count()? * (g.max_threads_per_sm()? / ADD_INTO_BLOCK).max(1)))
+                .collect::<Result<_>>()?,
+            capacity,
+            peer_access: true,
+        };
+        ws.peer_access = enable_peer_access(group)?;
+        Ok(ws)
+    }
+
+    /// The longest buffers this workspace takes, in elements.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Whether every rank can read its ring neighbours' memory directly (peer access enabled);
+    /// `false` means the driver stages the copies through the host.
+    pub fn peer_access(&self) -> bool {
+        self.peer_access
+    }
+
+    /// Queues the ring all-reduce (sum) of `buffers` in place: one `f32` buffer or view per
+    /// GPU (`buffers[r]` on rank `r`'s device), all of one length; every buffer becomes the
+    /// elementwise sum of all of them. No host synchronisation. One GPU, or empty buffers:
+    /// nothing to do.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] unless one buffer per GPU (or if the workspace was made for
+    /// another group size); [`Error::UnequalLengths`]; [`Error::OutOfRange`] for buffers
+    /// longer than the capacity; [`Error::WrongContext`]; [`Error::Driver`] if a copy, launch
+    /// or event fails.
+    pub fn all_reduce_sum<D: DevicePtrMut<f32>>(
+        &mut self,
+        group: &GpuGroup,
+        buffers: &mut [D],
+    ) -> Result<()> {
+        let n = group.len();
+        group.check_count("ring all-reduce buffers (one per GPU)", buffers.len())?;
+        group.check_count(
+            "RingAllReduce workspaces (made for another group)",
+            self.staging.len(),
+        )?;
+        let lengths: Vec<usize> = buffers.iter().map(|b| b.len()).collect();
+        check_equal("ring all-reduce buffers", &lengths)?;
+        let len = lengths[0];
+        if len > self.capacity {
+            return Err(Error::OutOfRange {
+                what: "ring all-reduce length (the workspace's capacity)",
+                value: len as u64,
+                min: 0,
+                max: self.capacity as u64,
+            });
+        }
+        let gpus = group.gpus();
+        for (gpu, buffer) in gpus.iter().zip(buffers.iter()) {
+            gpu.check_buffer("ring all-reduce buffer", buffer)?;
+        }
+        if n == 1 || len == 0 {
+            return Ok(());
+        }
+        let functions = gpus
+            .iter()
+            .map(|g| g.function(ADD_INTO))
+            .collect::<Result<Vec<_>>>()?;
+        // Pointers of every buffer and staging buffer, with cudarc's tracking of them recorded
+        // when the guards drop, after the last barrier (which covers every stream's use).
+        let mut guards: Vec<SyncOnDrop<'_>> = Vec::with_capacity(2 * n);
+        let mut bufs = Vec::with_capacity(n);
+        let mut stage = Vec::with_capacity(n);
+        for ((gpu, buffer), staging) in gpus.iter().zip(buffers.iter_mut()).zip(&mut self.staging) {
+            let (ptr, g) = buffer.device_ptr_mut(gpu.stream());
+            bufs.push(ptr);
+            guards.push(g);
+            let (ptr, g) = staging.device_ptr_mut(gpu.stream());
+            stage.push(ptr);
+            guards.push(g);
+        }
+        let events = &self.events;
+        let barrier = || -> Result<()> {
+            for (gpu, event) in gpus.iter().zip(events) {
+                event
+                    .record(gpu.stream())
+                    .during("recording a ring event")?;
+            }
+            for (r, gpu) in gpus.iter().enumerate() {
+                for peer in [(r + n - 1) % n, (r + 1) % n] {
+                    gpu.stream()
+                        .wait(&events[peer])
+                        .during("waiting for a ring neighbour")?;
+                }
+            }
+            Ok(())
+        };
+        let f4 = std::mem::size_of::<f32>() as u64;
+        let copy = |from: usize, to: usize, src: u64, dst: u64, elements: usize| -> Result<()> {
+            let (a, b) = (gpus[from].context(), gpus[to].context());
+            b.bind_to_thread().during("binding the context")?;
+            // SAFETY: `src` is `elements` floats of rank `from`'s buffer (a chunk within its
+            // length), `dst` as many of rank `to`'s buffer or staging buffer (at least one
+            // chunk long); the contexts are the ones the pointers belong to and the stream is
+            // rank `to`'s; the barriers order the copy after the writes of `src` and before
+            // any later write of either.
+            unsafe {
+                cudarc::driver::result::memcpy_peer_async(
+                    b.cu_ctx(),
+                    dst,
+                    a.cu_ctx(),
+                    src,
+                    elements * f4 as usize,
+                    gpus[to].stream().cu_stream(),
+                )
+            }
+            .during(format!(
+                "copying {elements} floats from device {} to device {}",
+                gpus[from].ordinal(),
+                gpus[to].ordinal()
+            ))
+        };
+        for s in 0..n - 1 {
+            barrier()?;
+            for r in 0..n {
+                let q = (r + 1) % n;
+                let c = chunk(len, n, (r + n - s) % n);
+                if c.is_empty() {
+                    continue;
+                }
+                let offset = c.start as u64 * f4;
+                copy(r, q, bufs[r] + offset, stage[q], c.len())?;
+                let count = c.len();
+                let per_block = ADD_INTO_BLOCK as usize;
+                let grid = count
+                    .div_ceil(per_block)
+                    .clamp(1, self.max_grid[q] as usize) as u32;
+                let cfg: LaunchConfig = launch::linear(grid, ADD_INTO_BLOCK, 0);
+                let dst = bufs[q] + offset;
+                let src = stage[q];
+                let mut args = gpus[q].stream().launch_builder(&functions[q]);
+                args.arg(&dst).arg(&src).arg(&count);
+                // SAFETY: `add_into(dst: *mut f32, src: *const f32, n: usize)`: `dst` is
+                // `count` floats of rank q's buffer (chunk c), `src` the staging buffer that
+                // the copy just queued on the same stream filled with `count` floats (it holds
+                // `ceil(capacity / n)` >= `count`); they do not overlap.
+                unsafe { args.launch(cfg) }.during(format!("launching {ADD_INTO}"))?;
+            }
+        }
+        for t in 0..n - 1 {
+            barrier()?;
+            for r in 0..n {
+                let q = (r + 1) % n;
+                let c = chunk(len, n, (r + 1 + n - t) % n);
+                if c.is_empty() {
+                    continue;
+                }
+                let offset = c.start as u64 * f4;
+                copy(r, q, bufs[r] + offset, bufs[q] + offset, c.len())?;
+            }
+        }
+        barrier()?;
+        drop(guards);
+        Ok(())
+    }
+}
+
+/// Queues the ring all-reduce (sum) of `buffers` in place, with a [`RingAllReduce`] made for
+/// their length (allocated, and freed after the work).
+///
+/// # Errors
+/// As [`RingAllReduce::new`] and [`RingAllReduce::all_reduce_sum`].
+pub fn ring_all_reduce_sum<D: DevicePtrMut<f32>>(
+    group: &GpuGroup,
+    buffers: &mut [D],
+) -> Result<()> {
+    let len = buffers.first().map_or(0, |b| b.len());
+    RingAllReduce::new(group, len)?.all_reduce_sum(group, buffers)
+}
+
+/// Enables peer access both ways between ring neighbours where `cuDeviceCanAccessPeer` allows
+/// it; whether every pair could.
+fn enable_peer_access(group: &GpuGroup) -> Result<bool> {
+    let gpus = group.gpus();
+    let n = gpus.len();
+    let mut all = true;
+    for r in 0..n {
+        for peer in [(r + 1) % n, (r + n - 1) % n] {
+            if peer == r {
+                continue;
+            }
+            let (ctx, other) = (gpus[r].context(), gpus[peer].context());
+            let mut can = 0;
+            // SAFETY: writes one int through the valid pointer; both devices exist.
+            unsafe { sys::cuDeviceCanAccessPeer(&mut can, ctx.cu_device(), other.cu_device()) }
+                .result()
+                .during("querying peer access")?;
+            if can == 0 {
+                all = false;
+                continue;
+            }
+            ctx.bind_to_thread().during("binding the context")?;
+            // SAFETY: enables the current context (rank r's, bound above) to access the live
+            // context `other`; no pointers are involved.
+            let enabled = unsafe { sys::cuCtxEnablePeerAccess(other.cu_ctx(), 0) };
+            match enabled {
+                sys::cudaError_enum::CUDA_SUCCESS
+                | sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
+                e => {
+                    return Err(Error::Driver {
+                        during: format!(
+                            "enabling peer access from device {} to device {}",
+                            gpus[r].ordinal(),
+                            gpus[peer].ordinal()
+                        ),
+                        source: cudarc::driver::DriverError(e),
+                    });
+                }
+            }
+        }
+    }
+    Ok(all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_the_buffer_once() {
+        for len in [0usize, 1, 2, 3, 7, 100, 1 << 20 | 3] {
+            for n in 1..=8 {
+                let mut next = 0;
+                for c in 0..n {
+                    let r = chunk(len, n, c);
+                    assert_eq!(r.start, next, "len {len} n {n} chunk {c}");
+                    assert!(r.len() <= len.div_ceil(n));
+                    next = r.end;
+                }
+                assert_eq!(next, len);
+            }
+        }
+    }
+}

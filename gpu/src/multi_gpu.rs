@@ -1,0 +1,50 @@
+//! Across several GPUs: the one kernel of the lab's teaching all-reduce (a ring of peer-to-peer
+//! copies, `cpu::multi_gpu::ring`), the elementwise accumulation `dst += src` of a chunk that
+//! arrived from the previous GPU of the ring. The collective a user should call is NCCL's
+//! (`cpu::multi_gpu::GpuGroup::all_reduce_sum`), which needs no kernel of ours; the sharded sum
+//! reuses [`reduce`](crate::reduce)'s `reduce_sum_f32_f64`.
+//!
+//! Each element costs one add and 12 bytes of DRAM traffic (two 4-byte loads, one 4-byte
+//! store), as [`vector_add`](crate::vector_add): memory-bound, and in the ring far cheaper than
+//! the copy over NVLink or PCIe before it.
+
+/// Entry name of [`add_into`](kernels::add_into) in the PTX.
+pub const ADD_INTO: &str = "add_into";
+
+/// Threads per block the host launches [`add_into`](kernels::add_into) with.
+pub const ADD_INTO_BLOCK: u32 = 256;
+
+/// The kernels (device build only).
+#[cfg(target_arch = "nvptx64")]
+pub mod kernels {
+    use crate::device::{global_index_x, grid_stride_x};
+
+    /// `dst[i] += src[i]` for `i < n`: one reduce-scatter step of the ring all-reduce adds the
+    /// chunk received from the previous GPU (`src`, a staging buffer on this GPU) into this
+    /// GPU's own chunk (`dst`).
+    ///
+    /// Algorithm: a grid-stride loop (the seed `vector_add_grid_stride` with `z = x`): thread
+    /// `i` handles `i, i + stride, ...`; a warp reads 128 contiguous bytes of each input and
+    /// writes 128 contiguous bytes. Scalar accesses, so the chunk may start at any element
+    /// (the ring splits buffers at arbitrary element boundaries).
+    ///
+    /// Launch: [`ADD_INTO_BLOCK`](super::ADD_INTO_BLOCK) threads per block, any grid (the host
+    /// uses at most one wave of resident blocks).
+    ///
+    /// Parameters: `dst` and `src` point to `n` floats each in this GPU's device memory.
+    ///
+    /// # Safety
+    /// Both pointers are valid for `n` elements; `dst` does not overlap `src`.
+    ///
+    /// Performance: 12 bytes per element, one FADD: memory-bound.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn add_into(dst: *mut f32, src: *const f32, n: usize) {
+        let stride = grid_stride_x();
+        let mut i = global_index_x();
+        while i < n {
+            // SAFETY: `i < n`, and the caller guarantees `n` valid, disjoint elements each.
+            unsafe { *dst.add(i) += *src.add(i) };
+            i += stride;
+        }
+    }
+}
