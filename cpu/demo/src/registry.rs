@@ -50,6 +50,19 @@ impl PatternInfo {
             .unwrap_or_default()
     }
 
+    /// Why `demo all` cannot run the pattern on this machine (a run-time library it needs is
+    /// absent), or `None`. Asked for by name (`demo multi-gpu`), the pattern still runs and
+    /// fails with the library's error.
+    pub fn unavailable(&self) -> Option<String> {
+        match self.name {
+            "multi-gpu" if !multi_gpu::nccl_available() => Some(format!(
+                "NCCL could not be loaded (looked for {})",
+                multi_gpu::nccl_library_names().join(", ")
+            )),
+            _ => None,
+        }
+    }
+
     /// Every `.entry` its variants launch, each once.
     pub fn kernels(&self) -> Vec<&'static str> {
         let mut names = Vec::new();

@@ -170,6 +170,11 @@ fn run_all(gpu: &Gpu, cli: &Cli, profile: Option<Arc<Profile>>, report: &mut Rep
     for info in PATTERNS {
         let name = info.name;
         pb.set_message(name);
+        if let Some(why) = info.unavailable() {
+            pb.suspend(|| eprintln!("{name}: skipped: {why}"));
+            pb.inc(1);
+            continue;
+        }
         let pattern = Cli::try_parse_from(["demo", name])
             .map(|c| c.pattern)
             .unwrap_or_else(|e| {
