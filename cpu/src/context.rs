@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
     DeviceSlice, ValidAsZeroBits, sys,
 };
 use cudarc::nvrtc::Ptx;
@@ -26,8 +26,8 @@ struct Module {
 /// Who used the module's `__constant__` memory last, and what each symbol holds.
 #[derive(Debug, Default)]
 struct ConstantTimeline {
-    /// Recorded after the last launch that used constant memory, on its stream.
-    last_use: Option<CudaEvent>,
+    /// The stream of the last launches that used constant memory (held, so it outlives them).
+    last_stream: Option<Arc<CudaStream>>,
     /// `(symbol, tag)`: the tagged data each symbol holds (see [`ConstantMemory::write_tagged`]).
     written: Vec<(&'static str, u64)>,
 }
@@ -406,24 +406,33 @@ impl Gpu {
     /// the launches queued while the returned guard lives.
     ///
     /// Constant memory belongs to the module, which every handle on this context shares, not
-    /// to a stream. The guard makes this handle's stream wait for the last launch that used
-    /// constant memory on any stream (a `cuStreamWaitEvent`, no host synchronisation), and
-    /// when it is dropped records that point on this stream. So a write through the guard
-    /// never reaches a kernel queued earlier, and a kernel queued under the guard reads what
-    /// was written under it, whatever other threads and streams do. Queue the launch that
-    /// reads the symbols before dropping the guard; hold one guard at a time per thread.
+    /// to a stream. When the last launch that used constant memory went to another stream,
+    /// the guard records an event there and makes this handle's stream wait for it (a
+    /// `cuStreamWaitEvent`, no host synchronisation); on the same stream, stream order already
+    /// does, and nothing is queued. When dropped, the guard names this stream as the last. So a
+    /// write through the guard never reaches a kernel queued earlier, and a kernel queued under
+    /// the guard reads what was written under it, whatever other threads and streams do. Queue
+    /// the launch that reads the symbols before dropping the guard; hold one guard at a time
+    /// per thread.
     ///
     /// # Errors
-    /// [`Error::Driver`] if the wait cannot be queued.
+    /// [`Error::Driver`] if the event or the wait cannot be queued.
     pub fn constant_memory(&self) -> Result<ConstantMemory<'_>> {
         let timeline = self
             .module()?
             .constants
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(event) = &timeline.last_use {
+        if let Some(last) = &timeline.last_stream
+            && last.cu_stream() != self.stream.cu_stream()
+        {
+            // Everything queued on the other stream so far: its constant-memory launches
+            // included (the wait covers more than they need, never less).
+            let event = last
+                .record_event(None)
+                .during("ordering a use of constant memory")?;
             self.stream
-                .wait(event)
+                .wait(&event)
                 .during("ordering a use of constant memory")?;
         }
         Ok(ConstantMemory {
@@ -547,17 +556,8 @@ impl ConstantMemory<'_> {
 
 impl Drop for ConstantMemory<'_> {
     fn drop(&mut self) {
-        // The point after every launch queued under this guard: the next user, on any
-        // stream, waits for it. A failure is kept by the context and reported by its next
-        // checked call.
-        let stream = &self.gpu.stream;
-        match &self.timeline.last_use {
-            Some(event) => stream.context().record_err(event.record(stream)),
-            None => match stream.record_event(None) {
-                Ok(event) => self.timeline.last_use = Some(event),
-                Err(e) => stream.context().record_err::<()>(Err(e)),
-            },
-        }
+        // The next user on another stream records an event on this one and waits for it.
+        self.timeline.last_stream = Some(self.gpu.stream.clone());
     }
 }
 
