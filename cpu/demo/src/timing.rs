@@ -62,6 +62,27 @@ fn timing_event(gpu: &Gpu) -> Result<CudaEvent> {
         .during("creating a timing event")
 }
 
+/// `reps` pairs of timing events on `gpu`, all created before any is recorded, so no driver
+/// call for event creation sits between a start and its end.
+fn event_pairs(gpu: &Gpu, reps: usize) -> Result<Vec<(CudaEvent, CudaEvent)>> {
+    (0..reps)
+        .map(|_| Ok((timing_event(gpu)?, timing_event(gpu)?)))
+        .collect()
+}
+
+/// The milliseconds between each recorded pair (after the stream has been synchronised).
+fn elapsed_ms(pairs: &[(CudaEvent, CudaEvent)]) -> Result<Vec<f64>> {
+    pairs
+        .iter()
+        .map(|(start, end)| {
+            start
+                .elapsed_ms(end)
+                .map(f64::from)
+                .during("reading an event time")
+        })
+        .collect()
+}
+
 /// Runs `work` (which queues GPU work on `gpu`'s stream) `warmup` times untimed, then `reps`
 /// times between CUDA events, and returns the statistics.
 ///
@@ -106,11 +127,7 @@ pub fn time_gpu_with_setup<S>(
         setup(state)?;
         work(state)?;
     }
-    // Every event exists before the first is recorded, so no driver call for event creation
-    // sits between a start and its end.
-    let events = (0..reps)
-        .map(|_| Ok((timing_event(gpu)?, timing_event(gpu)?)))
-        .collect::<Result<Vec<_>>>()?;
+    let events = event_pairs(gpu, reps)?;
     gpu.synchronize(during)?;
     for (start, end) in &events {
         setup(state)?;
@@ -119,16 +136,7 @@ pub fn time_gpu_with_setup<S>(
         end.record(gpu.stream()).during("recording an event")?;
     }
     gpu.synchronize(during)?;
-    let samples = events
-        .iter()
-        .map(|(start, end)| {
-            start
-                .elapsed_ms(end)
-                .map(f64::from)
-                .during("reading an event time")
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Timing::from_samples(samples))
+    Ok(Timing::from_samples(elapsed_ms(&events)?))
 }
 
 /// Times `work`, which queues work on every GPU of `group`, between two CUDA events on GPU 0
@@ -152,9 +160,7 @@ pub fn time_group(
     for _ in 0..warmup {
         work()?;
     }
-    let events = (0..reps)
-        .map(|_| Ok((timing_event(first)?, timing_event(first)?)))
-        .collect::<Result<Vec<_>>>()?;
+    let events = event_pairs(first, reps)?;
     let joins = gpus[1..]
         .iter()
         .map(|g| g.context().new_event(None).during("creating an event"))
@@ -173,16 +179,7 @@ pub fn time_group(
         end.record(first.stream()).during("recording an event")?;
     }
     group.synchronize(during)?;
-    let samples = events
-        .iter()
-        .map(|(start, end)| {
-            start
-                .elapsed_ms(end)
-                .map(f64::from)
-                .during("reading an event time")
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Timing::from_samples(samples))
+    Ok(Timing::from_samples(elapsed_ms(&events)?))
 }
 
 /// Times a collective as nccl-tests and PyTorch users do, per GPU: each run is bracketed by
@@ -209,11 +206,7 @@ pub fn time_group_per_gpu<S>(
     }
     let events = gpus
         .iter()
-        .map(|g| {
-            (0..reps)
-                .map(|_| Ok((timing_event(g)?, timing_event(g)?)))
-                .collect::<Result<Vec<_>>>()
-        })
+        .map(|g| event_pairs(g, reps))
         .collect::<Result<Vec<_>>>()?;
     group.synchronize(during)?;
     for rep in 0..reps {
@@ -229,11 +222,7 @@ pub fn time_group_per_gpu<S>(
     group.synchronize(during)?;
     let mut samples = vec![0.0f64; reps];
     for e in &events {
-        for (sample, (start, end)) in samples.iter_mut().zip(e) {
-            let ms = start
-                .elapsed_ms(end)
-                .map(f64::from)
-                .during("reading an event time")?;
+        for (sample, ms) in samples.iter_mut().zip(elapsed_ms(e)?) {
             *sample = sample.max(ms);
         }
     }
