@@ -18,6 +18,7 @@ use cpu::Error;
 use cpu::md::forces::{ErrorScales, F64_UNIT_ROUNDOFF, check_forces, per_atom_energies, serial};
 use cpu::md::gpu::{self as md_gpu, DeviceNeighbourList, GpuKernel, GpuVariant, as_seen_by};
 use cpu::md::{CUTOFF, ListKind, NeighbourList, SKIN, System};
+use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 use lab_tests::{expect_err, gpu, gpu_trial, seed_for};
 use libtest_mimic::{Failed, Trial};
 
@@ -94,23 +95,26 @@ fn check_kernel(kernel: GpuKernel, cells: usize, perturbed: bool, seed: u64) -> 
 }
 
 fn error_trials() -> Vec<Trial> {
-    fn setup() -> Result<(cpu::Gpu, System, NeighbourList), Failed> {
+    /// A 3-cell lattice, its full list on the device, and a zeroed device buffer maker.
+    fn setup() -> Result<(cpu::Gpu, System, DeviceNeighbourList), Failed> {
         let gpu = gpu()?;
         let system = System::fcc(3).map_err(|e| e.to_string())?;
         let list = NeighbourList::build(&system, ListKind::Full, CUTOFF + SKIN)
             .map_err(|e| e.to_string())?;
-        Ok((gpu, system, list))
+        let d_list = DeviceNeighbourList::upload(&gpu, &list).map_err(|e| e.to_string())?;
+        Ok((gpu, system, d_list))
+    }
+    fn zeros<T: DeviceRepr + ValidAsZeroBits>(
+        gpu: &cpu::Gpu,
+        n: usize,
+    ) -> Result<CudaSlice<T>, Failed> {
+        Ok(gpu.zeros::<T>(n).map_err(|e| e.to_string())?)
     }
     vec![
         gpu_trial("errors::md_positions_length_mismatch".into(), || {
-            let (gpu, system, list) = setup()?;
-            let d_list = DeviceNeighbourList::upload(&gpu, &list).map_err(|e| e.to_string())?;
-            let positions = gpu
-                .zeros::<f32>(4 * system.len() - 1)
-                .map_err(|e| e.to_string())?;
-            let mut forces = gpu
-                .zeros::<f32>(4 * system.len())
-                .map_err(|e| e.to_string())?;
+            let (gpu, system, d_list) = setup()?;
+            let positions = zeros::<f32>(&gpu, 4 * system.len() - 1)?;
+            let mut forces = zeros::<f32>(&gpu, 4 * system.len())?;
             expect_err(
                 md_gpu::launch(
                     &gpu,
@@ -124,14 +128,11 @@ fn error_trials() -> Vec<Trial> {
             )
         }),
         gpu_trial("errors::md_half_kernel_given_a_full_list".into(), || {
-            let (gpu, system, list) = setup()?;
-            let d_list = DeviceNeighbourList::upload(&gpu, &list).map_err(|e| e.to_string())?;
+            let (gpu, system, d_list) = setup()?;
             let positions = gpu
                 .upload(&md_gpu::pack_positions::<f64>(&system))
                 .map_err(|e| e.to_string())?;
-            let mut forces = gpu
-                .zeros::<f64>(4 * system.len())
-                .map_err(|e| e.to_string())?;
+            let mut forces = zeros::<f64>(&gpu, 4 * system.len())?;
             expect_err(
                 md_gpu::launch(
                     &gpu,
@@ -155,14 +156,11 @@ fn error_trials() -> Vec<Trial> {
         gpu_trial(
             "errors::md_box_narrower_than_twice_the_cutoff".into(),
             || {
-                let (gpu, system, list) = setup()?;
-                let d_list = DeviceNeighbourList::upload(&gpu, &list).map_err(|e| e.to_string())?;
+                let (gpu, system, d_list) = setup()?;
                 let positions = gpu
                     .upload(&md_gpu::pack_positions::<f32>(&system))
                     .map_err(|e| e.to_string())?;
-                let mut forces = gpu
-                    .zeros::<f32>(4 * system.len())
-                    .map_err(|e| e.to_string())?;
+                let mut forces = zeros::<f32>(&gpu, 4 * system.len())?;
                 expect_err(
                     md_gpu::launch(
                         &gpu,
@@ -187,14 +185,9 @@ fn error_trials() -> Vec<Trial> {
         gpu_trial(
             "errors::md_positions_not_on_an_atom_boundary".into(),
             || {
-                let (gpu, system, list) = setup()?;
-                let d_list = DeviceNeighbourList::upload(&gpu, &list).map_err(|e| e.to_string())?;
-                let buffer = gpu
-                    .zeros::<f32>(4 * system.len() + 1)
-                    .map_err(|e| e.to_string())?;
-                let mut forces = gpu
-                    .zeros::<f32>(4 * system.len())
-                    .map_err(|e| e.to_string())?;
+                let (gpu, system, d_list) = setup()?;
+                let buffer = zeros::<f32>(&gpu, 4 * system.len() + 1)?;
+                let mut forces = zeros::<f32>(&gpu, 4 * system.len())?;
                 expect_err(
                     md_gpu::launch(
                         &gpu,
