@@ -20,6 +20,8 @@ use crate::ptx;
 #[derive(Debug)]
 struct Module {
     module: Arc<CudaModule>,
+    /// Kernels looked up so far, by entry name: each launch reuses its `CUfunction`.
+    functions: Mutex<Vec<(String, CudaFunction)>>,
     constants: Mutex<ConstantTimeline>,
 }
 
@@ -30,6 +32,19 @@ struct ConstantTimeline {
     last_stream: Option<Arc<CudaStream>>,
     /// `(symbol, tag)`: the tagged data each symbol holds (see [`ConstantMemory::write_tagged`]).
     written: Vec<(&'static str, u64)>,
+}
+
+/// The embedded PTX for `ctx`'s device: `(sm, text)` for the highest architecture not above
+/// its compute capability.
+fn ptx_for(ctx: &CudaContext) -> Result<(u32, &'static str)> {
+    let (major, minor) = ctx
+        .compute_capability()
+        .during("reading the compute capability")?;
+    ptx::for_compute_capability(major, minor).ok_or_else(|| Error::NoCompatiblePtx {
+        major,
+        minor,
+        built: ptx::built_archs(),
+    })
 }
 
 /// A tag no other caller has: the id of an immutable value written to constant memory with
@@ -55,19 +70,12 @@ fn module_for(ctx: &Arc<CudaContext>) -> Result<Arc<Module>> {
     {
         return Ok(module);
     }
-    let (major, minor) = ctx
-        .compute_capability()
-        .during("reading the compute capability")?;
-    let (ptx_arch, text) =
-        ptx::for_compute_capability(major, minor).ok_or_else(|| Error::NoCompatiblePtx {
-            major,
-            minor,
-            built: ptx::built_archs(),
-        })?;
+    let (ptx_arch, text) = ptx_for(ctx)?;
     let module = Arc::new(Module {
         module: ctx
             .load_module(Ptx::from_src(text))
             .during(format!("loading the sm_{ptx_arch} PTX"))?,
+        functions: Mutex::new(Vec::new()),
         constants: Mutex::new(ConstantTimeline::default()),
     });
     table.push((key, Arc::downgrade(&module)));
@@ -131,15 +139,7 @@ impl Gpu {
     /// [`Error::NoCompatiblePtx`]; [`Error::Driver`] if the module cannot be loaded.
     pub fn from_stream(stream: Arc<CudaStream>) -> Result<Self> {
         let ctx = stream.context().clone();
-        let (major, minor) = ctx
-            .compute_capability()
-            .during("reading the compute capability")?;
-        let (ptx_arch, _) =
-            ptx::for_compute_capability(major, minor).ok_or_else(|| Error::NoCompatiblePtx {
-                major,
-                minor,
-                built: ptx::built_archs(),
-            })?;
+        let (ptx_arch, _) = ptx_for(&ctx)?;
         Ok(Self {
             ctx,
             stream,
@@ -257,6 +257,15 @@ impl Gpu {
         Ok(n.max(1))
     }
 
+    /// Blocks of `block` threads of `kernel` that fit on the whole device at once (one wave):
+    /// SMs x [`Gpu::resident_blocks_per_sm`], at least one per SM.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the kernel is missing or a query fails.
+    pub fn one_wave(&self, kernel: &str, block: u32, dynamic_shared_bytes: usize) -> Result<u32> {
+        Ok(self.sm_count()? * self.resident_blocks_per_sm(kernel, block, dynamic_shared_bytes)?)
+    }
+
     /// The SM clock rate in kHz (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`, the peak clock).
     ///
     /// # Errors
@@ -314,12 +323,23 @@ impl Gpu {
             .during("reading the L2 cache size")? as usize)
     }
 
-    /// The kernel named `name` (an `.entry` of the PTX).
+    /// The kernel named `name` (an `.entry` of the PTX), looked up in the module once per
+    /// context and reused by every launch.
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
-        self.module()?
+        let module = self.module()?;
+        let mut functions = module
+            .functions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, f)) = functions.iter().find(|(n, _)| n == name) {
+            return Ok(f.clone());
+        }
+        let f = module
             .module
             .load_function(name)
-            .during(format!("looking up kernel {name}"))
+            .during(format!("looking up kernel {name}"))?;
+        functions.push((name.to_string(), f.clone()));
+        Ok(f)
     }
 
     /// Copies `data` to the device.

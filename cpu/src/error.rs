@@ -297,6 +297,18 @@ pub fn bytes_of<T>(what: &'static str, count: usize) -> Result<usize> {
         })
 }
 
+/// [`Error::LengthMismatch`] naming `what` unless `actual == expected`.
+pub(crate) fn expect_len(what: &'static str, expected: usize, actual: usize) -> Result<()> {
+    if expected != actual {
+        return Err(Error::LengthMismatch {
+            what,
+            expected,
+            actual,
+        });
+    }
+    Ok(())
+}
+
 /// `rows * cols`.
 ///
 /// # Errors

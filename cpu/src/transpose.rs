@@ -22,7 +22,7 @@ use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use gpu::transpose as k;
 
 use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{DriverContext, Error, Result, expect_len};
 use crate::launch::{self, VEC4_ALIGNMENT};
 
 /// Queues `output = input^T` on `gpu`'s stream: `input` is a row-major `rows x cols` matrix,
@@ -85,13 +85,7 @@ pub fn run(
     cols: usize,
 ) -> Result<Vec<f32>> {
     let n = crate::error::elements(rows, cols)?;
-    if input.len() != n {
-        return Err(Error::LengthMismatch {
-            what: "input",
-            expected: n,
-            actual: input.len(),
-        });
-    }
+    expect_len("input", n, input.len())?;
     if n == 0 {
         return Ok(Vec::new());
     }
@@ -113,15 +107,8 @@ fn queue(
     gpu.check_buffer("input", input)?;
     gpu.check_buffer("output", output)?;
     let n = crate::error::elements(rows, cols)?;
-    for (what, len) in [("input", input.len()), ("output", output.len())] {
-        if len != n {
-            return Err(Error::LengthMismatch {
-                what,
-                expected: n,
-                actual: len,
-            });
-        }
-    }
+    expect_len("input", n, input.len())?;
+    expect_len("output", n, output.len())?;
     if n == 0 {
         return Ok(LaunchConfig {
             grid_dim: (0, 1, 1),
@@ -265,17 +252,23 @@ impl Variant {
     /// [`Variant::needs_alignment`].
     pub fn check(self, rows: usize, cols: usize, input: u64, output: u64) -> Result<()> {
         let kernel = self.kernel_name();
+        self.check_shape(rows, cols)?;
+        if self.needs_alignment() {
+            launch::check_aligned(kernel, "input", input, VEC4_ALIGNMENT)?;
+            launch::check_aligned(kernel, "output", output, VEC4_ALIGNMENT)?;
+        }
+        Ok(())
+    }
+
+    /// [`Error::UnsupportedShape`] unless the variant [supports](Variant::supports) the shape.
+    fn check_shape(self, rows: usize, cols: usize) -> Result<()> {
         if !self.supports(rows, cols) {
             return Err(Error::UnsupportedShape {
-                kernel,
+                kernel: self.kernel_name(),
                 rows,
                 cols,
                 requirement: "rows and cols must be multiples of 4 for 16-byte accesses",
             });
-        }
-        if self.needs_alignment() {
-            launch::check_aligned(kernel, "input", input, VEC4_ALIGNMENT)?;
-            launch::check_aligned(kernel, "output", output, VEC4_ALIGNMENT)?;
         }
         Ok(())
     }
@@ -288,14 +281,7 @@ impl Variant {
     /// [support](Variant::supports) the shape.
     pub fn launch_config(self, rows: usize, cols: usize) -> Result<LaunchConfig> {
         let kernel = self.kernel_name();
-        if !self.supports(rows, cols) {
-            return Err(Error::UnsupportedShape {
-                kernel,
-                rows,
-                cols,
-                requirement: "rows and cols must be multiples of 4 for 16-byte accesses",
-            });
-        }
+        self.check_shape(rows, cols)?;
         // (elements along x per block, along y per block, block x, block y, x covers rows?)
         let (per_x, per_y, bx, by, x_is_rows) = match self {
             Variant::Copy | Variant::TransposeSharedPadded => {

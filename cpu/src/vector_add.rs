@@ -23,7 +23,7 @@ use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use gpu::vector_add as k;
 
 use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{DriverContext, Error, Result, expect_len};
 use crate::launch::{self, VEC4_ALIGNMENT};
 
 /// Queues `z = x + y` (`n = x.len()` floats) on `gpu`'s stream with the fastest variant that
@@ -94,13 +94,7 @@ pub fn add_with_config(
 /// # Errors
 /// [`Error::LengthMismatch`] if `y` differs in length from `x`; as [`add_with`].
 pub fn run(gpu: &Gpu, variant: Variant, x: &[f32], y: &[f32]) -> Result<Vec<f32>> {
-    if y.len() != x.len() {
-        return Err(Error::LengthMismatch {
-            what: "y",
-            expected: x.len(),
-            actual: y.len(),
-        });
-    }
+    expect_len("y", x.len(), y.len())?;
     if x.is_empty() {
         return Ok(Vec::new());
     }
@@ -124,15 +118,8 @@ fn queue(
     gpu.check_buffer("y", y)?;
     gpu.check_buffer("z", z)?;
     let n = x.len();
-    for (what, len) in [("y", y.len()), ("z", z.len())] {
-        if len != n {
-            return Err(Error::LengthMismatch {
-                what,
-                expected: n,
-                actual: len,
-            });
-        }
-    }
+    expect_len("y", n, y.len())?;
+    expect_len("z", n, z.len())?;
     if let (Some(variant), Some(cfg)) = (chosen, cfg) {
         check_config(variant, n, &cfg)?;
     }

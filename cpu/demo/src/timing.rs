@@ -115,14 +115,7 @@ pub fn time_gpu_with_setup<S>(
     mut setup: impl FnMut(&mut S) -> Result<()>,
     mut work: impl FnMut(&mut S) -> Result<()>,
 ) -> Result<Timing> {
-    if reps == 0 {
-        return Err(Error::OutOfRange {
-            what: "timed repetitions",
-            value: 0,
-            min: 1,
-            max: u64::MAX,
-        });
-    }
+    check_reps(reps)?;
     for _ in 0..warmup {
         setup(state)?;
         work(state)?;

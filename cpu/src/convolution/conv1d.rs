@@ -5,8 +5,9 @@
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use gpu::convolution as k;
 
-use super::{MAX_MASK_WIDTH, Mask1d, expect_len, one_wave};
+use super::{MAX_MASK_WIDTH, Mask1d};
 use crate::context::Gpu;
+use crate::error::expect_len;
 use crate::error::{DriverContext, Result};
 use crate::launch::{self, VEC4_ALIGNMENT};
 
@@ -281,7 +282,8 @@ impl Variant1d {
         let grid = match self {
             Variant1d::Convolution1dTiledVec4 => {
                 let tiles = launch::blocks_to_cover(kernel, n, k::VEC4_TILE_1D as u64)?;
-                one_wave(gpu, self.entry(mask_width), k::BLOCK_1D)?.min(tiles)
+                gpu.one_wave(self.entry(mask_width), k::BLOCK_1D, 0)?
+                    .min(tiles)
             }
             _ => launch::blocks_to_cover(kernel, n, k::BLOCK_1D as u64)?,
         };

@@ -5,8 +5,9 @@
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use gpu::convolution as k;
 
-use super::{MAX_MASK_WIDTH_2D, Mask2d, expect_len, one_wave};
+use super::{MAX_MASK_WIDTH_2D, Mask2d};
 use crate::context::Gpu;
+use crate::error::expect_len;
 use crate::error::{DriverContext, Error, Result};
 use crate::launch::{self, VEC4_ALIGNMENT};
 
@@ -323,7 +324,7 @@ impl Variant2d {
             let tiles = (cols.div_ceil(tx) as u64)
                 .checked_mul(rows.div_ceil(ty) as u64)
                 .ok_or(Error::ShapeOverflow { rows, cols })?;
-            let wave = one_wave(gpu, self.entry(mask_width), k::TILE_2D_X * k::TILE_2D_Y)?;
+            let wave = gpu.one_wave(self.entry(mask_width), k::TILE_2D_X * k::TILE_2D_Y, 0)?;
             return Ok(LaunchConfig {
                 grid_dim: ((wave as u64).min(tiles) as u32, 1, 1),
                 block_dim,

@@ -46,7 +46,7 @@
 //! - [`conv1d`], [`conv2d`]: the entry points (the vec4 kernels when the alignment allows).
 //! - [`conv1d_with`], [`conv2d_with`]: a chosen [`Variant1d`] / [`Variant2d`], the seed's
 //!   versions, validated the same way; a variant that needs alignment and gets a misaligned
-//!   view returns [`Error::Misaligned`].
+//!   view returns [`Error::Misaligned`](crate::Error::Misaligned).
 //! - [`conv1d_values`], [`conv2d_values`]: the mask as values, for a single launch.
 //! - [`run_1d`], [`run_2d`]: host slices in, host `Vec` out (tests and demo).
 //! - [`reference_1d`], [`reference_2d`], [`compare`]: the `f64` CPU references and the
@@ -74,31 +74,6 @@ pub use reference::{
 };
 
 use gpu::convolution as k;
-
-use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result};
-
-/// Blocks of `block` threads of `entry` that fit on the device at once: SMs x blocks per SM
-/// (the occupancy calculator), at least one.
-fn one_wave(gpu: &Gpu, entry: &'static str, block: u32) -> Result<u32> {
-    let per_sm = gpu
-        .function(entry)?
-        .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
-        .during(format!("occupancy of {entry}"))?;
-    Ok(gpu.sm_count()? * per_sm.max(1))
-}
-
-/// [`Error::LengthMismatch`] unless `actual == expected`.
-fn expect_len(what: &'static str, expected: usize, actual: usize) -> Result<()> {
-    if expected != actual {
-        return Err(Error::LengthMismatch {
-            what,
-            expected,
-            actual,
-        });
-    }
-    Ok(())
-}
 
 /// Every `.entry` the convolution launchers use (the vec4 families have one per mask width).
 pub fn entry_names() -> Vec<&'static str> {

@@ -278,16 +278,8 @@ pub fn launch<T: MdReal>(
         let (ptr, _record) = forces.device_ptr_mut(gpu.stream());
         ptr
     });
-    for (what, address) in [("positions", positions_at), ("forces", forces_at)] {
-        if address % alignment as u64 != 0 {
-            return Err(Error::Misaligned {
-                kernel,
-                what,
-                address,
-                alignment,
-            });
-        }
-    }
+    launch::check_aligned(kernel, "positions", positions_at, alignment)?;
+    launch::check_aligned(kernel, "forces", forces_at, alignment)?;
     let cfg = launch_config(kernel, n)?;
     if n == 0 {
         return Ok(cfg);

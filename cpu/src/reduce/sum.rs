@@ -100,8 +100,7 @@ impl<K: SumKind> ReduceSum<K> {
     /// # Errors
     /// [`Error::OutOfMemory`]; [`Error::Driver`] if a device query or allocation fails.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        let max_grid =
-            gpu.sm_count()? * gpu.resident_blocks_per_sm(K::KERNEL, k::REDUCE_SUM_BLOCK, 0)?;
+        let max_grid = gpu.one_wave(K::KERNEL, k::REDUCE_SUM_BLOCK, 0)?;
         Ok(Self {
             partials: gpu.zeros(max_grid as usize)?,
             counter: gpu.zeros(1)?,
