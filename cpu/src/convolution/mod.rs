@@ -16,7 +16,7 @@
 //! as needed. They queue the fastest variant that is correct for the buffers given on the
 //! handle's stream and return its launch configuration; nothing synchronises. Inputs are
 //! `&impl DevicePtr<f32>`, outputs `&mut impl DevicePtrMut<f32>`: a `CudaSlice<f32>` or any
-//! view of one. To run on your own stream, make the handle with [`Gpu::from_stream`].
+//! view of one. To run on your own stream, make the handle with [`Gpu::from_stream`](crate::Gpu::from_stream).
 //!
 //! ```no_run
 //! use cpu::Gpu;
@@ -54,7 +54,7 @@
 //!
 //! Constant memory: the `__constant__` masks ([`gpu::convolution::C_MASK_1D`],
 //! [`gpu::convolution::C_MASK_2D`]) belong to the module, one per context. Each launch of a
-//! kernel that reads one takes [`Gpu::constant_memory`], writes the mask unless that symbol
+//! kernel that reads one takes [`Gpu::constant_memory`](crate::Gpu::constant_memory), writes the mask unless that symbol
 //! already holds it, queues the kernel and releases the guard, so masks can be used from many
 //! threads, streams and handles at once and every launch reads its own mask.
 //!
