@@ -201,7 +201,7 @@ pub enum Variant {
     VectorAdd,
     /// Grid-stride loop over a grid sized to the GPU (one wave of resident blocks).
     VectorAddGridStride,
-    /// Grid-stride loop with 16-byte (`float4`) loads and stores.
+    /// One 16-byte (`float4`) group per thread, grid covering the `n / 4` groups.
     VectorAddVec4,
 }
 
@@ -257,9 +257,10 @@ impl Variant {
     }
 
     /// The launch the host uses for `n` elements: blocks of [`k::BLOCK_SIZE`] threads; a grid
-    /// covering `n` for [`Variant::VectorAdd`], one wave of resident blocks (SMs x blocks per
-    /// SM, at most enough to cover `n`, or `n / 4` groups of four for
-    /// [`Variant::VectorAddVec4`]) for the grid-stride variants.
+    /// covering `n` for [`Variant::VectorAdd`], covering the `n / 4` groups of four for
+    /// [`Variant::VectorAddVec4`] (at least one block, for the `n % 4` tail), one wave of
+    /// resident blocks (SMs x blocks per SM, at most enough to cover `n`) for
+    /// [`Variant::VectorAddGridStride`].
     ///
     /// # Errors
     /// [`Error::GridTooLarge`] if `n` needs more blocks than a grid holds; [`Error::Driver`]
@@ -272,7 +273,7 @@ impl Variant {
         let grid = match self {
             Variant::VectorAdd => covering,
             Variant::VectorAddGridStride => wave()?.min(covering),
-            Variant::VectorAddVec4 => wave()?.min(covering.div_ceil(4)).max(1),
+            Variant::VectorAddVec4 => covering.div_ceil(4).max(1),
         };
         Ok(launch::linear(grid, k::BLOCK_SIZE, 0))
     }

@@ -17,8 +17,8 @@
 //! # }
 //! ```
 //!
-//! - [`sum`](fn@sum) / [`sum_into`]: one launch of [`ReduceSum`] (`gpu::reduce::sum`): grid-stride
-//!   16-byte loads, warp shuffles, the last block adds the block partials. Kinds: [`SumI32`]
+//! - [`sum`](fn@sum) / [`sum_into`]: one launch of [`ReduceSum`] (`gpu::reduce::sum`): each block
+//!   reads an even share of the input with 16-byte loads, warp shuffles, the last block adds the block partials. Kinds: [`SumI32`]
 //!   (wrapping, exact), [`SumF32`], [`SumF32F64`] (f32 read, f64 accumulated). Keep a
 //!   [`ReduceSum`] to sum many times without allocating.
 //! - [`square_sum`](fn@square_sum) / [`square_sum_into`]: `sum(x * x)` of `i32` the same way

@@ -34,8 +34,11 @@ pub fn reference_f32(input: &[f32]) -> (f64, f64) {
 /// each thread's sequential sum, the shuffle tree of a warp and of warp 0 (5 each), then in
 /// the last block a strided pass over the `gridDim.x` partials and two trees again.
 pub fn reduce_sum_depth(n: usize, cfg: &LaunchConfig) -> u64 {
-    let threads = cfg.grid_dim.0 as u64 * cfg.block_dim.0 as u64;
-    let per_thread = 4 * (n as u64 / 4).div_ceil(threads) + 1;
+    // Each block reads an even share of tiles of `REDUCE_SUM_UNROLL` groups per thread; a
+    // thread also adds at most one head and one tail element.
+    let unroll = gpu::reduce::REDUCE_SUM_UNROLL as u64;
+    let tiles = (n as u64 / 4).div_ceil(unroll * cfg.block_dim.0 as u64);
+    let per_thread = 4 * unroll * tiles.div_ceil(cfg.grid_dim.0 as u64) + 2;
     per_thread + 10 + (cfg.grid_dim.0 as u64).div_ceil(cfg.block_dim.0 as u64) + 10
 }
 
@@ -92,8 +95,9 @@ mod tests {
         assert!(check_sum(f64::NAN, f64::NAN, 0.0).is_ok());
         assert!(check_sum(1.0, f64::NAN, 1e9).is_err());
         assert!(check_sum(f64::INFINITY, f64::INFINITY, 0.0).is_ok());
-        let cfg = launch::linear(1056, 256, 0);
-        // 2^26 elements over 270336 threads: 4 * ceil(2^24 / 270336) + 1 = 253 per thread.
-        assert_eq!(reduce_sum_depth(1 << 26, &cfg), 253 + 10 + 5 + 10);
+        let cfg = launch::linear(528, 512, 0);
+        // 2^26 elements: 8192 tiles of 4 x 512 groups over 528 blocks, at most 16 tiles of
+        // 16 elements per thread, plus a head and a tail element.
+        assert_eq!(reduce_sum_depth(1 << 26, &cfg), 258 + 10 + 2 + 10);
     }
 }

@@ -78,10 +78,11 @@ impl SumVariant {
 /// costs no allocation. This is what [`sum`](fn@super::sum) and [`sum_into`](super::sum_into)
 /// make for one call; keep one to sum many times.
 ///
-/// Launch: blocks of [`REDUCE_SUM_BLOCK`](k::REDUCE_SUM_BLOCK) (256) threads; the grid is one
-/// wave of resident blocks (SMs x the occupancy calculator's blocks per SM: 1056 on an H100
-/// for the 32-register kernels), fewer when `n` is small (each thread gets at least
-/// `4 * REDUCE_SUM_UNROLL` elements), at least one.
+/// Launch: blocks of [`REDUCE_SUM_BLOCK`](k::REDUCE_SUM_BLOCK) (512) threads; the grid is one
+/// wave of resident blocks, from this device's SM count and the occupancy calculator's blocks
+/// per SM for the kernel (528 on an H100 or H200: 132 SMs x 4), fewer when `n` is small (one
+/// block per tile of `4 * REDUCE_SUM_UNROLL` elements per thread), at least one. Each block
+/// reads an even share of the tiles.
 ///
 /// The input may be any view (any 4-byte boundary): the kernel adds the elements before the
 /// first 16-byte boundary one by one. One workspace serves one launch at a time: cudarc's

@@ -1,5 +1,5 @@
 //! [`reduce_sum`](reduce_sum_f32), the one-launch reduction a user should call (beyond the
-//! seed): grid-stride 16-byte loads, warp shuffles, and the last block to finish adds the block
+//! seed): 16-byte loads over an even share of the input per block, warp shuffles, and the last block to finish adds the block
 //! partials, so the total is on the GPU when the kernel ends. [`square_sum_reduce`] reuses its
 //! body through the crate-private `Summand` trait.
 //!
@@ -123,8 +123,9 @@ unsafe fn block_sum<S: Summand>(v: S::Acc, warp_totals: &SharedArray<S::Acc, 32>
     total
 }
 
-/// The one-launch reduction: grid-stride 16-byte loads into a register accumulator, a
-/// block sum by warp shuffles, one partial per block, and the last block to finish (a
+/// The one-launch reduction: 16-byte loads into a register accumulator, each block over its
+/// even share of the input (a contiguous run of tiles, as CUB's `DeviceReduce` splits its
+/// input), a block sum by warp shuffles, one partial per block, and the last block to finish (a
 /// ticket from an atomic counter, the CUDA sample `threadFenceReduction`) adds the
 /// partials in a fixed order and writes `*result`, so the sum is deterministic for a given
 /// grid.
@@ -149,41 +150,49 @@ pub(crate) unsafe fn reduce_sum<S: Summand>(
 ) {
     let (tid, block, bid) = coordinates();
     let grid = grid_dim().x as usize;
-    let stride = grid * block;
     // Elements up to the first 16-byte boundary, then whole 16-byte groups from `body`.
     let head = (((16 - (input as usize & 15)) & 15) / 4).min(n);
     // SAFETY: `head <= n`, so `body` is within (or one past) the input.
     let body = unsafe { input.add(head) };
     let groups = (n - head) / 4;
-    let mut acc = S::ZERO;
-    let mut g = bid * block + tid;
     let add4 = |acc: S::Acc, w: [u32; 4]| {
         let a = S::from_bits(w[0]).add_to(acc);
         let a = S::from_bits(w[1]).add_to(a);
         let a = S::from_bits(w[2]).add_to(a);
         S::from_bits(w[3]).add_to(a)
     };
-    // Main loop: REDUCE_SUM_UNROLL independent 16-byte loads in flight per thread.
-    while g + (super::REDUCE_SUM_UNROLL - 1) * stride < groups {
-        let mut w = [[0u32; 4]; super::REDUCE_SUM_UNROLL];
+    // Even share: the input is cut into tiles of `REDUCE_SUM_UNROLL` block-wide rows of
+    // 16-byte groups, and block `bid` reads a contiguous run of whole tiles.
+    const U: usize = super::REDUCE_SUM_UNROLL;
+    let tile = U * block;
+    let tiles = groups.div_ceil(tile);
+    let (share, extra) = (tiles / grid, tiles % grid);
+    let first = bid * share + bid.min(extra);
+    let last = first + share + usize::from(bid < extra);
+    let mut acc = S::ZERO;
+    let mut t = first;
+    while t < last {
+        // U loads in flight per thread, all issued before the first add. Only the input's
+        // last tile can be partial: its missing groups read as zero words (0 in every
+        // accumulator type).
+        let base = t * tile + tid;
+        let mut w = [[0u32; 4]; U];
         let mut u = 0;
-        while u < super::REDUCE_SUM_UNROLL {
-            // SAFETY: group `g + u*stride < groups`, so its four words are below `n`;
-            // 16-byte aligned because `body` is.
-            w[u] = unsafe { load_global_nc_v4_u32(body.add(4 * (g + u * stride))) };
+        while u < U {
+            let g = base + u * block;
+            if g < groups {
+                // SAFETY: group `g < groups`, so its four words are below `n`; 16-byte
+                // aligned because `body` is.
+                w[u] = unsafe { load_global_nc_v4_u32(body.add(4 * g)) };
+            }
             u += 1;
         }
         let mut u = 0;
-        while u < super::REDUCE_SUM_UNROLL {
+        while u < U {
             acc = add4(acc, w[u]);
             u += 1;
         }
-        g += super::REDUCE_SUM_UNROLL * stride;
-    }
-    while g < groups {
-        // SAFETY: as above for one group.
-        acc = add4(acc, unsafe { load_global_nc_v4_u32(body.add(4 * g)) });
-        g += stride;
+        t += 1;
     }
     // The head and the last (n - head) % 4 elements: one each for the grid's first threads.
     let t = bid * block + tid;
@@ -230,8 +239,9 @@ pub(crate) unsafe fn reduce_sum<S: Summand>(
 
 /// Sum of `n` `i32` (wrapping, as the GPU's integer add) into `*result`, in one launch.
 ///
-/// Algorithm: grid-stride loop of `int4` loads through the read-only path (four in flight
-/// per thread), register accumulator, warp shuffles and shared memory for the block sum,
+/// Algorithm: each block reads an even share of the input (a contiguous run of tiles of
+/// `REDUCE_SUM_UNROLL x blockDim.x` `int4` groups, as CUB's `DeviceReduce` splits its input)
+/// with `int4` loads through the read-only path (four in flight per thread), register accumulator, warp shuffles and shared memory for the block sum,
 /// last-block-done for the grid sum. Beyond the seed: the version to call.
 ///
 /// Launch: blocks of [`REDUCE_SUM_BLOCK`](super::REDUCE_SUM_BLOCK) threads (any multiple of
