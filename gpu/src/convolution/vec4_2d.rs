@@ -26,7 +26,21 @@ macro_rules! unroll {
 /// 0.435 ms against 0.571 ms for the window at 8192 x 8192 on an H200 (the window spends half
 /// its multiply-adds on rows outside the thread's 8), and slower for 7 x 7 (0.395 against
 /// 0.341 ms), where the direct body's 161 registers leave one block per SM.
-const DIRECT_RADIUS_2D: usize = 4;
+const DIRECT_RADIUS_2D: usize = 3;
+/// `a * b + c` (`fma.rn.f32`) kept in program order: an `asm!` without `pure` is not moved
+/// across another, so LLVM cannot interleave the multiply-adds of later input rows with
+/// earlier ones, which kept every row of the 9 x 9 direct body live at once (255 registers).
+#[inline(always)]
+fn ordered_fma(a: f32, b: f32, c: f32) -> f32 {
+    let d: f32;
+    // SAFETY: arithmetic on registers only.
+    unsafe {
+        core::arch::asm!("fma.rn.f32 {d}, {a}, {b}, {c};", d = out(reg32) d, a = in(reg32) a,
+            b = in(reg32) b, c = in(reg32) c, options(nomem, nostack));
+    }
+    d
+}
+
 /// Rows of outputs per thread of the 2D vec4 kernels (rolling window).
 const ROWS_2D: usize = VEC4_TILE_2D_Y / TILE_2D_Y as usize;
 /// Output columns per thread of the 2D vec4 kernels (`2 tx`, `2 tx + 1` or `tx`, `tx + 32`).
@@ -161,7 +175,7 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
             regs = unsafe { load_tile_2d::<R>(input, rows, cols, origin(next), tid) };
         }
         let (row0, col0) = origin(tile);
-        if R == DIRECT_RADIUS_2D {
+        if R >= DIRECT_RADIUS_2D {
             // Thread `tid` computes the 4 x 4 outputs at tile rows `4 rg ..+4`, columns
             // `4 cg ..+4`: a half-warp covers one row of 64 columns, so its 16-byte stage reads
             // are 256 contiguous bytes (conflict-free).
@@ -194,7 +208,7 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
                             unroll!(j in [0 1 2 3] {
                                 unroll!(kx in [0 1 2 3 4 5 6 7 8] {
                                     if kx < w {
-                                        acc[r][j] = fmaf32(
+                                        acc[r][j] = ordered_fma(
                                             v[j + 4 - R + kx],
                                             C_MASK_2D::read(m + kx),
                                             acc[r][j],
