@@ -24,6 +24,8 @@ mod multi_gpu;
 mod properties;
 #[path = "gpu/reduce.rs"]
 mod reduce;
+#[path = "gpu/transpose_any.rs"]
+mod transpose_any;
 use lab_tests::{base_seed, expect_err, gpu, gpu_trial, seed_for};
 use libtest_mimic::{Arguments, Trial};
 use rand::rngs::StdRng;
@@ -289,6 +291,7 @@ fn main() {
     let mut trials = vector_add_trials();
     trials.extend(smoke_trials());
     trials.extend(transpose_trials());
+    trials.extend(transpose_any::trials());
     trials.extend(reduce::trials());
     trials.extend(memory_on_chip::trials());
     trials.extend(memory_traffic::trials());

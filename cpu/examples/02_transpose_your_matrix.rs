@@ -2,7 +2,8 @@
 //!
 //! [`transpose::transpose`] picks the fastest correct kernel for the shape and the alignment:
 //! the 16-byte-access tile when both sides are multiples of 4 and the views are 16-byte
-//! aligned, NVIDIA's padded shared-memory tile otherwise. Both run below.
+//! aligned, the any-shape 16-byte-access tile otherwise (each row's aligned `float4`s, its
+//! ends float by float). Both run below.
 //!
 //! Run: `cargo run --release -p cpu --example 02_transpose_your_matrix` (needs an NVIDIA GPU).
 

@@ -34,7 +34,8 @@ use crate::launch::{self, VEC4_ALIGNMENT};
 ///
 /// Variant: [`Variant::TransposeTiledVec4`] when `rows` and `cols` are multiples of 4 and both
 /// buffers start on a 16-byte boundary (its `float4` loads and stores need all of it), else
-/// [`Variant::TransposeSharedPadded`]. See [`Variant::fastest`].
+/// [`Variant::TransposeTiledVec4Any`] (16-byte accesses too, for any shape and any element
+/// offset). See [`Variant::fastest`].
 ///
 /// Empty matrix (`rows` or `cols` 0): nothing is launched (a grid of 0 blocks is returned).
 ///
@@ -142,7 +143,8 @@ fn queue(
     // context (checked); they do not overlap, since `output` is borrowed mutably while `input`
     // is borrowed. For the vec4 kernel `rows` and `cols` are multiples of 4 and both views
     // start on a 16-byte boundary (checked by `Variant::check`, or `fastest` chose it only
-    // then). The launch shape is the kernel's own (`launch_config`).
+    // then); the others, `transpose_tiled_vec4_any` included, need only the `f32` alignment
+    // every view has. The launch shape is the kernel's own (`launch_config`).
     unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
     Ok(cfg)
 }
@@ -169,11 +171,14 @@ pub enum Variant {
     TransposeSharedPadded,
     /// 64 x 64 tile with 16-byte accesses (needs `rows` and `cols` multiples of 4).
     TransposeTiledVec4,
+    /// 64 x 64 tile with 16-byte accesses for any shape and element offset: each row's
+    /// aligned `float4`s, its partial chunks at the ends element by element.
+    TransposeTiledVec4Any,
 }
 
 impl Variant {
     /// Every variant.
-    pub const ALL: [Variant; 8] = [
+    pub const ALL: [Variant; 9] = [
         Variant::Copy,
         Variant::TransposeNaiveRow,
         Variant::TransposeNaiveCol,
@@ -182,6 +187,7 @@ impl Variant {
         Variant::TransposeL1_4x32,
         Variant::TransposeSharedPadded,
         Variant::TransposeTiledVec4,
+        Variant::TransposeTiledVec4Any,
     ];
 
     /// The kernel's `.entry` name in the PTX.
@@ -195,6 +201,7 @@ impl Variant {
             Variant::TransposeL1_4x32 => k::TRANSPOSE_L1_4X32,
             Variant::TransposeSharedPadded => k::TRANSPOSE_SHARED_PADDED,
             Variant::TransposeTiledVec4 => k::TRANSPOSE_TILED_VEC4,
+            Variant::TransposeTiledVec4Any => k::TRANSPOSE_TILED_VEC4_ANY,
         }
     }
 
@@ -217,28 +224,33 @@ impl Variant {
 
     /// The variant [`transpose`] runs for a `rows x cols` matrix whose buffers both start on a
     /// 16-byte boundary if `aligned`: [`Variant::TransposeTiledVec4`] when it
-    /// [supports](Variant::supports) the shape and `aligned`, otherwise
-    /// [`Variant::TransposeSharedPadded`], the fastest of the others (H100,
-    /// `docs/patterns/transpose.md`: 96% of memcpy for vec4, 73% for the padded tile).
+    /// [supports](Variant::supports) the shape and `aligned` (H100,
+    /// `docs/patterns/transpose.md`: 96% of memcpy), otherwise
+    /// [`Variant::TransposeTiledVec4Any`], which takes any shape and any element offset with
+    /// the same tile and 16-byte accesses, where before the scalar
+    /// [`Variant::TransposeSharedPadded`] ran. On aligned multiples of 4 the two move the same
+    /// chunks; the first has no per-row shift arithmetic.
     pub fn fastest(rows: usize, cols: usize, aligned: bool) -> Variant {
         if aligned && Variant::TransposeTiledVec4.supports(rows, cols) {
             Variant::TransposeTiledVec4
         } else {
-            Variant::TransposeSharedPadded
+            Variant::TransposeTiledVec4Any
         }
     }
 
     /// Whether the variant accepts a `rows x cols` matrix (only [`Variant::TransposeTiledVec4`]
     /// has a precondition: both multiples of 4, so that every `float4` it reads from a row of
     /// `input` or writes to a row of `output` lies wholly inside the matrix and, rows starting
-    /// at multiples of 4 elements, on a 16-byte boundary).
+    /// at multiples of 4 elements, on a 16-byte boundary; [`Variant::TransposeTiledVec4Any`]
+    /// finds each row's 16-byte boundaries itself).
     pub fn supports(self, rows: usize, cols: usize) -> bool {
         self != Variant::TransposeTiledVec4 || (rows.is_multiple_of(4) && cols.is_multiple_of(4))
     }
 
     /// Whether the variant needs both buffers to start on a 16-byte boundary: only
     /// [`Variant::TransposeTiledVec4`] (`ld.global.v4` from the input, `st.global.v4` to the
-    /// output).
+    /// output at fixed places). [`Variant::TransposeTiledVec4Any`] takes any `f32` view: it
+    /// places its 16-byte accesses from the buffers' actual addresses.
     pub fn needs_alignment(self) -> bool {
         self == Variant::TransposeTiledVec4
     }
@@ -275,6 +287,10 @@ impl Variant {
 
     /// The launch for a `rows x cols` input (see each kernel's doc for the formula).
     ///
+    /// [`Variant::TransposeTiledVec4Any`] numbers its tiles along x only (one block per
+    /// 64 x 64 tile, row of tiles after row of tiles), so neither side of the matrix meets
+    /// the 65535 limit of `gridDim.y`: a 10^7 x 1 column is one launch.
+    ///
     /// # Errors
     /// [`Error::GridTooLarge`] if the grid would exceed CUDA's limits (2^31 - 1 blocks along
     /// x, 65535 along y); [`Error::UnsupportedShape`] if the variant does not
@@ -282,6 +298,16 @@ impl Variant {
     pub fn launch_config(self, rows: usize, cols: usize) -> Result<LaunchConfig> {
         let kernel = self.kernel_name();
         self.check_shape(rows, cols)?;
+        if self == Variant::TransposeTiledVec4Any {
+            // No overflow: at most `rows * cols` tiles, and the caller's `rows * cols` fits.
+            let tiles = k::any_shape::tiles(rows, cols);
+            let blocks = launch::blocks_to_cover(kernel, tiles, 1)?;
+            return Ok(LaunchConfig {
+                grid_dim: (blocks, 1, 1),
+                block_dim: (k::VEC4_THREADS, k::VEC4_THREADS, 1),
+                shared_mem_bytes: 0,
+            });
+        }
         // (elements along x per block, along y per block, block x, block y, x covers rows?)
         let (per_x, per_y, bx, by, x_is_rows) = match self {
             Variant::Copy | Variant::TransposeSharedPadded => {
@@ -291,7 +317,7 @@ impl Variant {
             Variant::TransposeNaiveCol => (32, 32, 32, 32, true),
             Variant::TransposeSharedTile | Variant::TransposeL1_8x32 => (8, 32, 8, 32, true),
             Variant::TransposeL1_4x32 => (4, 32, 4, 32, true),
-            Variant::TransposeTiledVec4 => (
+            Variant::TransposeTiledVec4 | Variant::TransposeTiledVec4Any => (
                 k::VEC4_TILE,
                 k::VEC4_TILE,
                 k::VEC4_THREADS,
@@ -377,7 +403,7 @@ mod tests {
         );
         assert_eq!(
             Variant::fastest(1023, 517, true),
-            Variant::TransposeSharedPadded
+            Variant::TransposeTiledVec4Any
         );
         assert_eq!(
             Variant::fastest(4096, 4096, true),
@@ -389,7 +415,7 @@ mod tests {
     fn vec4_needs_aligned_buffers() {
         assert_eq!(
             Variant::fastest(4096, 4096, false),
-            Variant::TransposeSharedPadded
+            Variant::TransposeTiledVec4Any
         );
         let vec4 = Variant::TransposeTiledVec4;
         assert!(vec4.check(8, 8, 0x1000, 0x2000).is_ok());
@@ -410,6 +436,227 @@ mod tests {
                 assert!(v.check(9, 7, 0x1004, 0x2008).is_ok(), "{v:?}");
             }
         }
+    }
+
+    #[test]
+    fn any_shape_slots_cover_each_chunk_once() {
+        use gpu::transpose::any_shape::{CHUNKS, SLOTS, slot};
+        let mut seen = vec![0u32; 64 * CHUNKS];
+        for y in 0..16 {
+            for x in 0..16 {
+                for k in 0..SLOTS {
+                    if let Some((i, j)) = slot(k, x, y) {
+                        seen[i * CHUNKS + j] += 1;
+                    }
+                }
+            }
+        }
+        assert!(seen.iter().all(|&c| c == 1), "{seen:?}");
+    }
+
+    /// Every thread `(x, y)` of a 16 x 16 block with each of its slots `k`, as `(y, x, k)`.
+    fn threads() -> impl Iterator<Item = (usize, usize, usize)> {
+        use gpu::transpose::any_shape::SLOTS;
+        (0..16).flat_map(|y| (0..16).flat_map(move |x| (0..SLOTS).map(move |k| (y, x, k))))
+    }
+
+    /// Elements a simulated launch moved with 16-byte and with 4-byte accesses.
+    #[derive(Debug, Default)]
+    struct Moved {
+        vector_loads: usize,
+        scalar_loads: usize,
+        vector_stores: usize,
+        scalar_stores: usize,
+    }
+
+    /// `transpose_tiled_vec4_any` on the CPU, block by block and thread by thread, with the
+    /// geometry the kernel uses (`gpu::transpose::any_shape`): the input view starts
+    /// `in_offset` floats and the output view `out_offset` floats into 256-byte aligned
+    /// allocations. Checks that every read lies inside the input view, every 16-byte access is
+    /// aligned, every tile slot read was written once, every output element is written exactly
+    /// once by the block whose tile holds it; returns the output and the access counts.
+    fn simulate_any(
+        input: &[f32],
+        rows: usize,
+        cols: usize,
+        in_offset: usize,
+        out_offset: usize,
+    ) -> (Vec<f32>, Moved) {
+        use gpu::transpose::any_shape::{Access, access, position, shift, slot, tile_origin};
+        const N: usize = 64;
+        const PITCH: usize = N + 1;
+        let n = rows * cols;
+        let (a, b) = (0x1000 + 4 * in_offset, 0x9_0000 + 4 * out_offset);
+        let mut out = vec![f32::NAN; n];
+        let mut writes = vec![0u8; n];
+        let mut moved = Moved::default();
+        let cfg = Variant::TransposeTiledVec4Any
+            .launch_config(rows, cols)
+            .unwrap();
+        assert_eq!(
+            (cfg.grid_dim.1, cfg.grid_dim.2, cfg.block_dim),
+            (1, 1, (16, 16, 1))
+        );
+        for block in 0..cfg.grid_dim.0 as usize {
+            let (row0, col0) = tile_origin(block, cols);
+            let (height, width) = ((rows - row0).min(N), (cols - col0).min(N));
+            let mut tile: Vec<Option<f32>> = vec![None; N * PITCH];
+            for (ty, tx, k) in threads() {
+                let Some((i, j)) = slot(k, tx, ty) else {
+                    continue;
+                };
+                if i >= height {
+                    continue;
+                }
+                let start = (row0 + i) * cols + col0;
+                let s = shift(a, start);
+                let mut v = [None; 4];
+                match access(j, s, width, start, n) {
+                    Access::Vector => {
+                        let first = start + 4 * j - s;
+                        assert_eq!((a + 4 * first) % 16, 0, "misaligned load");
+                        assert!(first + 4 <= n, "load past the matrix");
+                        for (q, x) in v.iter_mut().enumerate() {
+                            *x = Some(input[first + q]);
+                        }
+                        moved.vector_loads += 4;
+                    }
+                    Access::Scalar => {
+                        for (q, x) in v.iter_mut().enumerate() {
+                            if let Some(p) = position(j, q, s, width) {
+                                *x = Some(input[start + p]);
+                                moved.scalar_loads += 1;
+                            }
+                        }
+                    }
+                    Access::Skip => {}
+                }
+                for (q, x) in v.iter().enumerate() {
+                    if let Some(p) = position(j, q, s, width) {
+                        let slot = &mut tile[i * PITCH + p];
+                        assert!(slot.is_none(), "tile[{i}][{p}] written twice");
+                        *slot = Some(x.expect("placed an element that was not loaded"));
+                    }
+                }
+            }
+            let mut store = |e: usize, p: usize, i: usize| {
+                assert!(
+                    e >= (col0 + i) * rows + row0 && e < (col0 + i) * rows + row0 + height,
+                    "store outside the tile"
+                );
+                writes[e] += 1;
+                out[e] = tile[p * PITCH + i].expect("read a tile slot never written");
+            };
+            for (ty, tx, k) in threads() {
+                let Some((i, j)) = slot(k, tx, ty) else {
+                    continue;
+                };
+                if i >= width {
+                    continue;
+                }
+                let start = (col0 + i) * rows + row0;
+                let s = shift(b, start);
+                match access(j, s, height, 0, height) {
+                    Access::Vector => {
+                        let first = 4 * j - s;
+                        assert_eq!((b + 4 * (start + first)) % 16, 0, "misaligned store");
+                        for q in 0..4 {
+                            store(start + first + q, first + q, i);
+                        }
+                        moved.vector_stores += 4;
+                    }
+                    Access::Scalar => {
+                        for q in 0..4 {
+                            if let Some(p) = position(j, q, s, height) {
+                                store(start + p, p, i);
+                                moved.scalar_stores += 1;
+                            }
+                        }
+                    }
+                    Access::Skip => {}
+                }
+            }
+        }
+        assert!(
+            writes.iter().all(|&w| w == 1),
+            "an element not written exactly once"
+        );
+        (out, moved)
+    }
+
+    #[test]
+    fn any_shape_grid_is_one_dimensional() {
+        let any = Variant::TransposeTiledVec4Any;
+        let cfg = any.launch_config(8191, 8193).unwrap();
+        assert_eq!(
+            (cfg.grid_dim, cfg.block_dim),
+            ((128 * 129, 1, 1), (16, 16, 1))
+        );
+        // A column of 10^7 rows: 156250 tiles, over gridDim.y's limit for a 2D grid.
+        let cfg = any.launch_config(10_000_000, 1).unwrap();
+        assert_eq!(cfg.grid_dim, (156_250, 1, 1));
+        assert!(
+            Variant::TransposeSharedPadded
+                .launch_config(10_000_000, 1)
+                .is_err()
+        );
+        assert_eq!(gpu::transpose::any_shape::tile_origin(129, 8193), (64, 0));
+        assert_eq!(gpu::transpose::any_shape::tile_origin(130, 8193), (64, 64));
+    }
+
+    #[test]
+    fn any_shape_plan_is_exact_at_every_offset() {
+        let shapes = [
+            (1, 1),
+            (1, 1000),
+            (1000, 1),
+            (5, 5),
+            (3, 8191),
+            (8193, 7),
+            (63, 65),
+            (65, 63),
+            (127, 129),
+            (1001, 3),
+            (64, 64),
+            (68, 36),
+            (130, 67),
+        ];
+        for (rows, cols) in shapes {
+            let input: Vec<f32> = (0..rows * cols).map(|e| e as f32).collect();
+            let expected = reference(&input, rows, cols);
+            for in_offset in 0..4 {
+                for out_offset in 0..4 {
+                    let (got, _) = simulate_any(&input, rows, cols, in_offset, out_offset);
+                    assert!(
+                        got == expected,
+                        "{rows}x{cols} in+{in_offset} out+{out_offset}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn any_shape_moves_almost_everything_in_16_byte_accesses() {
+        let (rows, cols) = (1025, 1027);
+        let input: Vec<f32> = (0..rows * cols).map(|e| e as f32).collect();
+        let (got, m) = simulate_any(&input, rows, cols, 1, 3);
+        assert!(got == reference(&input, rows, cols));
+        let n = rows * cols;
+        // Loads: every chunk inside the matrix is read whole (the first and last may not be).
+        assert!(m.scalar_loads <= 6, "{m:?}");
+        // Stores: a shifted output row segment of 64 is 15 float4 and 4 scalars.
+        assert!(m.vector_stores * 100 >= 93 * n, "{m:?}");
+        assert_eq!(m.vector_stores + m.scalar_stores, n);
+        // Aligned multiples of 4: nothing but float4s, as transpose_tiled_vec4.
+        let (rows, cols) = (132, 200);
+        let input: Vec<f32> = (0..rows * cols).map(|e| e as f32).collect();
+        let (_, m) = simulate_any(&input, rows, cols, 4, 0);
+        assert_eq!((m.scalar_loads, m.scalar_stores), (0, 0), "{m:?}");
+        assert_eq!(
+            (m.vector_loads, m.vector_stores),
+            (rows * cols, rows * cols)
+        );
     }
 
     #[test]

@@ -87,7 +87,14 @@ pub static PATTERNS: &[PatternInfo] = &[
     PatternInfo {
         name: "transpose",
         variants: || one_kernel_each(&transpose::Variant::ALL, |v| v.kernel_name()),
-        sanitize: || vec!["--rows 1020 --cols 516".into()],
+        // Multiples of 4 (the aligned vec4 kernel) and an odd shape (every row shift of the
+        // any-shape kernel), both with partial tiles on both edges.
+        sanitize: || {
+            vec![
+                "--rows 1020 --cols 516".into(),
+                "--rows 1021 --cols 517".into(),
+            ]
+        },
     },
     PatternInfo {
         name: "reduce",
