@@ -83,7 +83,10 @@ fn reduce_sum_trials() -> Vec<Trial> {
     cases.push(("one_wave_plus_3".into(), 1056 * 256 * 16 + 3));
     // Tiles of 4 x 512 groups not a multiple of the one-wave grid (uneven shares), the last
     // tile partial, a tail of 2.
-    cases.push(("uneven_shares".into(), 2048 * 4 * (528 * 3 + 17) + 4 * 100 + 2));
+    cases.push((
+        "uneven_shares".into(),
+        2048 * 4 * (528 * 3 + 17) + 4 * 100 + 2,
+    ));
     for (case, n) in cases {
         let name = format!("reduce::reduce_sum_i32::{case}");
         let seed = seed_for(&name);

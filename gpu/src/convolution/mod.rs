@@ -193,6 +193,40 @@ mod common {
         }
     }
 
+    /// `a * b + c` (`fma.rn.f32`) kept in program order: an `asm!` without `pure` is not moved
+    /// across another, so LLVM cannot interleave the multiply-adds of later input rows with
+    /// earlier ones, which kept every row of the 9 x 9 direct 2D body live at once (242
+    /// registers; 128 in order).
+    #[inline(always)]
+    pub(super) fn ordered_fma(a: f32, b: f32, c: f32) -> f32 {
+        let d: f32;
+        // SAFETY: arithmetic on registers only.
+        unsafe {
+            core::arch::asm!("fma.rn.f32 {d}, {a}, {b}, {c};", d = out(reg32) d, a = in(reg32) a,
+                b = in(reg32) b, c = in(reg32) c, options(nomem, nostack));
+        }
+        d
+    }
+
+    /// Reads a staged `float4` (`ld.v4.f32` through its generic address) kept in program
+    /// order with [`ordered_fma`]: the window's loads are not hoisted above the multiply-adds
+    /// of the previous group, so only one window is live at a time.
+    ///
+    /// # Safety
+    /// `p` points to a staged group in shared memory, written before the last barrier.
+    #[inline(always)]
+    pub(super) unsafe fn ordered_load(p: *const F4) -> [f32; 4] {
+        let (a, b, c, d): (f32, f32, f32, f32);
+        // SAFETY: a valid, 16-byte aligned address (caller); not `pure`, so it keeps its
+        // place among the other ordered operations.
+        unsafe {
+            core::arch::asm!("ld.v4.f32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+                a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+                p = in(reg64) p, options(readonly, nostack));
+        }
+        [a, b, c, d]
+    }
+
     /// Four consecutive floats, 16-byte aligned: the element of the vec4 kernels' shared
     /// stages, so that staging and window reads are single 16-byte shared accesses
     /// (`st.v4` / `ld.v4`: a warp moves 512 contiguous bytes in 4 conflict-free wavefronts).
