@@ -337,8 +337,8 @@ fn coalescing_variants() -> Vec<VariantInfo> {
     v
 }
 
-/// The host memory kinds (driver copies, and the zero-copy kernel), device to device, and the
-/// empty kernel of the launch overhead.
+/// The host memory kinds (driver copies, and the zero-copy kernel), device to device, the
+/// empty kernel of the launch overhead, and the read stream of the read-only ceiling.
 fn bandwidth_variants() -> Vec<VariantInfo> {
     use gpu::memory::bandwidth::{BANDWIDTH_COPY_V4, BANDWIDTH_EMPTY_KERNEL};
     let mut v: Vec<VariantInfo> = bandwidth::HostMemory::ALL
@@ -357,6 +357,10 @@ fn bandwidth_variants() -> Vec<VariantInfo> {
         &[BANDWIDTH_COPY_V4],
     ));
     v.push(variant("launch overhead", &[BANDWIDTH_EMPTY_KERNEL]));
+    v.push(variant(
+        "device read stream (read-only ceiling)",
+        cpu::memory::read_stream::KERNELS,
+    ));
     v
 }
 

@@ -257,7 +257,8 @@ pub(crate) fn run_pattern(gpu: &Gpu, cli: &Cli, pattern: &Pattern, out: &mut Out
     }
 }
 
-fn device_info(gpu: &Gpu, index: usize) -> Result<DeviceInfo> {
+/// The device's description for a report (name, clocks, theoretical bandwidth, L2, PTX).
+pub(crate) fn device_info(gpu: &Gpu, index: usize) -> Result<DeviceInfo> {
     let (major, minor) = gpu.compute_capability()?;
     let (cuda_major, cuda_minor) = gpu.driver_version()?;
     let memory_clock_khz = gpu.memory_clock_khz()?;
@@ -283,9 +284,7 @@ fn device_info(gpu: &Gpu, index: usize) -> Result<DeviceInfo> {
         memory_clock_mhz: memory_clock_khz / 1000,
         memory_bus_bits,
         // Double data rate: two transfers per clock.
-        theoretical_gbps: 2.0 * f64::from(memory_clock_khz) * 1e3 * f64::from(memory_bus_bits)
-            / 8.0
-            / 1e9,
+        theoretical_gbps: crate::timing::theoretical_from_clocks(memory_clock_khz, memory_bus_bits),
         l2_bytes: gpu.l2_cache_bytes()?,
         memory_bytes: gpu.memory_info()?.1,
         ptx_arch: gpu.ptx_arch(),
