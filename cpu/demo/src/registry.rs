@@ -435,7 +435,7 @@ mod tests {
     use clap::Parser;
 
     /// The subcommands that are not patterns.
-    const COMMANDS: [&str; 4] = ["list", "all", "render", "compare"];
+    const COMMANDS: [&str; 5] = ["list", "all", "render", "compare", "sweep"];
 
     #[test]
     fn every_subcommand_pattern_is_registered_and_vice_versa() {
@@ -466,6 +466,7 @@ mod tests {
                         | Pattern::All
                         | Pattern::Render { .. }
                         | Pattern::Compare { .. }
+                        | Pattern::Sweep { .. }
                 ),
                 "{} is a command, not a pattern",
                 p.name

@@ -16,7 +16,9 @@ use crate::report::profile::Profile;
 use crate::report::{DeviceInfo, Peer, Report, SCHEMA_VERSION};
 use crate::report_files::{compare, render, write_report};
 use crate::{Format, Out};
-use crate::{convolution, md, memory, multi_gpu, reduce, smoke, square_sum, transpose, vector_add};
+use crate::{
+    convolution, md, memory, multi_gpu, reduce, smoke, square_sum, sweep, transpose, vector_add,
+};
 
 /// The `demo` command: parses the arguments, runs, prints one sentence and exits non-zero on
 /// error.
@@ -55,6 +57,18 @@ fn run(cli: &Cli, name: &str) -> Result<()> {
         }
         Pattern::Compare { old, new } => return compare(cli, old, new),
         Pattern::Render { report } => return render(cli, report),
+        Pattern::Sweep {
+            patterns,
+            max_elements,
+        } => {
+            return sweep::run(
+                cli,
+                sweep::Args {
+                    patterns,
+                    max_elements: *max_elements,
+                },
+            );
+        }
         _ => {}
     }
     // Inputs are read before the GPU work starts, so a bad file fails in a second.
@@ -202,7 +216,11 @@ fn run_all(gpu: &Gpu, cli: &Cli, profile: Option<Arc<Profile>>, report: &mut Rep
 /// Runs one pattern with its arguments.
 pub(crate) fn run_pattern(gpu: &Gpu, cli: &Cli, pattern: &Pattern, out: &mut Out) -> Result<()> {
     match *pattern {
-        Pattern::List { .. } | Pattern::All | Pattern::Compare { .. } | Pattern::Render { .. } => {
+        Pattern::List { .. }
+        | Pattern::All
+        | Pattern::Compare { .. }
+        | Pattern::Render { .. }
+        | Pattern::Sweep { .. } => {
             unreachable!("not a pattern")
         }
         Pattern::VectorAdd { size } => vector_add::run(gpu, cli, out, size),
