@@ -561,6 +561,42 @@ mod tests {
         }
     }
 
+    /// `peers.py --sweep` lists the same cases (where python3 is here to ask it).
+    #[test]
+    fn peers_py_times_the_same_cases() {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../xtask/peers/peers.py");
+        let code = "import importlib.util, json, sys\n\
+                    spec = importlib.util.spec_from_file_location('peers', sys.argv[1])\n\
+                    m = importlib.util.module_from_spec(spec)\n\
+                    spec.loader.exec_module(m)\n\
+                    print(json.dumps({p: m.sweep_cases(p) for p in m.SWEEP_PATTERNS}))";
+        let Ok(out) = std::process::Command::new("python3")
+            .args(["-c", code, script])
+            .output()
+        else {
+            return; // no python3 here: run.sh's machines check it
+        };
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        /// `(shape, width)` per case, per pattern name.
+        type Listed = std::collections::BTreeMap<String, Vec<(Vec<usize>, Option<usize>)>>;
+        let listed: Listed = serde_json::from_slice(&out.stdout).unwrap();
+        let names: Vec<&str> = listed.keys().map(String::as_str).collect();
+        let mut ours: Vec<&str> = SweepPattern::ALL.iter().map(|p| p.name()).collect();
+        ours.sort();
+        assert_eq!(names, ours);
+        for p in SweepPattern::ALL {
+            let theirs: Vec<Case> = listed[p.name()]
+                .iter()
+                .map(|(shape, width)| Case::new(p, shape, *width))
+                .collect();
+            assert_eq!(theirs, cases(p), "{}", p.name());
+        }
+    }
+
     #[test]
     fn labels() {
         assert_eq!(size_label(1 << 20), "2^20");
