@@ -346,10 +346,15 @@ fn sweep<DB: DrawingBackend>(
             .label(format!("device-to-device memcpy: {c:.0} GB/s (dashed)"))
             .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(1)));
     }
-    // The table's own reference lines (ceilings), dashed, each in its own colour after the
-    // series' colours, labelled with their value.
+    // The table's own reference lines (ceilings), dashed, in black and greys (the data lines
+    // are coloured), labelled with their value.
+    const GREYS: [RGBColor; 3] = [
+        RGBColor(0, 0, 0),
+        RGBColor(105, 105, 105),
+        RGBColor(165, 165, 165),
+    ];
     for (k, (label, value)) in table.reference_lines.iter().enumerate() {
-        let color = Palette99::pick(lines.len() + k).to_rgba();
+        let color = GREYS[k % GREYS.len()];
         chart
             .draw_series(DashedLineSeries::new(
                 [(lo, *value), (hi, *value)],

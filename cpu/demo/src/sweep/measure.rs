@@ -17,7 +17,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::peers::{self, PeerRow};
-use super::{Case, Ceilings, FloorRecord, Row, Skipped, SweepPattern, cases};
+use super::{Case, CaseError, Ceilings, FloorRecord, Row, Skipped, SweepPattern, cases};
 use crate::Cli;
 use crate::harness::{self, Footprint, Plan, SMALL, Verdict};
 use crate::timing::{self, Ceiling, Floor, Fp32Throughput, L2Flush};
@@ -39,6 +39,7 @@ pub(super) struct Sweep<'a> {
     max_elements: Option<u64>,
     rows: Vec<Row>,
     skipped: Vec<Skipped>,
+    errors: Vec<CaseError>,
 }
 
 impl<'a> Sweep<'a> {
@@ -65,6 +66,7 @@ impl<'a> Sweep<'a> {
             max_elements,
             rows: Vec::new(),
             skipped: Vec::new(),
+            errors: Vec::new(),
         })
     }
 
@@ -73,9 +75,14 @@ impl<'a> Sweep<'a> {
         &self.rows
     }
 
-    /// The rows and the skipped cases.
-    pub(super) fn finish(self) -> (Vec<Row>, Vec<Skipped>) {
-        (self.rows, self.skipped)
+    /// The cases whose entry point returned an error so far.
+    pub(super) fn errors(&self) -> &[CaseError] {
+        &self.errors
+    }
+
+    /// The rows, the skipped cases and the cases that ended in an error.
+    pub(super) fn finish(self) -> (Vec<Row>, Vec<Skipped>, Vec<CaseError>) {
+        (self.rows, self.skipped, self.errors)
     }
 
     /// Runs every case of `pattern` that fits.
@@ -143,7 +150,9 @@ impl<'a> Sweep<'a> {
 
     /// Launches once through `launch` and checks the output with `verify`, then times
     /// `launch` (the L2 flushed before every warm-up and timed launch) and adds the row.
-    /// `x` is what both closures work on (the output buffer, the workspace).
+    /// `x` is what both closures work on (the output buffer, the workspace). An error from
+    /// the entry point (a shape it refuses, a fault) is recorded as the case's error, and the
+    /// sweep goes on.
     #[allow(clippy::too_many_arguments)]
     fn measure<X, V: Verdict>(
         &mut self,
@@ -157,14 +166,30 @@ impl<'a> Sweep<'a> {
     ) -> Result<()> {
         let gpu = self.gpu;
         let mut state = (&mut self.flush, x);
-        let trial = Plan::new(gpu, self.cli, case.label(), kernel)
+        let trial = match Plan::new(gpu, self.cli, case.label(), kernel)
             .bytes(bytes, Some(&self.copy))
             .run_with_setup(
                 &mut state,
                 |s| s.0.flush(gpu),
                 |s| launch(s.1),
                 |s, cfg| verify(s.1, cfg),
-            )?;
+            ) {
+            Ok(trial) => trial,
+            Err(e) => {
+                let error = format!("{e:#}");
+                self.note(&format!(
+                    "sweep: {} {}: error: {error}",
+                    case.pattern,
+                    case.label()
+                ));
+                self.errors.push(CaseError {
+                    case,
+                    kernel: kernel.to_string(),
+                    error,
+                });
+                return Ok(());
+            }
+        };
         let t = trial.timing;
         let gbps = t.gbps(bytes);
         let (gx, gy, gz) = trial.cfg.grid_dim;

@@ -293,6 +293,18 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// A case the library refused or failed on (its entry point returned an error: a shape beyond
+/// a grid limit, a fault): the sweep records it and goes on.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CaseError {
+    /// The case.
+    pub case: Case,
+    /// The kernel the entry point was expected to choose.
+    pub kernel: String,
+    /// The error, one sentence.
+    pub error: String,
+}
+
 /// The floor of a convolution case ([`timing::conv_floor`]).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct FloorRecord {
@@ -386,6 +398,9 @@ pub struct SweepReport {
     pub rows: Vec<Row>,
     /// Cases not run.
     pub skipped: Vec<Skipped>,
+    /// Cases whose entry point returned an error.
+    #[serde(default)]
+    pub errors: Vec<CaseError>,
 }
 
 /// What a sweep needs of the command line.
@@ -399,7 +414,7 @@ pub(crate) struct Args<'a> {
 /// `demo sweep`: checks the arguments and reads the peers file before the GPU is touched, then
 /// measures the ceilings and every case, printing as it goes; the summary last; with `--out
 /// DIR`, the files and charts. Fails (after printing everything) if any case disagreed with
-/// the CPU.
+/// the CPU or its entry point returned an error (the other cases still run).
 pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
     let patterns = parse_patterns(args.patterns)?;
     if cli.dump.is_some() || cli.profile.is_some() {
@@ -459,12 +474,12 @@ pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
     for pattern in patterns {
         sweep.run(pattern)?;
         if cli.format == Format::Table {
-            for table in output::pattern_tables(pattern, sweep.rows(), &ceilings) {
+            for table in output::pattern_tables(pattern, sweep.rows(), sweep.errors(), &ceilings) {
                 println!("\n{}\n{}", table.title, table.markdown());
             }
         }
     }
-    let (rows, skipped) = sweep.finish();
+    let (rows, skipped, errors) = sweep.finish();
     let report = SweepReport {
         schema_version: SCHEMA_VERSION,
         date: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
@@ -475,10 +490,11 @@ pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
         peers_file: cli.peers.as_ref().map(|p| p.display().to_string()),
         rows,
         skipped,
+        errors,
     };
     match cli.format {
         Format::Table => {
-            let summary = output::summary_table(&report.rows, &report.skipped);
+            let summary = output::summary_table(&report);
             println!("\n{}\n{}", summary.title, summary.markdown());
         }
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
@@ -492,13 +508,19 @@ pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
         .rows
         .iter()
         .filter(|r| !r.passed)
-        .map(|r| format!("{} {}", r.case.pattern, r.case.label()))
+        .map(|r| format!("{} {} (wrong result)", r.case.pattern, r.case.label()))
+        .chain(
+            report
+                .errors
+                .iter()
+                .map(|e| format!("{} {} (error)", e.case.pattern, e.case.label())),
+        )
         .collect();
     if !failed.is_empty() {
         bail!(
-            "{} of {} sweep cases disagree with the CPU reference: {}",
+            "{} of {} sweep cases did not pass: {}",
             failed.len(),
-            report.rows.len(),
+            report.rows.len() + report.errors.len(),
             failed.join("; ")
         );
     }

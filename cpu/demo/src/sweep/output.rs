@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::{Ceilings, Row, SweepPattern, SweepReport};
+use super::{Case, CaseError, Ceilings, Row, SweepPattern, SweepReport};
 use crate::report::{ChartKind, Measurement, Section, Table, chart};
 use crate::timing::Timing;
 
@@ -50,35 +50,48 @@ fn pct(x: f64) -> String {
     format!("{x:.1}%")
 }
 
-/// The rows of `pattern` a table shows: for a convolution `by_width` picks the mask-width
-/// sweep (at its one shape), else the size sweep (at the default width).
-fn table_rows(pattern: SweepPattern, rows: &[Row], by_width: bool) -> Vec<&Row> {
-    let mine = rows.iter().filter(|r| r.case.pattern == pattern.name());
+/// Whether `case` of `pattern` belongs in a table: for a convolution `by_width` picks the
+/// mask-width sweep (at its one shape), else the size sweep (at the default width).
+fn in_view(pattern: SweepPattern, case: &Case, by_width: bool) -> bool {
+    if case.pattern != pattern.name() {
+        return false;
+    }
     let Some(width) = pattern.default_width() else {
-        return mine.collect();
+        return !by_width;
     };
-    let cases = super::cases(pattern);
-    // The width sweep's shape: the shape of the last case (the widths come last).
-    let width_shape = cases.last().map(|c| c.shape.clone()).unwrap_or_default();
-    let mut picked: Vec<&Row> = mine
-        .filter(|r| {
-            if by_width {
-                r.case.shape == width_shape
-            } else {
-                r.case.width == Some(width)
-            }
-        })
-        .collect();
     if by_width {
-        picked.sort_by_key(|r| r.case.width);
+        // The width sweep's shape: the shape of the last case (the widths come last).
+        super::cases(pattern).last().map(|c| &c.shape) == Some(&case.shape)
     } else {
-        picked.sort_by_key(|r| r.elements);
+        case.width == Some(width)
+    }
+}
+
+/// The rows of `pattern` a table shows ([`in_view`]), by width or by size for a convolution,
+/// in the order run for the others.
+fn table_rows(pattern: SweepPattern, rows: &[Row], by_width: bool) -> Vec<&Row> {
+    let mut picked: Vec<&Row> = rows
+        .iter()
+        .filter(|r| in_view(pattern, &r.case, by_width))
+        .collect();
+    if pattern.default_width().is_some() {
+        if by_width {
+            picked.sort_by_key(|r| r.case.width);
+        } else {
+            picked.sort_by_key(|r| r.elements);
+        }
     }
     picked
 }
 
-/// The tables of `pattern` (one; two for a convolution), from the rows measured so far.
-pub(super) fn pattern_tables(pattern: SweepPattern, rows: &[Row], c: &Ceilings) -> Vec<Table> {
+/// The tables of `pattern` (one; two for a convolution), from the rows measured so far; the
+/// cases that ended in an error close their table.
+pub(super) fn pattern_tables(
+    pattern: SweepPattern,
+    rows: &[Row],
+    errors: &[CaseError],
+    c: &Ceilings,
+) -> Vec<Table> {
     let views: &[bool] = if pattern.default_width().is_some() {
         &[false, true]
     } else {
@@ -86,12 +99,30 @@ pub(super) fn pattern_tables(pattern: SweepPattern, rows: &[Row], c: &Ceilings) 
     };
     views
         .iter()
-        .map(|&by_width| table(pattern, &table_rows(pattern, rows, by_width), c, by_width))
+        .map(|&by_width| {
+            let errors: Vec<&CaseError> = errors
+                .iter()
+                .filter(|e| in_view(pattern, &e.case, by_width))
+                .collect();
+            table(
+                pattern,
+                &table_rows(pattern, rows, by_width),
+                &errors,
+                c,
+                by_width,
+            )
+        })
         .filter(|t| !t.rows.is_empty())
         .collect()
 }
 
-fn table(pattern: SweepPattern, rows: &[&Row], c: &Ceilings, by_width: bool) -> Table {
+fn table(
+    pattern: SweepPattern,
+    rows: &[&Row],
+    errors: &[&CaseError],
+    c: &Ceilings,
+    by_width: bool,
+) -> Table {
     let conv = pattern.default_width().is_some();
     let (id, what) = match (conv, by_width) {
         (true, true) => (format!("{}-widths", pattern.name()), "by mask width"),
@@ -178,6 +209,13 @@ fn table(pattern: SweepPattern, rows: &[&Row], c: &Ceilings, by_width: bool) -> 
         cells.push(r.verdict.clone());
         t.row(cells);
     }
+    let width = t.header.len();
+    for e in errors {
+        let mut cells = vec![e.case.label(), e.kernel.clone()];
+        cells.resize(width - 1, "-".into());
+        cells.push(format!("ERROR: {}", e.error));
+        t.row(cells);
+    }
     t
 }
 
@@ -190,9 +228,9 @@ fn launch(r: &Row) -> String {
     })
 }
 
-/// Per pattern: cases measured and skipped, how many had a peer, the worst and best speed
-/// against the fastest peer (and at which size), and the verdict.
-pub(super) fn summary_table(rows: &[Row], skipped: &[super::Skipped]) -> Table {
+/// Per pattern: cases measured, skipped and ended in an error, how many had a peer, the worst
+/// and best speed against the fastest peer (and at which size), and the verdict.
+pub(super) fn summary_table(report: &SweepReport) -> Table {
     let mut t = Table::new(
         "summary",
         format!("summary: {SPEED}, over the sizes with a peer timing"),
@@ -210,12 +248,22 @@ pub(super) fn summary_table(rows: &[Row], skipped: &[super::Skipped]) -> Table {
         ],
     );
     for p in SweepPattern::ALL {
-        let mine: Vec<&Row> = rows.iter().filter(|r| r.case.pattern == p.name()).collect();
-        let skips = skipped
+        let mine: Vec<&Row> = report
+            .rows
+            .iter()
+            .filter(|r| r.case.pattern == p.name())
+            .collect();
+        let skips = report
+            .skipped
             .iter()
             .filter(|s| s.case.pattern == p.name())
             .count();
-        if mine.is_empty() && skips == 0 {
+        let errors = report
+            .errors
+            .iter()
+            .filter(|e| e.case.pattern == p.name())
+            .count();
+        if mine.is_empty() && skips == 0 && errors == 0 {
             continue;
         }
         let ratios: Vec<(f64, String)> = mine
@@ -231,19 +279,26 @@ pub(super) fn summary_table(rows: &[Row], skipped: &[super::Skipped]) -> Table {
         let (worst, worst_at) = cell(worst);
         let (best, best_at) = cell(best);
         let failed = mine.iter().filter(|r| !r.passed).count();
+        let mut verdict = Vec::new();
+        if failed > 0 {
+            verdict.push(format!("FAIL ({failed})"));
+        }
+        if errors > 0 {
+            verdict.push(format!("ERROR ({errors})"));
+        }
         t.row([
             p.name().to_string(),
-            mine.len().to_string(),
+            (mine.len() + errors).to_string(),
             skips.to_string(),
             ratios.len().to_string(),
             worst,
             worst_at,
             best,
             best_at,
-            if failed == 0 {
+            if verdict.is_empty() {
                 "PASS".into()
             } else {
-                format!("FAIL ({failed})")
+                verdict.join(", ")
             },
         ]);
     }
@@ -342,7 +397,7 @@ pub(super) fn markdown(report: &SweepReport) -> String {
         report.method
     );
     for p in SweepPattern::ALL {
-        for t in pattern_tables(p, &report.rows, &report.ceilings) {
+        for t in pattern_tables(p, &report.rows, &report.errors, &report.ceilings) {
             md.push_str(&format!(
                 "\n## {}\n\n{}\n\n{}\n",
                 t.id,
@@ -362,7 +417,7 @@ pub(super) fn markdown(report: &SweepReport) -> String {
             ));
         }
     }
-    let summary = summary_table(&report.rows, &report.skipped);
+    let summary = summary_table(report);
     md.push_str(&format!(
         "\n## summary\n\n{}\n\n{}\n",
         summary.title,
@@ -372,7 +427,7 @@ pub(super) fn markdown(report: &SweepReport) -> String {
 }
 
 /// The chart tables: per pattern GB/s against elements (log2), ours and each peer as lines
-/// (transpose: square and other shapes as separate lines), the ceilings as reference lines;
+/// (transpose: one line per kind of shape, [`transpose_series`]), the ceilings as reference lines;
 /// for a convolution also GB/s against the mask width.
 pub(super) fn chart_section(report: &SweepReport) -> Section {
     let c = &report.ceilings;
@@ -413,12 +468,10 @@ pub(super) fn chart_section(report: &SweepReport) -> Section {
                 } else {
                     r.elements as f64
                 };
-                // Transposes of other shapes than square ones are separate lines.
-                let suffix = match r.case.shape[..] {
-                    [rows, cols] if p == SweepPattern::Transpose && rows != cols => {
-                        " (other shapes)"
-                    }
-                    _ => "",
+                let suffix = if p == SweepPattern::Transpose {
+                    transpose_series(&r.case.shape)
+                } else {
+                    ""
                 };
                 let ours = Timing {
                     median_ms: r.median_ms,
@@ -452,6 +505,17 @@ pub(super) fn chart_section(report: &SweepReport) -> Section {
     section
 }
 
+/// The chart line a transpose shape belongs to (its suffix): square, odd near-square, wide
+/// (at most 8 rows) or tall (at most 8 columns), so that no line holds two shapes of one size.
+fn transpose_series(shape: &[usize]) -> &'static str {
+    match *shape {
+        [rows, cols] if rows == cols => "",
+        [rows, cols] if rows.min(cols) <= 8 && rows < cols => " (wide: <= 8 rows)",
+        [rows, cols] if rows.min(cols) <= 8 => " (tall: <= 8 columns)",
+        _ => " (odd, near-square)",
+    }
+}
+
 /// Writes `sweep.json`, `sweep.csv`, `sweep.md` and `charts/sweep-<table>.{svg,png}` into
 /// `dir`, each whole or not at all; returns the number of files.
 pub(super) fn write_files(dir: &Path, report: &SweepReport) -> Result<usize> {
@@ -474,7 +538,7 @@ pub(super) fn write_files(dir: &Path, report: &SweepReport) -> Result<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Case, FloorRecord, PeerTiming, ReadRecord, Skipped};
+    use super::super::{FloorRecord, PeerTiming, ReadRecord, Skipped};
     use super::*;
     use crate::report::{CeilingRecord, DeviceInfo};
 
@@ -570,13 +634,22 @@ mod tests {
                 },
                 reason: "too big".into(),
             }],
+            errors: vec![CaseError {
+                case: Case {
+                    pattern: "transpose".into(),
+                    shape: vec![1 << 22, 4],
+                    width: None,
+                },
+                kernel: "transpose_tiled_vec4".into(),
+                error: "grid too large".into(),
+            }],
         }
     }
 
     #[test]
     fn tables_have_the_columns_asked_for() {
         let r = report();
-        let t = pattern_tables(SweepPattern::ReduceF32, &r.rows, &r.ceilings);
+        let t = pattern_tables(SweepPattern::ReduceF32, &r.rows, &r.errors, &r.ceilings);
         assert_eq!(t.len(), 1);
         let h = &t[0].header;
         for col in [
@@ -599,14 +672,14 @@ mod tests {
             t[0].rows[1][h.iter().position(|c| c == "peer").unwrap()],
             "-"
         );
-        let conv = pattern_tables(SweepPattern::Conv1d, &r.rows, &r.ceilings);
+        let conv = pattern_tables(SweepPattern::Conv1d, &r.rows, &r.errors, &r.ceilings);
         assert_eq!(conv.len(), 2, "by size and by width");
         assert!(conv[0].header.iter().any(|c| c == "ours/floor"));
         assert_eq!(conv[0].rows.len(), 2, "the width-7 rows");
         assert_eq!(conv[1].rows.len(), 2, "the 2^26 rows");
         assert_eq!(conv[1].rows[0][0], "2^26, w 3", "sorted by width");
         assert!(
-            !pattern_tables(SweepPattern::VectorAdd, &r.rows, &r.ceilings)
+            !pattern_tables(SweepPattern::VectorAdd, &r.rows, &r.errors, &r.ceilings)
                 .iter()
                 .any(|t| !t.rows.is_empty())
         );
@@ -615,13 +688,21 @@ mod tests {
     #[test]
     fn summary_names_worst_and_best() {
         let r = report();
-        let s = summary_table(&r.rows, &r.skipped);
+        let s = summary_table(&r);
         let reduce = s.rows.iter().find(|row| row[0] == "reduce-f32").unwrap();
         assert_eq!(reduce[1..4], ["2".to_string(), "1".into(), "1".into()]);
         assert_eq!(reduce[4], "0.50");
         assert_eq!(reduce[8], "PASS");
         let conv = s.rows.iter().find(|row| row[0] == "conv1d").unwrap();
         assert_eq!((conv[4].as_str(), conv[6].as_str()), ("2.00", "2.00"));
+        let transpose = s.rows.iter().find(|row| row[0] == "transpose").unwrap();
+        assert_eq!(transpose[1], "3", "two measured, one error");
+        assert_eq!(transpose[8], "ERROR (1)");
+        let t = pattern_tables(SweepPattern::Transpose, &r.rows, &r.errors, &r.ceilings);
+        let last = t[0].rows.last().unwrap();
+        assert_eq!(last[0], "4194304 x 4");
+        assert_eq!(last.last().unwrap(), "ERROR: grid too large");
+        assert_eq!(last.len(), t[0].header.len());
     }
 
     #[test]
@@ -649,7 +730,10 @@ mod tests {
             ]
         );
         assert!(charts[0].svg.contains("read-only ceiling"));
-        assert!(charts[1].svg.contains("ours (other shapes)"));
+        assert!(
+            charts[1].svg.contains("ours (wide: &lt;= 8 rows)")
+                || charts[1].svg.contains("ours (wide: <= 8 rows)")
+        );
         let back: SweepReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
         assert_eq!(back, r);
     }
