@@ -1,9 +1,11 @@
 //! GPU trials of the memory hierarchy lab (global-memory and transfer topics): the coalescing
 //! copies at every offset and a range of strides, the three data layouts, transfers through every
-//! host memory kind (zero-copy included), the texture lookups, and the refusals of bad input.
+//! host memory kind (zero-copy included), the read-only stream of the bandwidth ceiling, the
+//! texture lookups, and the refusals of bad input.
 
 use cpu::memory::bandwidth::{self, Direction, HostBuffer, HostMemory};
 use cpu::memory::coalescing::{self, Access, Load};
+use cpu::memory::read_stream::{self, InFlight, ReadShape, ReadStream};
 use cpu::memory::{layout, texture};
 use cpu::{Error, verify};
 use gpu::memory::layout::InnerStruct;
@@ -129,6 +131,85 @@ fn bandwidth_trials() -> Vec<Trial> {
                 return Err(format!("implausible launch overhead {o:?}").into());
             }
             Ok(())
+        },
+    ));
+    trials
+}
+
+/// The read stream of every launch shape the ceiling tries (and a grid smaller than one wave)
+/// returns the wrapping sum of random words, at lengths that leave every tail (`n % 4`) and
+/// partial grid-stride round; a view that is not 16-byte aligned is refused.
+fn read_stream_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for in_flight in InFlight::ALL {
+        // `None`: the ceiling's shapes (the occupancy calculator's count and twice it).
+        for (grid, blocks_per_sm) in [("ceiling_shapes", None), ("one_block_per_sm", Some(1))] {
+            for (case, n) in [("empty", 0)]
+                .into_iter()
+                .chain(CASES)
+                .chain([("large_2e24_plus_7", (1 << 24) + 7)])
+            {
+                let name = format!(
+                    "memory::read_stream::{}::{grid}::{case}",
+                    in_flight.kernel_name()
+                );
+                let seed = seed_for(&name);
+                trials.push(gpu_trial(name, move || {
+                    let gpu = gpu()?;
+                    let mut rng = StdRng::seed_from_u64(seed);
+                    let mut words = vec![0u32; n];
+                    rng.fill(&mut words[..]);
+                    let shapes = match blocks_per_sm {
+                        None => ReadShape::candidates(&gpu)
+                            .map_err(|e| e.to_string())?
+                            .into_iter()
+                            .filter(|s| s.in_flight == in_flight)
+                            .collect(),
+                        Some(blocks_per_sm) => vec![ReadShape {
+                            in_flight,
+                            blocks_per_sm,
+                        }],
+                    };
+                    let expected = read_stream::reference(&words);
+                    for shape in shapes {
+                        let got =
+                            read_stream::run(&gpu, shape, &words).map_err(|e| e.to_string())?;
+                        if got != expected {
+                            return Err(format!(
+                                "{} n={n} seed={seed}: sum {got:#x}, expected {expected:#x}",
+                                shape.describe()
+                            )
+                            .into());
+                        }
+                    }
+                    Ok(())
+                }));
+            }
+        }
+    }
+    trials.push(gpu_trial(
+        "memory::read_stream::refuses_a_misaligned_view".into(),
+        || {
+            let gpu = gpu()?;
+            let words = gpu.zeros::<u32>(64).map_err(|e| e.to_string())?;
+            let shape = ReadShape {
+                in_flight: InFlight::X8,
+                blocks_per_sm: 1,
+            };
+            let mut stream = ReadStream::new(&gpu, shape).map_err(|e| e.to_string())?;
+            expect_err(stream.launch(&gpu, &words.slice(1..)), |e| {
+                matches!(e, Error::Misaligned { what: "input", .. })
+            })?;
+            expect_err(
+                ReadStream::new(
+                    &gpu,
+                    ReadShape {
+                        in_flight: InFlight::X4,
+                        blocks_per_sm: 0,
+                    },
+                ),
+                |e| matches!(e, Error::OutOfRange { value: 0, .. }),
+            )
         },
     ));
     trials
@@ -323,6 +404,7 @@ pub fn trials() -> Vec<Trial> {
     let mut trials = coalescing_trials();
     trials.extend(layout_trials());
     trials.extend(bandwidth_trials());
+    trials.extend(read_stream_trials());
     trials.extend(texture_trials());
     trials.extend(error_trials());
     trials

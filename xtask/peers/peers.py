@@ -9,6 +9,21 @@ Writes a JSON list of peer timings, each naming the demo measurement it belongs 
 
     python3 peers.py OUT.json [--reps 50] [--device 0] [--only multi-gpu] [--max-bytes B]
 
+With --sweep, times the cases of `demo sweep` instead (the same sizes, shapes, mask widths and
+types; see `sweep_cases`, which mirrors `demo::sweep::cases`), every timed run preceded by the L2
+flush at every size as the sweep does, and writes the object `demo sweep --peers FILE` reads:
+{"kind": "demo-sweep-peers", "device": ..., "rows": [{"pattern", "shape", "width", "peer",
+"operation", "library", "median_ms", "reps"}, ...], "skipped": [...]}:
+
+    python3 peers.py --sweep OUT.json [--reps 50] [--device 0] [--patterns conv1d ...]
+                     [--max-elements N]
+
+Peers of the sweep: cupy.sum (CUB, where CuPy is installed) and torch.sum for the reductions
+(i32 and f32), torch.add(x, y, out=z), out.copy_(a.t()) into a preallocated output (the
+transpose), F.conv1d(x, w, padding=r) and F.conv2d(img, w, padding=r) with cudnn.benchmark on.
+A case is skipped (and listed) beyond --max-elements, or when its tensors would need more than
+80% of the free device memory, or when PyTorch runs out of memory.
+
 The multi-GPU peer (`demo multi-gpu`'s all-reduce table) is `torch.distributed.all_reduce` over
 NCCL, one process per visible GPU (spawned from here, NCCL_NVLS_ENABLE=0 in their environment),
 at the demo's sizes (1 KiB to --max-bytes per GPU, powers of two), each rep bracketed by CUDA
@@ -27,7 +42,13 @@ import sys
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out", help="peers JSON to write")
+    ap.add_argument("out", nargs="?", help="peers JSON to write (for demo all)")
+    ap.add_argument("--sweep", metavar="OUT.json",
+                    help="time demo sweep's cases instead, into this file (for demo sweep --peers)")
+    ap.add_argument("--patterns", nargs="+", choices=SWEEP_PATTERNS,
+                    help="with --sweep: only these patterns (default: all)")
+    ap.add_argument("--max-elements", type=int,
+                    help="with --sweep: skip cases with more elements (default: all that fit)")
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--device", type=int, default=0)
     ap.add_argument("--only", choices=["multi-gpu"],
@@ -36,6 +57,8 @@ def main():
                     default=int(os_env("GPU_LAB_PEERS_ALLREDUCE_MAX_BYTES", 4 << 30)),
                     help="largest all-reduce, bytes per GPU (demo multi-gpu --max-bytes)")
     args = ap.parse_args()
+    if (args.out is None) == (args.sweep is None):
+        ap.error("give either OUT.json (peers of demo all) or --sweep OUT.json (peers of demo sweep)")
 
     try:
         import torch
@@ -73,6 +96,10 @@ def main():
             end.record()
         torch.cuda.synchronize()
         return statistics.median(s.elapsed_time(e) for s, e in events)
+
+    if args.sweep is not None:
+        sweep_peers(torch, args, dev, lib, timed)
+        return 0
 
     peers = []
     if args.only == "multi-gpu":
@@ -171,6 +198,129 @@ def main():
 
     write(peers, args.out)
     return 0
+
+
+SWEEP_PATTERNS = ["reduce-i32", "reduce-f32", "vector-add", "transpose", "conv1d", "conv2d"]
+
+
+def sweep_cases(pattern):
+    """The cases of `demo sweep` for one pattern, in its order: (shape, width). Mirrors
+    `demo::sweep::cases` (cpu/demo/src/sweep/mod.rs); rows are matched on (pattern, shape,
+    width), so a case listed in one and not the other just has no peer."""
+    def powers(lo, hi, step):
+        return [1 << k for k in range(lo, hi + 1, step)]
+    if pattern in ("reduce-i32", "reduce-f32"):
+        return [([n], None) for n in powers(16, 30, 2)]
+    if pattern == "vector-add":
+        return [([n], None) for n in powers(16, 28, 2)]
+    if pattern == "transpose":
+        square = [[s, s] for s in powers(10, 14, 1)]
+        odd = [[8191, 8193], [3, 8191], [8193, 7], [16383, 16385], [4097, 4095],
+               [4, 1 << 22], [1 << 22, 4]]
+        return [(s, None) for s in square + odd]
+    if pattern == "conv1d":
+        sizes = [([n], 7) for n in powers(16, 28, 2)]
+        widths = [([1 << 26], w) for w in range(1, 32, 2) if w != 7]
+        return sizes + widths
+    if pattern == "conv2d":
+        sizes = [([s, s], 5) for s in powers(10, 14, 1)]
+        widths = [([8192, 8192], w) for w in range(1, 10, 2) if w != 5]
+        return sizes + widths
+    raise ValueError(pattern)
+
+
+def sweep_peers(torch, args, dev, lib, timed):
+    """Times every peer of every `demo sweep` case that fits and writes --sweep's file."""
+    F = torch.nn.functional
+    try:
+        import cupy
+        cupy_lib = f"cupy {cupy.__version__}"
+    except ImportError:
+        cupy = None
+        print("peers: CuPy not installed; torch only", file=sys.stderr)
+    gen = torch.Generator(device=dev).manual_seed(2026)
+    rows, skipped = [], []
+
+    def uniform(*shape):
+        return torch.rand(*shape, generator=gen, device=dev) * 2 - 1
+
+    def row(pattern, shape, width, peer, operation, ms, library=lib):
+        rows.append(dict(pattern=pattern, shape=shape, width=width, peer=peer,
+                         operation=operation, library=library, median_ms=ms, reps=args.reps))
+        label = "x".join(str(d) for d in shape) + (f" w{width}" if width else "")
+        print(f"peers: sweep {pattern:<10} {label:<18} {peer:<16} {ms:.4f} ms", file=sys.stderr)
+
+    for pattern in args.patterns or SWEEP_PATTERNS:
+        for shape, width in sweep_cases(pattern):
+            n = 1
+            for d in shape:
+                n *= d
+            # Bytes of the tensors (conv: room for cuDNN's workspace too).
+            need = {"vector-add": 12 * n, "transpose": 8 * n, "conv1d": 12 * n,
+                    "conv2d": 12 * n}.get(pattern, 4 * n)
+            why = None
+            if args.max_elements is not None and n > args.max_elements:
+                why = f"more than --max-elements {args.max_elements}"
+            elif need > 0.8 * torch.cuda.mem_get_info(dev)[0]:
+                why = f"needs {need} bytes, more than 80% of the free device memory"
+            if why is None:
+                try:
+                    with torch.no_grad():
+                        sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed,
+                                   lambda *a, **k: row(pattern, shape, width, *a, **k),
+                                   cupy_lib if cupy else None, gen, dev)
+                except torch.cuda.OutOfMemoryError as e:
+                    why = f"out of memory: {str(e).splitlines()[0]}"
+            if why is not None:
+                skipped.append(dict(pattern=pattern, shape=shape, width=width, reason=why))
+                print(f"peers: sweep {pattern} {shape} w{width}: skipped: {why}", file=sys.stderr)
+            torch.cuda.empty_cache()
+    out = dict(kind="demo-sweep-peers", device=torch.cuda.get_device_name(dev), reps=args.reps,
+               rows=rows, skipped=skipped)
+    tmp = f"{args.sweep}.partial"
+    with open(tmp, "w") as f:
+        json.dump(out, f, indent=1)
+    os.replace(tmp, args.sweep)
+    print(f"peers: wrote {len(rows)} sweep timings ({len(skipped)} cases skipped) to {args.sweep}",
+          file=sys.stderr)
+
+
+def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cupy_lib, gen, dev):
+    """One case: its inputs, then each peer timed with the L2 flushed before every run."""
+    if pattern in ("reduce-i32", "reduce-f32"):
+        if pattern == "reduce-i32":
+            x = torch.randint(-1000, 1000, (n,), generator=gen, device=dev, dtype=torch.int32)
+        else:
+            x = uniform(n)
+        if cupy is not None:
+            cx = cupy.asarray(x)  # the same memory (__cuda_array_interface__)
+            row("cupy.sum (CUB)", "cupy.sum(x)", timed(lambda: cupy.sum(cx), flush=True),
+                library=cupy_lib)
+            del cx
+        row("torch.sum", "torch.sum(x)", timed(lambda: torch.sum(x), flush=True))
+    elif pattern == "vector-add":
+        x, y = uniform(n), uniform(n)
+        z = torch.empty_like(x)
+        row("torch.add", "torch.add(x, y, out=z)",
+            timed(lambda: torch.add(x, y, out=z), flush=True))
+    elif pattern == "transpose":
+        rows_, cols = shape
+        a = uniform(rows_, cols)
+        out = torch.empty(cols, rows_, device=dev)
+        row("torch copy_(a.t())", "out.copy_(a.t())", timed(lambda: out.copy_(a.t()), flush=True))
+    elif pattern == "conv1d":
+        r = width // 2
+        x = uniform(n).view(1, 1, n)
+        w = uniform(width).view(1, 1, width)
+        row("F.conv1d (cuDNN)", f"F.conv1d(x, w{width}, padding={r})",
+            timed(lambda: F.conv1d(x, w, padding=r), flush=True))
+    elif pattern == "conv2d":
+        rows_, cols = shape
+        r = width // 2
+        img = uniform(rows_, cols).view(1, 1, rows_, cols)
+        w = uniform(width * width).view(1, 1, width, width)
+        row("F.conv2d (cuDNN)", f"F.conv2d(img, w{width}x{width}, padding={r})",
+            timed(lambda: F.conv2d(img, w, padding=r), flush=True))
 
 
 def write(peers, out):

@@ -367,6 +367,11 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 #   ./run.sh peers [FILE]   PyTorch / CuPy timings of the same operations (default ./peers.json)
 #   ./run.sh multi-gpu [DIR]  torch.distributed's NCCL all-reduce on every GPU (peers.py --only
 #                       multi-gpu), then `demo multi-gpu --peers ... --out DIR` (default ./multi-gpu)
+#   ./run.sh sweep [DIR [PATTERN]...]  PyTorch / CuPy on demo sweep's sizes (peers.py --sweep
+#                       DIR/sweep-peers.json, where python3 and PyTorch are), then `demo sweep
+#                       [PATTERN]... --peers ... --out DIR` (default ./sweep): every entry point over
+#                       sizes and shapes beside the copy, read-only and theoretical ceilings;
+#                       sweep.md, sweep.json, sweep.csv, charts/*.svg and *.png
 # NCCL (for demo multi-gpu and its tests) is loaded by the name libnccl.so: where python3 finds
 # PyTorch's libnccl.so.2 (the nvidia-nccl wheel), a libnccl.so link to it is put on
 # LD_LIBRARY_PATH. NCCL_NVLS_ENABLE=0 (NVLink SHARP off) is exported for everything started here.
@@ -525,6 +530,25 @@ run_multi_gpu() {
   "$here/bin/demo" multi-gpu --out "$dir" "${peers[@]}" || failed+=("demo multi-gpu")
 }
 
+run_sweep() {
+  local dir=${only[0]:-sweep}
+  local patterns=("${only[@]:1}")
+  mkdir -p "$dir"
+  local file="$dir/sweep-peers.json"
+  rm -f "$file"
+  local peers=()
+  if ! command -v python3 >/dev/null; then
+    echo "peers: python3 not found: demo sweep runs without peers"
+  elif ! python3 -c "import torch" 2>/dev/null; then
+    echo "peers: PyTorch not found: demo sweep runs without peers"
+  elif python3 "$here/peers.py" --sweep "$file" ${patterns[@]+--patterns "${patterns[@]}"}; then
+    [ -f "$file" ] && peers=(--peers "$file")
+  else
+    failed+=("peers sweep")
+  fi
+  "$here/bin/demo" sweep ${patterns[@]+"${patterns[@]}"} --out "$dir" ${peers[@]+"${peers[@]}"} || failed+=("demo sweep")
+}
+
 run_profile() {
   local ncu; ncu=$(find_tool ncu)
   if [ -z "$ncu" ]; then echo "ncu (Nsight Compute) not found: profile skipped"; return; fi
@@ -548,12 +572,13 @@ case "$mode" in
   report) run_report ;;
   peers) run_peers "${only[0]:-peers.json}" || true ;;
   multi-gpu) run_multi_gpu ;;
+  sweep) run_sweep ;;
   profile) run_profile ;;
   tests) run_tests ;;
   demo) run_demo ;;
   sanitize) run_sanitize ;;
   resources) run_resources ;;
-  *) echo "usage: $0 [all|tests|examples|demo|sanitize|resources|report|peers|multi-gpu|profile]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|tests|examples|demo|sanitize|resources|report|peers|multi-gpu|sweep|profile]" >&2; exit 2 ;;
 esac
 
 if [ ${#failed[@]} -gt 0 ]; then
@@ -579,6 +604,12 @@ mod tests {
         assert!(
             !script.contains("@DEMOS@") && !script.contains("@SANITIZE_CASES@"),
             "a placeholder is left"
+        );
+        assert!(
+            script.contains("  sweep) run_sweep ;;")
+                && script.contains("peers.py\" --sweep \"$file\"")
+                && script.contains("#   ./run.sh sweep [DIR"),
+            "run.sh has the sweep mode, documented"
         );
         let Ok(mut bash) = Command::new("bash")
             .args(["-n", "/dev/stdin"])

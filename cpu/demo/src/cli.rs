@@ -27,7 +27,8 @@ pub(crate) struct Cli {
     /// the end.
     #[arg(long, global = true, value_enum, default_value = "table")]
     pub format: Format,
-    /// Folder to write report.md, report.json, report.csv and charts/ (SVG and PNG) into.
+    /// Folder to write report.md, report.json, report.csv and charts/ (SVG and PNG) into
+    /// (`demo sweep`: sweep.md, sweep.json, sweep.csv and charts/).
     #[arg(long, global = true, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Folder to write each variant's input and output arrays into, as .npy files
@@ -39,7 +40,8 @@ pub(crate) struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub profile: Option<PathBuf>,
     /// Peer timings (`run.sh peers`: PyTorch on the same operations and sizes), JSON, shown
-    /// beside our best variants in the summary.
+    /// beside our best variants in the summary; for `demo sweep`, the file `peers.py --sweep`
+    /// writes.
     #[arg(long, global = true, value_name = "FILE")]
     pub peers: Option<PathBuf>,
     #[command(subcommand)]
@@ -75,6 +77,19 @@ pub(crate) enum Pattern {
         old: PathBuf,
         /// The run compared with it.
         new: PathBuf,
+    },
+    /// Each pattern's library entry point over a range of sizes and shapes, verified once per
+    /// size, timed with the L2 flushed before every launch, beside this run's copy, read-only
+    /// and theoretical ceilings and (--peers FILE from `peers.py --sweep`) PyTorch / CuPy.
+    Sweep {
+        /// Patterns to sweep: reduce-i32, reduce-f32, vector-add, transpose, conv1d, conv2d
+        /// (none: all of them, in that order).
+        #[arg(value_name = "PATTERN")]
+        patterns: Vec<String>,
+        /// Skip the cases with more elements than this (a quick run); by default every case
+        /// runs whose memory fits comfortably in the free device and host memory.
+        #[arg(long, value_name = "N")]
+        max_elements: Option<u64>,
     },
     /// z = x + y on f32: the seed's toy launch, then every variant at a large size, timed.
     VectorAdd {
@@ -176,4 +191,66 @@ pub(crate) enum Pattern {
         #[arg(long, default_value_t = 100_003)]
         size: usize,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sweep_args(argv: &[&str]) -> (Cli, Vec<String>, Option<u64>) {
+        let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        let (patterns, max_elements) = match &cli.pattern {
+            Pattern::Sweep {
+                patterns,
+                max_elements,
+            } => (patterns.clone(), *max_elements),
+            _ => panic!("{argv:?} is not a sweep"),
+        };
+        (cli, patterns, max_elements)
+    }
+
+    #[test]
+    fn sweep_parses_patterns_and_options() {
+        let (_, patterns, max) = sweep_args(&["demo", "sweep"]);
+        assert!(patterns.is_empty(), "none given: all");
+        assert_eq!(max, None);
+        let (cli, patterns, max) = sweep_args(&[
+            "demo",
+            "sweep",
+            "conv1d",
+            "reduce-f32",
+            "--max-elements",
+            "1048576",
+            "--reps",
+            "7",
+            "--peers",
+            "p.json",
+            "--out",
+            "dir",
+        ]);
+        assert_eq!(patterns, ["conv1d", "reduce-f32"]);
+        assert_eq!(max, Some(1 << 20));
+        assert_eq!(cli.reps, 7);
+        assert_eq!(cli.peers.as_deref(), Some(std::path::Path::new("p.json")));
+        assert_eq!(cli.out.as_deref(), Some(std::path::Path::new("dir")));
+        // Global options before the subcommand too.
+        let (cli, patterns, _) = sweep_args(&["demo", "--format", "csv", "sweep", "transpose"]);
+        assert_eq!(patterns, ["transpose"]);
+        assert_eq!(cli.format, Format::Csv);
+    }
+
+    #[test]
+    fn sweep_refuses_bad_options_in_the_parser() {
+        for argv in [
+            &["demo", "sweep", "--max-elements", "many"][..],
+            &["demo", "sweep", "--max-elements", "-1"],
+            &["demo", "sweep", "--size", "10"],
+        ] {
+            assert!(Cli::try_parse_from(argv).is_err(), "{argv:?} parsed");
+        }
+        // Unknown pattern names parse, and the sweep refuses them in one sentence before any
+        // GPU work (`sweep::parse_patterns`).
+        let (_, patterns, _) = sweep_args(&["demo", "sweep", "no-such"]);
+        assert!(crate::sweep::parse_patterns(&patterns).is_err());
+    }
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::harness::{Footprint, Plan, SMALL, Trial, array, elements, require_memory};
 use crate::report::{ChartKind, Table};
-use crate::timing::Ceiling;
+use crate::timing::{self, Ceiling, Floor, Fp32Throughput};
 use anyhow::{Context, Result, bail};
 use cpu::Gpu;
 use cpu::convolution::{self, Comparison, Mask1d, Mask2d, NamedMask, Variant1d, Variant2d};
@@ -50,14 +50,16 @@ pub fn footprint_2d(rows: usize, cols: usize, picture: (usize, usize)) -> Result
     .with_ceiling())
 }
 
-/// Columns of both tables.
-const HEADER: [&str; 10] = [
+/// Columns of both tables ("x floor": median / floor, 1 at the floor).
+const HEADER: [&str; 12] = [
     "variant",
     "seed",
     "grid x block",
     "median ms",
     "GB/s",
     "% of memcpy",
+    "floor ms",
+    "x floor",
     "access ratio",
     "speedup vs basic",
     "max rel err",
@@ -65,16 +67,18 @@ const HEADER: [&str; 10] = [
 ];
 
 /// Adds a verified, timed variant to a variants table (cells as in [`HEADER`]): `basic` is
-/// the median ms of the basic kernel (the speedup's base).
+/// the median ms of the basic kernel (the speedup's base), `floor` the table's floor.
 fn variant_row(
     table: &mut Table,
     ceiling: &Ceiling,
+    floor: &Floor,
     trial: Trial<Comparison>,
     seed: &str,
     basic: f64,
     access_ratio: f64,
 ) {
     let speedup = basic / trial.timing.median_ms;
+    let to_floor = floor.ratio(trial.timing.median_ms);
     let gbps = trial.gbps();
     let cells = [
         trial.measurement.variant.clone(),
@@ -83,6 +87,8 @@ fn variant_row(
         format!("{:.3}", trial.timing.median_ms),
         format!("{gbps:.1}"),
         format!("{:.1}%", ceiling.percent(gbps)),
+        format!("{:.3}", floor.ms()),
+        format!("{to_floor:.2}x"),
         format!("{access_ratio:.2}"),
         format!("{speedup:.2}x"),
         format!("{:.1e}", trial.check.max_relative_error),
@@ -90,9 +96,37 @@ fn variant_row(
     ];
     let m = trial
         .measurement
+        .extra("floor_ms", floor.ms())
+        .extra("ratio_to_floor", to_floor)
         .extra("access_ratio", access_ratio)
         .extra("speedup_vs_basic", speedup);
     table.measured_row(cells, m);
+}
+
+/// The floor of a table (one size and mask width), and the line that explains it.
+fn floor_line(
+    gpu: &Gpu,
+    out: &mut Out,
+    ceiling: &Ceiling,
+    outputs: usize,
+    mask_width: usize,
+    dims: u32,
+) -> Result<Floor> {
+    let fp32 = Fp32Throughput::of(gpu)?;
+    let floor = timing::conv_floor(outputs, mask_width, dims, ceiling, &fp32);
+    out.line(format!(
+        "floor: {:.3} ms ({}-bound) = max(memory {:.3} ms: 1 read + 1 write at this run's memcpy {:.1} GB/s, \
+         FMA {:.3} ms: {mask_width}^{dims} x {outputs} FMAs at {} SMs x {} FP32 lanes x {} MHz)",
+        floor.ms(),
+        floor.bound(),
+        floor.memory_ms,
+        ceiling.gbps,
+        floor.fma_ms,
+        fp32.sm_count,
+        fp32.lanes_per_sm,
+        fp32.sm_clock_khz / 1000
+    ));
+    Ok(floor)
 }
 
 /// Side of the generated test picture when no `--image` is given.
@@ -113,6 +147,7 @@ pub fn run_1d(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, mask_width: usiz
     let mask = Mask1d::new(gpu, &mask_values)?;
     let d_in = gpu.upload(&input)?;
     let bytes = convolution::bytes_moved(size);
+    let floor = floor_line(gpu, out, &ceiling, size, mask_width, 1)?;
 
     let mut table = Table::new(
         "variants",
@@ -146,7 +181,15 @@ pub fn run_1d(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, mask_width: usiz
         let basic = *basic_ms.get_or_insert(trial.timing.median_ms);
         let access_ratio = variant.access_ratio(mask_width, trial.cfg.block_dim.0);
         let seed = variant.seed_section().unwrap_or("-");
-        variant_row(&mut table, &ceiling, trial, seed, basic, access_ratio);
+        variant_row(
+            &mut table,
+            &ceiling,
+            &floor,
+            trial,
+            seed,
+            basic,
+            access_ratio,
+        );
     }
     out.table(table);
     if failures > 0 {
@@ -191,6 +234,7 @@ pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<(
     )?;
     let reference = convolution::reference_2d(&input, rows, cols, &mask_values, mask_width);
     let bytes = convolution::bytes_moved(n);
+    let floor = floor_line(gpu, out, &ceiling, n, mask_width, 2)?;
 
     let mut table = Table::new(
         "variants",
@@ -227,7 +271,15 @@ pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<(
             let basic = *basic_ms.get_or_insert(trial.timing.median_ms);
             let access_ratio = variant.access_ratio(mask_width);
             let seed = variant.seed_section().unwrap_or("-");
-            variant_row(&mut table, &ceiling, trial, seed, basic, access_ratio);
+            variant_row(
+                &mut table,
+                &ceiling,
+                &floor,
+                trial,
+                seed,
+                basic,
+                access_ratio,
+            );
         }
     }
     out.table(table);

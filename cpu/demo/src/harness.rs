@@ -116,6 +116,34 @@ pub fn require_memory(gpu: &Gpu, need: &Footprint) -> Result<()> {
     fits(need.what(), device, free as u64, host, host_available())
 }
 
+/// Device memory a sweep keeps free beyond a case's footprint: 256 MiB (the driver's and
+/// the libraries' own allocations), plus an eighth of the footprint itself.
+pub const HEADROOM: u64 = 256 << 20;
+
+/// Why a run whose [`Footprint`] is `need` does not fit comfortably (with [`HEADROOM`] on the
+/// device and an eighth of the host bytes spare), as one sentence; `None` if it does. For a
+/// sweep that skips the sizes that do not fit instead of refusing the whole run.
+///
+/// # Errors
+/// If the device's free memory cannot be queried.
+pub fn roomy(gpu: &Gpu, need: &Footprint) -> Result<Option<String>> {
+    let (device, host) = match need.bytes() {
+        Ok(b) => b,
+        Err(e) => return Ok(Some(e.to_string())),
+    };
+    let (free, _) = gpu.memory_info()?;
+    let pad = |b: u64| b.saturating_add(b / 8);
+    Ok(fits(
+        need.what(),
+        pad(device).saturating_add(HEADROOM),
+        free as u64,
+        pad(host),
+        host_available(),
+    )
+    .err()
+    .map(|e| format!("{e} (headroom included)")))
+}
+
 /// The comparison behind [`require_memory`], without the device.
 fn fits(what: &str, device: u64, free: u64, host: u64, available: Option<u64>) -> Result<()> {
     if device > free {

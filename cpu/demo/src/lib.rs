@@ -6,7 +6,9 @@
 //! `demo list` lists every pattern of the [registry] with its variants and kernels (`--names`,
 //! `--sanitize-args`: the lists `run.sh` is generated with); `demo all --out DIR` runs every
 //! pattern and writes `report.md`, `report.json`, `report.csv` and the charts; `demo compare
-//! OLD.json NEW.json` prints the speedup of every measurement two runs share.
+//! OLD.json NEW.json` prints the speedup of every measurement two runs share; `demo sweep
+//! [PATTERN]...` runs each pattern's entry point over sizes and shapes beside the run's
+//! ceilings and the peers ([`sweep`]).
 //!
 //! Layout: `cli` (the clap types), [`registry`] (the one table of patterns), `run` (the
 //! command, `demo all`, the dispatch), `report_files`, then one module per pattern family
@@ -26,6 +28,7 @@ mod report_files;
 mod run;
 mod smoke;
 mod square_sum;
+pub mod sweep;
 pub mod timing;
 mod transpose;
 mod vector_add;

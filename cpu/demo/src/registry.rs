@@ -344,8 +344,8 @@ fn coalescing_variants() -> Vec<VariantInfo> {
     v
 }
 
-/// The host memory kinds (driver copies, and the zero-copy kernel), device to device, and the
-/// empty kernel of the launch overhead.
+/// The host memory kinds (driver copies, and the zero-copy kernel), device to device, the
+/// empty kernel of the launch overhead, and the read stream of the read-only ceiling.
 fn bandwidth_variants() -> Vec<VariantInfo> {
     use gpu::memory::bandwidth::{BANDWIDTH_COPY_V4, BANDWIDTH_EMPTY_KERNEL};
     let mut v: Vec<VariantInfo> = bandwidth::HostMemory::ALL
@@ -364,6 +364,10 @@ fn bandwidth_variants() -> Vec<VariantInfo> {
         &[BANDWIDTH_COPY_V4],
     ));
     v.push(variant("launch overhead", &[BANDWIDTH_EMPTY_KERNEL]));
+    v.push(variant(
+        "device read stream (read-only ceiling)",
+        cpu::memory::read_stream::KERNELS,
+    ));
     v
 }
 
@@ -438,7 +442,7 @@ mod tests {
     use clap::Parser;
 
     /// The subcommands that are not patterns.
-    const COMMANDS: [&str; 4] = ["list", "all", "render", "compare"];
+    const COMMANDS: [&str; 5] = ["list", "all", "render", "compare", "sweep"];
 
     #[test]
     fn every_subcommand_pattern_is_registered_and_vice_versa() {
@@ -469,6 +473,7 @@ mod tests {
                         | Pattern::All
                         | Pattern::Render { .. }
                         | Pattern::Compare { .. }
+                        | Pattern::Sweep { .. }
                 ),
                 "{} is a command, not a pattern",
                 p.name

@@ -16,7 +16,9 @@ use crate::report::profile::Profile;
 use crate::report::{DeviceInfo, Peer, Report, SCHEMA_VERSION};
 use crate::report_files::{compare, render, write_report};
 use crate::{Format, Out};
-use crate::{convolution, md, memory, multi_gpu, reduce, smoke, square_sum, transpose, vector_add};
+use crate::{
+    convolution, md, memory, multi_gpu, reduce, smoke, square_sum, sweep, transpose, vector_add,
+};
 
 /// The `demo` command: parses the arguments, runs, prints one sentence and exits non-zero on
 /// error.
@@ -55,6 +57,18 @@ fn run(cli: &Cli, name: &str) -> Result<()> {
         }
         Pattern::Compare { old, new } => return compare(cli, old, new),
         Pattern::Render { report } => return render(cli, report),
+        Pattern::Sweep {
+            patterns,
+            max_elements,
+        } => {
+            return sweep::run(
+                cli,
+                sweep::Args {
+                    patterns,
+                    max_elements: *max_elements,
+                },
+            );
+        }
         _ => {}
     }
     // Inputs are read before the GPU work starts, so a bad file fails in a second.
@@ -202,7 +216,11 @@ fn run_all(gpu: &Gpu, cli: &Cli, profile: Option<Arc<Profile>>, report: &mut Rep
 /// Runs one pattern with its arguments.
 pub(crate) fn run_pattern(gpu: &Gpu, cli: &Cli, pattern: &Pattern, out: &mut Out) -> Result<()> {
     match *pattern {
-        Pattern::List { .. } | Pattern::All | Pattern::Compare { .. } | Pattern::Render { .. } => {
+        Pattern::List { .. }
+        | Pattern::All
+        | Pattern::Compare { .. }
+        | Pattern::Render { .. }
+        | Pattern::Sweep { .. } => {
             unreachable!("not a pattern")
         }
         Pattern::VectorAdd { size } => vector_add::run(gpu, cli, out, size),
@@ -257,7 +275,8 @@ pub(crate) fn run_pattern(gpu: &Gpu, cli: &Cli, pattern: &Pattern, out: &mut Out
     }
 }
 
-fn device_info(gpu: &Gpu, index: usize) -> Result<DeviceInfo> {
+/// The device's description for a report (name, clocks, theoretical bandwidth, L2, PTX).
+pub(crate) fn device_info(gpu: &Gpu, index: usize) -> Result<DeviceInfo> {
     let (major, minor) = gpu.compute_capability()?;
     let (cuda_major, cuda_minor) = gpu.driver_version()?;
     let memory_clock_khz = gpu.memory_clock_khz()?;
@@ -283,9 +302,7 @@ fn device_info(gpu: &Gpu, index: usize) -> Result<DeviceInfo> {
         memory_clock_mhz: memory_clock_khz / 1000,
         memory_bus_bits,
         // Double data rate: two transfers per clock.
-        theoretical_gbps: 2.0 * f64::from(memory_clock_khz) * 1e3 * f64::from(memory_bus_bits)
-            / 8.0
-            / 1e9,
+        theoretical_gbps: crate::timing::theoretical_from_clocks(memory_clock_khz, memory_bus_bits),
         l2_bytes: gpu.l2_cache_bytes()?,
         memory_bytes: gpu.memory_info()?.1,
         ptx_arch: gpu.ptx_arch(),

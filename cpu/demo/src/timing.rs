@@ -1,4 +1,7 @@
-//! Timing with CUDA events, and the memcpy ceiling every bandwidth figure is judged against.
+//! Timing with CUDA events, and the ceilings every bandwidth figure is judged against: the
+//! device-to-device memcpy ([`memcpy_ceiling`]), the fastest read-only kernel
+//! ([`read_ceiling`]) and the datasheet figure ([`theoretical_gbps`]); and the floor of a
+//! convolution ([`conv_floor`]: memory or FMA throughput, whichever is slower).
 //!
 //! Method: `warmup` untimed runs (module JIT, caches, clocks), then `reps` runs each between two
 //! events created with timing enabled, recorded on the same stream; the median is the figure
@@ -6,10 +9,11 @@
 //! DRAM (each input read once, each output written once) over the median time. Inputs are sized
 //! beyond the L2 cache (50 MB on an H100) by the callers that report bandwidth.
 
-use cudarc::driver::{CudaEvent, CudaSlice, sys};
+use cudarc::driver::{CudaEvent, CudaSlice, LaunchConfig, sys};
 
 use cpu::Gpu;
 use cpu::error::{DriverContext, Error, Result};
+use cpu::memory::read_stream::{self, ReadShape, ReadStream};
 use cpu::multi_gpu::GpuGroup;
 use cpu::reduce::{ReduceSum, SumI32};
 
@@ -314,9 +318,250 @@ pub fn memcpy_ceiling(gpu: &Gpu, bytes: usize, warmup: usize, reps: usize) -> Re
     })
 }
 
+/// Bytes read by the default [`read_ceiling`]: 1 GiB, twenty times an H100's L2 (a launch of
+/// a few hundred microseconds, so the grid's ramp-up and tail cost about 1%).
+pub const CEILING_READ_BYTES: usize = 1 << 30;
+
+/// The read-only ceiling of this run: the fastest of the read stream's launch shapes.
+#[derive(Clone, Debug)]
+pub struct ReadCeiling {
+    /// The winning shape's timing; `bytes_moved` counts bytes read only.
+    pub ceiling: Ceiling,
+    /// The winning shape.
+    pub shape: ReadShape,
+    /// Its launch.
+    pub launch: LaunchConfig,
+    /// Every shape tried, in order, with its launch and timing.
+    pub tried: Vec<(ReadShape, LaunchConfig, Timing)>,
+}
+
+/// Times the read stream ([`cpu::memory::read_stream`]) over a zeroed buffer of `bytes` bytes
+/// (rounded down to whole 16-byte groups) with every shape of [`ReadShape::candidates`] (4
+/// and 8 loads in flight per thread; one wave of resident blocks and twice that), `warmup`
+/// untimed and `reps` timed launches each, and keeps the fastest: the best read bandwidth a
+/// kernel reaches in this run, the ceiling of the reductions (which only read). Bandwidth
+/// counts bytes read. The buffer is far beyond the L2, so no flush is needed; each launch's
+/// sum is checked to be 0 (the kernels' arithmetic is checked on random words by the GPU
+/// tests).
+///
+/// # Errors
+/// [`Error::OutOfRange`] if `bytes` is under 16 or `reps` is 0; [`Error::OutOfMemory`] /
+/// [`Error::Driver`] from the allocation, the launches or the events; [`Error::Unsupported`]
+/// if a launch's sum is not 0.
+pub fn read_ceiling(gpu: &Gpu, bytes: usize, warmup: usize, reps: usize) -> Result<ReadCeiling> {
+    let words = bytes / 16 * 4;
+    if words == 0 {
+        return Err(Error::OutOfRange {
+            what: "read-ceiling bytes",
+            value: bytes as u64,
+            min: 16,
+            max: u64::MAX,
+        });
+    }
+    check_reps(reps)?;
+    let input = gpu.zeros::<u32>(words)?;
+    let bytes_moved = read_stream::bytes_read(words);
+    let mut best: Option<ReadCeiling> = None;
+    let mut tried = Vec::new();
+    for shape in ReadShape::candidates(gpu)? {
+        let mut stream = ReadStream::new(gpu, shape)?;
+        let launch = stream.launch_config();
+        let timing = time_gpu(gpu, shape.in_flight.kernel_name(), warmup, reps, || {
+            stream.launch(gpu, &input).map(drop)
+        })?;
+        if stream.sum(gpu)? != 0 {
+            return Err(Error::Unsupported {
+                what: "read stream",
+                requirement: "the sum of a zeroed buffer must be 0",
+            });
+        }
+        tried.push((shape, launch, timing));
+        if best
+            .as_ref()
+            .is_none_or(|b| timing.median_ms < b.ceiling.timing.median_ms)
+        {
+            best = Some(ReadCeiling {
+                ceiling: Ceiling {
+                    bytes_moved,
+                    timing,
+                    gbps: timing.gbps(bytes_moved),
+                },
+                shape,
+                launch,
+                tried: Vec::new(),
+            });
+        }
+    }
+    // `candidates` returns at least one shape per entry.
+    let mut best = best.ok_or(Error::Unsupported {
+        what: "read ceiling",
+        requirement: "at least one read-stream launch shape",
+    })?;
+    best.tried = tried;
+    Ok(best)
+}
+
+/// The datasheet DRAM bandwidth of `gpu` in GB/s: `2 x memory clock x bus width / 8` (double
+/// data rate), from the peak memory clock and bus width the driver reports. No kernel reaches
+/// it; the copy and read-only ceilings say how far off the best ones stay.
+///
+/// # Errors
+/// [`Error::Driver`] if an attribute cannot be read.
+pub fn theoretical_gbps(gpu: &Gpu) -> Result<f64> {
+    Ok(theoretical_from_clocks(
+        gpu.memory_clock_khz()?,
+        gpu.memory_bus_bits()?,
+    ))
+}
+
+/// `2 x memory_clock_khz x 10^3 x bus_bits / 8 / 10^9` GB/s.
+pub fn theoretical_from_clocks(memory_clock_khz: u32, bus_bits: u32) -> f64 {
+    2.0 * f64::from(memory_clock_khz) * 1e3 * f64::from(bus_bits) / 8.0 / 1e9
+}
+
+/// FP32 lanes (FMA units) per SM for compute capability `major.minor`: 64 on Volta, Turing
+/// and the A100 (7.x, 8.0), 128 on the other Ampere, Ada, Hopper and Blackwell parts.
+pub fn fp32_lanes_per_sm(major: i32, minor: i32) -> u32 {
+    match (major, minor) {
+        (..=7, _) | (8, 0) => 64,
+        _ => 128,
+    }
+}
+
+/// What the FMA floor needs to know of a device: its peak FP32 FMA rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fp32Throughput {
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// Peak SM clock, kHz.
+    pub sm_clock_khz: u32,
+    /// FP32 lanes per SM ([`fp32_lanes_per_sm`]).
+    pub lanes_per_sm: u32,
+}
+
+impl Fp32Throughput {
+    /// `gpu`'s SM count, peak clock and lanes per SM.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if a device query fails.
+    pub fn of(gpu: &Gpu) -> Result<Self> {
+        let (major, minor) = gpu.compute_capability()?;
+        Ok(Self {
+            sm_count: gpu.sm_count()?,
+            sm_clock_khz: gpu.sm_clock_khz()?,
+            lanes_per_sm: fp32_lanes_per_sm(major, minor),
+        })
+    }
+
+    /// FMAs per second: SMs x lanes x clock.
+    pub fn fma_per_second(&self) -> f64 {
+        f64::from(self.sm_count) * f64::from(self.lanes_per_sm) * f64::from(self.sm_clock_khz) * 1e3
+    }
+}
+
+/// The least time an operation can take on this device: the slower of moving its bytes at the
+/// run's copy bandwidth and issuing its FMAs at the peak FP32 rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Floor {
+    /// Bytes moved over the copy ceiling's bandwidth, ms.
+    pub memory_ms: f64,
+    /// FMAs over [`Fp32Throughput::fma_per_second`], ms.
+    pub fma_ms: f64,
+}
+
+impl Floor {
+    /// The floor, ms: the larger of the two.
+    pub fn ms(&self) -> f64 {
+        self.memory_ms.max(self.fma_ms)
+    }
+
+    /// `"memory"` or `"FMA"`: which of the two sets the floor.
+    pub fn bound(&self) -> &'static str {
+        if self.fma_ms > self.memory_ms {
+            "FMA"
+        } else {
+            "memory"
+        }
+    }
+
+    /// `ms / floor`: 1 at the floor, 2 when twice as slow as it.
+    pub fn ratio(&self, ms: f64) -> f64 {
+        ms / self.ms()
+    }
+}
+
+/// The floor of a `dims`-dimensional convolution (1 or 2) of `outputs` outputs with a mask
+/// of `mask_width` taps per dimension: memory floor = bytes moved (each input read once, each
+/// output written once: [`cpu::convolution::bytes_moved`]) / the copy ceiling's bandwidth;
+/// FMA floor = `mask_width^dims x outputs` FMAs / (SMs x FP32 lanes x SM clock). The one
+/// function every convolution table takes its floor from.
+pub fn conv_floor(
+    outputs: usize,
+    mask_width: usize,
+    dims: u32,
+    copy: &Ceiling,
+    fp32: &Fp32Throughput,
+) -> Floor {
+    let bytes = cpu::convolution::bytes_moved(outputs) as f64;
+    let fmas = (mask_width as f64).powi(dims as i32) * outputs as f64;
+    Floor {
+        memory_ms: bytes / (copy.gbps * 1e9) * 1e3,
+        fma_ms: fmas / fp32.fma_per_second() * 1e3,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn theoretical_and_lanes() {
+        // H100 SXM: 2619 MHz x 5120 bits: 3352 GB/s.
+        assert!((theoretical_from_clocks(2_619_000, 5120) - 3352.32).abs() < 1e-6);
+        assert_eq!(fp32_lanes_per_sm(9, 0), 128);
+        assert_eq!(fp32_lanes_per_sm(8, 0), 64);
+        assert_eq!(fp32_lanes_per_sm(8, 6), 128);
+        assert_eq!(fp32_lanes_per_sm(7, 0), 64);
+    }
+
+    #[test]
+    fn floors_take_the_slower_bound() {
+        let t = Timing {
+            median_ms: 1.0,
+            min_ms: 1.0,
+            max_ms: 1.0,
+            reps: 1,
+        };
+        let copy = Ceiling {
+            bytes_moved: 1,
+            timing: t,
+            gbps: 1000.0,
+        };
+        // 132 SMs x 128 lanes x 1.98 GHz = 33.45 TFMA/s.
+        let fp32 = Fp32Throughput {
+            sm_count: 132,
+            sm_clock_khz: 1_980_000,
+            lanes_per_sm: 128,
+        };
+        // 2^26 outputs, width 7: 512 MiB at 1000 GB/s = 0.537 ms; 7 x 2^26 FMAs = 0.014 ms.
+        let f = conv_floor(1 << 26, 7, 1, &copy, &fp32);
+        assert!((f.memory_ms - 0.536_870_912).abs() < 1e-12);
+        assert_eq!(f.bound(), "memory");
+        assert_eq!(f.ms(), f.memory_ms);
+        // 9 x 9 in 2D: 81 FMAs per output, still under the memory floor at 1000 GB/s.
+        let f2 = conv_floor(1 << 26, 9, 2, &copy, &fp32);
+        assert!(
+            (f2.fma_ms - 81.0 * (1u64 << 26) as f64 / fp32.fma_per_second() * 1e3).abs() < 1e-12
+        );
+        // At 100000 GB/s the FMAs set the floor.
+        let fast = Ceiling {
+            gbps: 100_000.0,
+            ..copy
+        };
+        let f3 = conv_floor(1 << 26, 9, 2, &fast, &fp32);
+        assert_eq!(f3.bound(), "FMA");
+        assert!((f3.ratio(2.0 * f3.ms()) - 2.0).abs() < 1e-12);
+    }
 
     #[test]
     fn median_min_max() {

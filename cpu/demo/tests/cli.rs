@@ -172,6 +172,20 @@ fn profile_and_peers_files_are_checked_before_the_gpu_runs() {
     assert_one_sentence_error(&["vector-add", "--peers", &bad]);
 }
 
+#[test]
+fn sweep_checks_its_patterns_and_peers_file_before_the_gpu_runs() {
+    let e = assert_one_sentence_error(&["sweep", "reduce-i32", "reduce"]);
+    assert!(e.contains("unknown pattern `reduce`"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("peers.json");
+    // `run.sh peers` writes a list for `demo all`: not a sweep's.
+    std::fs::write(&list, "[]").unwrap();
+    let e = assert_one_sentence_error(&["sweep", "--peers", list.to_str().unwrap()]);
+    assert!(e.contains("peers.py --sweep"), "{e}");
+    assert_one_sentence_error(&["sweep", "--peers", "/no/such/sweep-peers.json"]);
+    assert_one_sentence_error(&["sweep", "--dump", dir.path().to_str().unwrap()]);
+}
+
 fn require_gpu() {
     assert!(
         cpu::Gpu::driver_available(),
@@ -318,4 +332,81 @@ fn sizes_beyond_memory_are_refused_before_any_work() {
         ) && line.ends_with(" are free"),
         "{line}"
     );
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU (run.sh tests runs it)"]
+fn sweep_measures_small_cases_and_writes_its_files() {
+    require_gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("sweep");
+    // One peer timing to match: the 2^16 reduce-i32 case.
+    let peers = dir.path().join("sweep-peers.json");
+    std::fs::write(
+        &peers,
+        r#"{"kind": "demo-sweep-peers", "rows": [{"pattern": "reduce-i32", "shape": [65536],
+            "peer": "torch.sum", "operation": "torch.sum(x)", "library": "test", "median_ms": 1.0,
+            "reps": 3}]}"#,
+    )
+    .unwrap();
+    let out = demo(&[
+        "sweep",
+        "reduce-i32",
+        "conv1d",
+        "transpose",
+        "--max-elements",
+        "70000",
+        "--reps",
+        "3",
+        "--format",
+        "json",
+        "--peers",
+        peers.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: demo::sweep::SweepReport =
+        serde_json::from_slice(&out.stdout).expect("stdout is the sweep JSON");
+    // In the order named: reduce-i32 at 2^16; conv1d at 2^16 (width 7); transpose 3 x 8191 and
+    // 8193 x 7 (the others are beyond 70000 elements and skipped).
+    let labels: Vec<String> = report
+        .rows
+        .iter()
+        .map(|r| format!("{} {}", r.case.pattern, r.case.label()))
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "reduce-i32 2^16",
+            "conv1d 2^16, w 7",
+            "transpose 3 x 8191",
+            "transpose 8193 x 7"
+        ],
+        "{labels:?}"
+    );
+    assert!(report.rows.iter().all(|r| r.passed && r.reps == 3));
+    assert!(
+        report
+            .skipped
+            .iter()
+            .all(|s| s.reason.contains("--max-elements"))
+    );
+    assert!(report.ceilings.read.gbps > 0.0 && report.ceilings.copy.gbps > 0.0);
+    assert_eq!(report.ceilings.read.tried.len(), 4);
+    assert_eq!(report.rows[0].peers.len(), 1);
+    assert!(report.rows[1].floor.is_some());
+    for f in [
+        "sweep.json",
+        "sweep.csv",
+        "sweep.md",
+        "charts/sweep-reduce-i32.png",
+        "charts/sweep-conv1d.svg",
+    ] {
+        assert!(out_dir.join(f).is_file(), "{f} missing");
+    }
 }

@@ -1,5 +1,6 @@
 //! The memory hierarchy lab: one module per topic, with the launchers, CPU references and
-//! measurements behind `demo <topic>`.
+//! measurements behind `demo <topic>`; [`read_stream`] is the read-only bandwidth ceiling
+//! (`demo bandwidth`, `demo sweep`).
 
 pub mod bandwidth;
 pub mod bank_conflicts;
@@ -7,6 +8,7 @@ pub mod coalescing;
 pub mod constant_memory;
 pub mod device_globals;
 pub mod layout;
+pub mod read_stream;
 pub mod registers;
 pub mod shared_memory;
 pub mod texture;
@@ -20,6 +22,7 @@ pub fn kernel_names() -> Vec<&'static str> {
     names.extend_from_slice(constant_memory::KERNELS);
     names.extend_from_slice(device_globals::KERNELS);
     names.extend_from_slice(layout::KERNELS);
+    names.extend_from_slice(read_stream::KERNELS);
     names.extend_from_slice(registers::KERNELS);
     names.extend_from_slice(shared_memory::KERNELS);
     names.extend_from_slice(texture::KERNELS);

@@ -48,7 +48,8 @@ pub enum Topic {
     },
     /// Host-device bandwidth like bandwidthTest: pageable, pinned, write-combined and
     /// zero-copy, at the seed's 32 MiB and over 1 KiB .. --max-size; device-to-device beside
-    /// the memcpy ceiling; the launch overhead of an empty kernel.
+    /// the memcpy ceiling; the read-only ceiling (a read stream); the launch overhead of an
+    /// empty kernel.
     Bandwidth {
         /// Largest transfer of the sweep in bytes (powers of 4 from 1 KiB; default 1 GiB).
         #[arg(long, default_value_t = 1 << 30)]
@@ -103,13 +104,15 @@ fn layout_footprint(n: usize) -> Footprint {
 }
 
 /// Peak memory of `demo bandwidth --max-size B`, with buffers of b = max(the sweep's largest
-/// size, 32 MiB) bytes: two on the device (2b); one per host memory kind (pageable, pinned,
-/// write-combined, zero-copy) and the check buffer on the host (5b).
+/// size, 32 MiB) bytes: two on the device (2b) and the read-only ceiling's buffer (1 GiB); one
+/// per host memory kind (pageable, pinned, write-combined, zero-copy) and the check buffer on
+/// the host (5b).
 fn bandwidth_footprint(max_size: usize) -> Footprint {
     let largest = bandwidth::sweep_sizes(max_size).last().copied();
     let b = largest.unwrap_or(1024).max(SEED_BYTES);
     Footprint::new(format!("bandwidth up to {max_size} bytes"))
         .device::<u8>(2, b)
+        .device_bytes(timing::CEILING_READ_BYTES as u64)
         .host::<u8>(5, b)
         .with_ceiling()
 }
@@ -570,6 +573,7 @@ fn run_bandwidth(
     ));
     out.table(transfers.seed_table()?);
     transfers.sweeps(out, &sizes)?;
+    out.table(read_stream_table(gpu, cli, &ceiling)?);
     out.table(launch_overhead(gpu, launches)?);
     out.line(format!(
         "bandwidth demo: {:.1} s",
@@ -856,6 +860,61 @@ impl<'a> Transfers<'a> {
         );
         Ok(())
     }
+}
+
+/// The read-only ceiling ([`timing::read_ceiling`]): every launch shape of the read stream
+/// over 1 GiB, its bandwidth (bytes read) beside the memcpy ceiling (bytes read + written),
+/// the fastest marked.
+fn read_stream_table(gpu: &Gpu, cli: &Cli, ceiling: &Ceiling) -> Result<Table> {
+    let read = timing::read_ceiling(gpu, timing::CEILING_READ_BYTES, WARMUP, cli.reps as usize)?;
+    let mut table = Table::new(
+        "read-stream",
+        format!(
+            "device read stream (the read-only ceiling of the reductions): {} MiB read with 16-byte loads, one word written per block, median of {} reps; GB/s counts bytes read",
+            timing::CEILING_READ_BYTES >> 20,
+            cli.reps
+        ),
+        ChartKind::Bars,
+        [
+            "loads in flight",
+            "blocks per SM",
+            "kernel",
+            "grid x block",
+            "median ms",
+            "GB/s (read)",
+            "% of memcpy",
+            "fastest",
+        ],
+    );
+    for (shape, launch, t) in &read.tried {
+        let kernel = shape.in_flight.kernel_name();
+        let m = Measurement::new(
+            format!(
+                "read x{} @ {}/SM",
+                shape.in_flight.loads(),
+                shape.blocks_per_sm
+            ),
+            t,
+        )
+        .kernel(kernel)
+        .launch(launch)
+        .bytes(read.ceiling.bytes_moved, Some(ceiling));
+        let gbps = m.gbps.unwrap_or_default();
+        table.measured_row(
+            [
+                shape.in_flight.loads().to_string(),
+                shape.blocks_per_sm.to_string(),
+                kernel.to_string(),
+                cpu::launch::describe(launch),
+                format!("{:.3}", t.median_ms),
+                format!("{gbps:.1}"),
+                format!("{:.1}%", ceiling.percent(gbps)),
+                if *shape == read.shape { "yes" } else { "" }.to_string(),
+            ],
+            m,
+        );
+    }
+    Ok(table)
 }
 
 /// The launch overhead of the empty kernel: microseconds from the library's own clocks (no

@@ -1,6 +1,6 @@
 //! One chart per charted table, as SVG and PNG (plotters): bars per variant against the
 //! section's memcpy ceiling, or a line per series over a sweep (strides, offsets, transfer
-//! sizes, block sizes). Text is drawn with the DejaVu Sans font embedded in the binary, so PNGs
+//! sizes, block sizes, problem sizes) with the table's labelled reference lines (ceilings). Text is drawn with the DejaVu Sans font embedded in the binary, so PNGs
 //! render the same on a machine without fonts.
 
 use std::sync::Once;
@@ -293,7 +293,16 @@ fn sweep<DB: DrawingBackend>(
     } else {
         (0.0, 1.0)
     };
-    let ymax = top.max(ceiling.unwrap_or(0.0)).max(f64::MIN_POSITIVE) * 1.12;
+    let lines_top = table
+        .reference_lines
+        .iter()
+        .map(|l| l.1)
+        .fold(0.0, f64::max);
+    let ymax = top
+        .max(ceiling.unwrap_or(0.0))
+        .max(lines_top)
+        .max(f64::MIN_POSITIVE)
+        * 1.12;
     let bytes = x_label.contains("bytes");
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 20))
@@ -336,6 +345,25 @@ fn sweep<DB: DrawingBackend>(
             ))?
             .label(format!("device-to-device memcpy: {c:.0} GB/s (dashed)"))
             .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(1)));
+    }
+    // The table's own reference lines (ceilings), dashed, in black and greys (the data lines
+    // are coloured), labelled with their value.
+    const GREYS: [RGBColor; 3] = [
+        RGBColor(0, 0, 0),
+        RGBColor(105, 105, 105),
+        RGBColor(165, 165, 165),
+    ];
+    for (k, (label, value)) in table.reference_lines.iter().enumerate() {
+        let color = GREYS[k % GREYS.len()];
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(lo, *value), (hi, *value)],
+                8,
+                5,
+                color.stroke_width(2),
+            ))?
+            .label(format!("{label}: {value:.0} (dashed)"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
     }
     chart
         .configure_series_labels()
@@ -381,7 +409,9 @@ mod tests {
                 );
             }
         }
-        s.blocks.push(Block::Table(sweep));
+        s.blocks.push(Block::Table(
+            sweep.reference_line("read-only ceiling, GB/s", 250.0),
+        ));
         let charts = charts(s).unwrap();
         assert_eq!(charts.len(), 2);
         assert_eq!(charts[0].stem, "copy-kernels");
@@ -392,5 +422,6 @@ mod tests {
         }
         assert!(charts[0].svg.contains("memcpy, 300 GB/s"));
         assert!(charts[1].svg.contains("KiB"));
+        assert!(charts[1].svg.contains("read-only ceiling, GB/s: 250"));
     }
 }

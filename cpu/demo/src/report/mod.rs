@@ -166,6 +166,10 @@ pub struct Table {
     /// per access, for an experiment timed by `clock64`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chart_value: Option<String>,
+    /// Horizontal lines a sweep chart draws across the plot (ceilings: copy, read-only,
+    /// theoretical), each `(label, value)` in the chart's unit (GB/s for bandwidth charts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reference_lines: Vec<(String, f64)>,
 }
 
 impl Table {
@@ -184,7 +188,14 @@ impl Table {
             rows: Vec::new(),
             measurements: Vec::new(),
             chart_value: None,
+            reference_lines: Vec::new(),
         }
+    }
+
+    /// Draws a labelled horizontal line at `value` (in the chart's unit) across a sweep chart.
+    pub fn reference_line(mut self, label: impl Into<String>, value: f64) -> Self {
+        self.reference_lines.push((label.into(), value));
+        self
     }
 
     /// Charts `extra[name]` of each measurement instead of its bandwidth or time.

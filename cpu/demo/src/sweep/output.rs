@@ -1,0 +1,740 @@
+//! What a sweep prints and writes: the ceilings, a table per pattern (two for the
+//! convolutions: by size, by mask width), the summary against the peers, and with `--out DIR`
+//! `sweep.json`, `sweep.csv`, `sweep.md` and a chart per table (GB/s against size on a log2
+//! axis, ours and each peer as lines, the three ceilings as labelled dashed lines).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::{Case, CaseError, Ceilings, Row, SweepPattern, SweepReport};
+use crate::report::{ChartKind, Measurement, Section, Table, chart};
+use crate::timing::Timing;
+
+/// The ceilings, as printed at the start of a sweep and in `sweep.md`.
+pub(super) fn ceilings_text(c: &Ceilings) -> String {
+    let tried: Vec<String> = c
+        .read
+        .tried
+        .iter()
+        .map(|(shape, launch, ms, gbps)| format!("{shape} ({launch}): {ms:.3} ms, {gbps:.1} GB/s"))
+        .collect();
+    format!(
+        "ceilings of this run:\n\
+         - copy: device-to-device memcpy of {} MiB, median {:.3} ms, {:.1} GB/s (bytes read + written)\n\
+         - read-only: read stream of {} MiB, median {:.3} ms, {:.1} GB/s (bytes read); fastest of {} shapes: {} ({})\n\
+         {}\n\
+         - theoretical: {:.1} GB/s (2 x memory clock x bus width / 8)",
+        (c.copy.bytes / 2) >> 20,
+        c.copy.median_ms,
+        c.copy.gbps,
+        c.read.bytes >> 20,
+        c.read.median_ms,
+        c.read.gbps,
+        c.read.tried.len(),
+        c.read.shape,
+        c.read.launch,
+        tried
+            .iter()
+            .map(|t| format!("    - {t}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        c.theoretical_gbps
+    )
+}
+
+/// The header cell of the speed ratio, saying which way it reads.
+const SPEED: &str = "speed vs peer (peer ms / ours ms; >= 1: ours faster)";
+
+fn pct(x: f64) -> String {
+    format!("{x:.1}%")
+}
+
+/// Whether `case` of `pattern` belongs in a table: for a convolution `by_width` picks the
+/// mask-width sweep (at its one shape), else the size sweep (at the default width).
+fn in_view(pattern: SweepPattern, case: &Case, by_width: bool) -> bool {
+    if case.pattern != pattern.name() {
+        return false;
+    }
+    let Some(width) = pattern.default_width() else {
+        return !by_width;
+    };
+    if by_width {
+        // The width sweep's shape: the shape of the last case (the widths come last).
+        super::cases(pattern).last().map(|c| &c.shape) == Some(&case.shape)
+    } else {
+        case.width == Some(width)
+    }
+}
+
+/// The rows of `pattern` a table shows ([`in_view`]), by width or by size for a convolution,
+/// in the order run for the others.
+fn table_rows(pattern: SweepPattern, rows: &[Row], by_width: bool) -> Vec<&Row> {
+    let mut picked: Vec<&Row> = rows
+        .iter()
+        .filter(|r| in_view(pattern, &r.case, by_width))
+        .collect();
+    if pattern.default_width().is_some() {
+        if by_width {
+            picked.sort_by_key(|r| r.case.width);
+        } else {
+            picked.sort_by_key(|r| r.elements);
+        }
+    }
+    picked
+}
+
+/// The tables of `pattern` (one; two for a convolution), from the rows measured so far; the
+/// cases that ended in an error close their table.
+pub(super) fn pattern_tables(
+    pattern: SweepPattern,
+    rows: &[Row],
+    errors: &[CaseError],
+    c: &Ceilings,
+) -> Vec<Table> {
+    let views: &[bool] = if pattern.default_width().is_some() {
+        &[false, true]
+    } else {
+        &[false]
+    };
+    views
+        .iter()
+        .map(|&by_width| {
+            let errors: Vec<&CaseError> = errors
+                .iter()
+                .filter(|e| in_view(pattern, &e.case, by_width))
+                .collect();
+            table(
+                pattern,
+                &table_rows(pattern, rows, by_width),
+                &errors,
+                c,
+                by_width,
+            )
+        })
+        .filter(|t| !t.rows.is_empty())
+        .collect()
+}
+
+fn table(
+    pattern: SweepPattern,
+    rows: &[&Row],
+    errors: &[&CaseError],
+    c: &Ceilings,
+    by_width: bool,
+) -> Table {
+    let conv = pattern.default_width().is_some();
+    let (id, what) = match (conv, by_width) {
+        (true, true) => (format!("{}-widths", pattern.name()), "by mask width"),
+        (true, false) => (
+            pattern.name().to_string(),
+            if pattern == SweepPattern::Conv1d {
+                "by size, mask width 7"
+            } else {
+                "by size, 5 x 5 mask"
+            },
+        ),
+        _ => (pattern.name().to_string(), "by size"),
+    };
+    let bytes = match pattern {
+        SweepPattern::ReduceI32 | SweepPattern::ReduceF32 => "4 bytes read per element",
+        SweepPattern::VectorAdd => "12 bytes per element: 2 reads + 1 write",
+        _ => "8 bytes per element: 1 read + 1 write",
+    };
+    let reps = rows.first().map_or(0, |r| r.reps);
+    let mut title = format!(
+        "{} {what}: {}, median of {reps} reps, L2 flushed before each; GB/s = {bytes} / median; \
+         % of copy {:.1}, read-only {:.1}, theoretical {:.1} GB/s; {SPEED}, against the fastest \
+         peer at that size",
+        pattern.name(),
+        pattern.entry_point(),
+        c.copy.gbps,
+        c.read.gbps,
+        c.theoretical_gbps
+    );
+    if conv {
+        title.push_str(
+            "; floor = max(bytes / copy GB/s, width^d x outputs FMAs / (SMs x FP32 lanes x SM clock)), \
+             ours/floor 1.00x at the floor",
+        );
+    }
+    let mut header = vec![
+        "size",
+        "kernel",
+        "grid x block",
+        "ours ms",
+        "GB/s",
+        "% of copy",
+    ];
+    if pattern.reads_only() {
+        header.push("% of read-only");
+    }
+    header.push("% of theoretical");
+    if conv {
+        header.extend(["floor ms", "bound", "ours/floor"]);
+    }
+    header.extend(["peer", "peer ms", SPEED, "verdict"]);
+    let mut t = Table::new(id, title, ChartKind::None, header);
+    for r in rows {
+        let mut cells = vec![
+            r.case.label(),
+            r.kernel.clone(),
+            launch(r),
+            format!("{:.4}", r.median_ms),
+            format!("{:.1}", r.gbps),
+            pct(r.percent_of_copy),
+        ];
+        if pattern.reads_only() {
+            cells.push(pct(r.percent_of_read));
+        }
+        cells.push(pct(r.percent_of_theoretical));
+        if conv {
+            match &r.floor {
+                Some(f) => cells.extend([
+                    format!("{:.4}", f.floor_ms),
+                    f.bound.clone(),
+                    format!("{:.2}x", f.ratio),
+                ]),
+                None => cells.extend(["-".into(), "-".into(), "-".into()]),
+            }
+        }
+        match r.best_peer() {
+            Some(p) => cells.extend([
+                p.peer.clone(),
+                format!("{:.4}", p.median_ms),
+                format!("{:.2}", p.median_ms / r.median_ms),
+            ]),
+            None => cells.extend(["-".into(), "-".into(), "-".into()]),
+        }
+        cells.push(r.verdict.clone());
+        t.row(cells);
+    }
+    let width = t.header.len();
+    for e in errors {
+        let mut cells = vec![e.case.label(), e.kernel.clone()];
+        cells.resize(width - 1, "-".into());
+        cells.push(format!("ERROR: {}", e.error));
+        t.row(cells);
+    }
+    t
+}
+
+/// `"1056 x 256"`, `"(256,256) x (32,8)"`.
+fn launch(r: &Row) -> String {
+    cpu::launch::describe(&cudarc::driver::LaunchConfig {
+        grid_dim: (r.grid[0], r.grid[1], r.grid[2]),
+        block_dim: (r.block[0], r.block[1], r.block[2]),
+        shared_mem_bytes: 0,
+    })
+}
+
+/// Per pattern: cases measured, skipped and ended in an error, how many had a peer, the worst
+/// and best speed against the fastest peer (and at which size), and the verdict.
+pub(super) fn summary_table(report: &SweepReport) -> Table {
+    let mut t = Table::new(
+        "summary",
+        format!("summary: {SPEED}, over the sizes with a peer timing"),
+        ChartKind::None,
+        [
+            "pattern",
+            "cases",
+            "skipped",
+            "with a peer",
+            "worst speed vs peer",
+            "at",
+            "best speed vs peer",
+            "at",
+            "verdict",
+        ],
+    );
+    for p in SweepPattern::ALL {
+        let mine: Vec<&Row> = report
+            .rows
+            .iter()
+            .filter(|r| r.case.pattern == p.name())
+            .collect();
+        let skips = report
+            .skipped
+            .iter()
+            .filter(|s| s.case.pattern == p.name())
+            .count();
+        let errors = report
+            .errors
+            .iter()
+            .filter(|e| e.case.pattern == p.name())
+            .count();
+        if mine.is_empty() && skips == 0 && errors == 0 {
+            continue;
+        }
+        let ratios: Vec<(f64, String)> = mine
+            .iter()
+            .filter_map(|r| r.speed_vs_peer().map(|s| (s, r.case.label())))
+            .collect();
+        let worst = ratios.iter().min_by(|a, b| a.0.total_cmp(&b.0));
+        let best = ratios.iter().max_by(|a, b| a.0.total_cmp(&b.0));
+        let cell = |x: Option<&(f64, String)>| match x {
+            Some((s, at)) => (format!("{s:.2}"), at.clone()),
+            None => ("-".into(), "-".into()),
+        };
+        let (worst, worst_at) = cell(worst);
+        let (best, best_at) = cell(best);
+        let failed = mine.iter().filter(|r| !r.passed).count();
+        let mut verdict = Vec::new();
+        if failed > 0 {
+            verdict.push(format!("FAIL ({failed})"));
+        }
+        if errors > 0 {
+            verdict.push(format!("ERROR ({errors})"));
+        }
+        t.row([
+            p.name().to_string(),
+            (mine.len() + errors).to_string(),
+            skips.to_string(),
+            ratios.len().to_string(),
+            worst,
+            worst_at,
+            best,
+            best_at,
+            if verdict.is_empty() {
+                "PASS".into()
+            } else {
+                verdict.join(", ")
+            },
+        ]);
+    }
+    t
+}
+
+/// One CSV line per row: the case, our launch and timing, the shares of the ceilings, the
+/// floor, the fastest peer and the speed against it, every peer, the verdict.
+pub(super) fn csv(rows: &[Row]) -> Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "pattern",
+        "shape",
+        "width",
+        "elements",
+        "kernel",
+        "grid",
+        "block",
+        "median_ms",
+        "min_ms",
+        "max_ms",
+        "reps",
+        "bytes",
+        "gbps",
+        "percent_of_copy",
+        "percent_of_read",
+        "percent_of_theoretical",
+        "floor_ms",
+        "floor_bound",
+        "ratio_to_floor",
+        "peer",
+        "peer_ms",
+        "speed_vs_peer",
+        "all_peers",
+        "max_error",
+        "verdict",
+    ])?;
+    let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    for r in rows {
+        let dims = |d: [u32; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);
+        let peers: Vec<String> = r
+            .peers
+            .iter()
+            .map(|p| format!("{}={}", p.peer, p.median_ms))
+            .collect();
+        w.write_record([
+            r.case.pattern.clone(),
+            r.case
+                .shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join("x"),
+            r.case.width.map(|w| w.to_string()).unwrap_or_default(),
+            r.elements.to_string(),
+            r.kernel.clone(),
+            dims(r.grid),
+            dims(r.block),
+            r.median_ms.to_string(),
+            r.min_ms.to_string(),
+            r.max_ms.to_string(),
+            r.reps.to_string(),
+            r.bytes.to_string(),
+            r.gbps.to_string(),
+            r.percent_of_copy.to_string(),
+            r.percent_of_read.to_string(),
+            r.percent_of_theoretical.to_string(),
+            opt(r.floor.as_ref().map(|f| f.floor_ms)),
+            r.floor
+                .as_ref()
+                .map(|f| f.bound.clone())
+                .unwrap_or_default(),
+            opt(r.floor.as_ref().map(|f| f.ratio)),
+            r.best_peer().map(|p| p.peer.clone()).unwrap_or_default(),
+            opt(r.best_peer().map(|p| p.median_ms)),
+            opt(r.speed_vs_peer()),
+            peers.join(";"),
+            opt(r.max_error),
+            r.verdict.clone(),
+        ])?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// The whole sweep as markdown: device, ceilings, method, every table, the skipped cases and
+/// the summary.
+pub(super) fn markdown(report: &SweepReport) -> String {
+    let mut md = format!(
+        "# demo sweep\n\n{} (compute capability {}, {} SMs), {}\n\n`{}`\n\n{}\n\nmethod: {}\n",
+        report.device.name,
+        report.device.compute_capability,
+        report.device.sm_count,
+        report.date,
+        report.command,
+        ceilings_text(&report.ceilings),
+        report.method
+    );
+    for p in SweepPattern::ALL {
+        for t in pattern_tables(p, &report.rows, &report.errors, &report.ceilings) {
+            md.push_str(&format!(
+                "\n## {}\n\n{}\n\n{}\n",
+                t.id,
+                t.title,
+                t.markdown()
+            ));
+        }
+    }
+    if !report.skipped.is_empty() {
+        md.push_str("\n## skipped\n\n");
+        for s in &report.skipped {
+            md.push_str(&format!(
+                "- {} {}: {}\n",
+                s.case.pattern,
+                s.case.label(),
+                s.reason
+            ));
+        }
+    }
+    let summary = summary_table(report);
+    md.push_str(&format!(
+        "\n## summary\n\n{}\n\n{}\n",
+        summary.title,
+        summary.markdown()
+    ));
+    md
+}
+
+/// The chart tables: per pattern GB/s against elements (log2), ours and each peer as lines
+/// (transpose: one line per kind of shape, [`transpose_series`]), the ceilings as reference lines;
+/// for a convolution also GB/s against the mask width.
+pub(super) fn chart_section(report: &SweepReport) -> Section {
+    let c = &report.ceilings;
+    let mut section = Section::new("sweep");
+    for p in SweepPattern::ALL {
+        for by_width in [false, true] {
+            if by_width && p.default_width().is_none() {
+                continue;
+            }
+            let rows = table_rows(p, &report.rows, by_width);
+            if rows.is_empty() {
+                continue;
+            }
+            let (id, kind) = if by_width {
+                (
+                    format!("{}-widths", p.name()),
+                    ChartKind::Sweep {
+                        x_label: "mask width (taps per dimension)".into(),
+                        log2_x: false,
+                    },
+                )
+            } else {
+                (
+                    p.name().to_string(),
+                    ChartKind::Sweep {
+                        x_label: "elements".into(),
+                        log2_x: true,
+                    },
+                )
+            };
+            let mut t = Table::new(id, "", kind, ["series", "x", "GB/s"])
+                .reference_line("copy ceiling, GB/s", c.copy.gbps)
+                .reference_line("read-only ceiling, GB/s", c.read.gbps)
+                .reference_line("theoretical, GB/s", c.theoretical_gbps);
+            for r in rows {
+                let x = if by_width {
+                    r.case.width.unwrap_or(0) as f64
+                } else {
+                    r.elements as f64
+                };
+                let suffix = if p == SweepPattern::Transpose {
+                    transpose_series(&r.case.shape)
+                } else {
+                    ""
+                };
+                let ours = Timing {
+                    median_ms: r.median_ms,
+                    min_ms: r.min_ms,
+                    max_ms: r.max_ms,
+                    reps: r.reps,
+                };
+                let mut point = |series: String, timing: &Timing, passed: bool| {
+                    let m = Measurement::new(r.case.label(), timing)
+                        .series(series.clone())
+                        .at(x)
+                        .bytes(r.bytes, None)
+                        .passed(passed);
+                    let gbps = m.gbps.unwrap_or_default();
+                    t.measured_row([series, x.to_string(), format!("{gbps:.1}")], m);
+                };
+                point(format!("ours{suffix}"), &ours, r.passed);
+                for peer in &r.peers {
+                    let timing = Timing {
+                        median_ms: peer.median_ms,
+                        min_ms: peer.median_ms,
+                        max_ms: peer.median_ms,
+                        reps: peer.reps,
+                    };
+                    point(format!("{}{suffix}", peer.peer), &timing, true);
+                }
+            }
+            section.blocks.push(crate::report::Block::Table(t));
+        }
+    }
+    section
+}
+
+/// The chart line a transpose shape belongs to (its suffix): square, odd near-square, wide
+/// (at most 8 rows) or tall (at most 8 columns), so that no line holds two shapes of one size.
+fn transpose_series(shape: &[usize]) -> &'static str {
+    match *shape {
+        [rows, cols] if rows == cols => "",
+        [rows, cols] if rows.min(cols) <= 8 && rows < cols => " (wide: <= 8 rows)",
+        [rows, cols] if rows.min(cols) <= 8 => " (tall: <= 8 columns)",
+        _ => " (odd, near-square)",
+    }
+}
+
+/// Writes `sweep.json`, `sweep.csv`, `sweep.md` and `charts/sweep-<table>.{svg,png}` into
+/// `dir`, each whole or not at all; returns the number of files.
+pub(super) fn write_files(dir: &Path, report: &SweepReport) -> Result<usize> {
+    let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
+        (
+            dir.join("sweep.json"),
+            serde_json::to_string_pretty(report)?.into_bytes(),
+        ),
+        (dir.join("sweep.csv"), csv(&report.rows)?.into_bytes()),
+        (dir.join("sweep.md"), markdown(report).into_bytes()),
+    ];
+    for c in chart::charts(&chart_section(report))? {
+        let stem = dir.join("charts").join(&c.stem);
+        files.push((stem.with_extension("svg"), c.svg.into_bytes()));
+        files.push((stem.with_extension("png"), c.png));
+    }
+    crate::report::write_all_atomically(files.iter().map(|(p, b)| (p.as_path(), b.as_slice())))?;
+    Ok(files.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{FloorRecord, PeerTiming, ReadRecord, Skipped};
+    use super::*;
+    use crate::report::{CeilingRecord, DeviceInfo};
+
+    fn ceilings() -> Ceilings {
+        Ceilings {
+            copy: CeilingRecord {
+                bytes: 1 << 30,
+                median_ms: 0.3,
+                gbps: 4000.0,
+                reps: 5,
+            },
+            read: ReadRecord {
+                bytes: 1 << 30,
+                median_ms: 0.25,
+                gbps: 4300.0,
+                reps: 5,
+                shape: "8 loads".into(),
+                launch: "1056 x 256".into(),
+                tried: vec![("8 loads".into(), "1056 x 256".into(), 0.25, 4300.0)],
+            },
+            theoretical_gbps: 4800.0,
+        }
+    }
+
+    fn row(pattern: SweepPattern, shape: &[usize], width: Option<usize>, ms: f64) -> Row {
+        let case = Case {
+            pattern: pattern.name().into(),
+            shape: shape.to_vec(),
+            width,
+        };
+        let elements = case.elements().unwrap() as u64;
+        Row {
+            case,
+            elements,
+            kernel: "k".into(),
+            grid: [132, 1, 1],
+            block: [256, 1, 1],
+            median_ms: ms,
+            min_ms: ms,
+            max_ms: ms,
+            reps: 5,
+            bytes: 8 * elements,
+            gbps: 8.0 * elements as f64 / (ms * 1e6),
+            percent_of_copy: 50.0,
+            percent_of_read: 45.0,
+            percent_of_theoretical: 40.0,
+            floor: width.map(|_| FloorRecord {
+                memory_ms: ms / 2.0,
+                fma_ms: ms / 4.0,
+                floor_ms: ms / 2.0,
+                bound: "memory".into(),
+                ratio: 2.0,
+            }),
+            max_error: None,
+            passed: true,
+            verdict: "PASS".into(),
+            peers: vec![PeerTiming {
+                peer: "torch".into(),
+                operation: "op".into(),
+                library: "torch 2".into(),
+                median_ms: 2.0 * ms,
+                reps: 5,
+            }],
+        }
+    }
+
+    fn report() -> SweepReport {
+        let mut rows = vec![
+            row(SweepPattern::ReduceF32, &[1 << 16], None, 0.01),
+            row(SweepPattern::ReduceF32, &[1 << 18], None, 0.02),
+            row(SweepPattern::Transpose, &[1024, 1024], None, 0.01),
+            row(SweepPattern::Transpose, &[3, 8191], None, 0.01),
+            row(SweepPattern::Conv1d, &[1 << 16], Some(7), 0.01),
+            row(SweepPattern::Conv1d, &[1 << 26], Some(7), 0.2),
+            row(SweepPattern::Conv1d, &[1 << 26], Some(3), 0.2),
+        ];
+        rows[1].peers.clear();
+        rows[0].peers[0].median_ms = 0.005;
+        SweepReport {
+            schema_version: 1,
+            date: "d".into(),
+            command: "demo sweep".into(),
+            device: DeviceInfo::default(),
+            ceilings: ceilings(),
+            method: "m".into(),
+            peers_file: None,
+            rows,
+            skipped: vec![Skipped {
+                case: Case {
+                    pattern: "reduce-f32".into(),
+                    shape: vec![1 << 30],
+                    width: None,
+                },
+                reason: "too big".into(),
+            }],
+            errors: vec![CaseError {
+                case: Case {
+                    pattern: "transpose".into(),
+                    shape: vec![1 << 22, 4],
+                    width: None,
+                },
+                kernel: "transpose_tiled_vec4".into(),
+                error: "grid too large".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn tables_have_the_columns_asked_for() {
+        let r = report();
+        let t = pattern_tables(SweepPattern::ReduceF32, &r.rows, &r.errors, &r.ceilings);
+        assert_eq!(t.len(), 1);
+        let h = &t[0].header;
+        for col in [
+            "ours ms",
+            "GB/s",
+            "% of copy",
+            "% of read-only",
+            "% of theoretical",
+            "peer",
+            "peer ms",
+            SPEED,
+        ] {
+            assert!(h.iter().any(|c| c == col), "{col} missing from {h:?}");
+        }
+        assert_eq!(
+            t[0].rows[0][h.iter().position(|c| c == SPEED).unwrap()],
+            "0.50"
+        );
+        assert_eq!(
+            t[0].rows[1][h.iter().position(|c| c == "peer").unwrap()],
+            "-"
+        );
+        let conv = pattern_tables(SweepPattern::Conv1d, &r.rows, &r.errors, &r.ceilings);
+        assert_eq!(conv.len(), 2, "by size and by width");
+        assert!(conv[0].header.iter().any(|c| c == "ours/floor"));
+        assert_eq!(conv[0].rows.len(), 2, "the width-7 rows");
+        assert_eq!(conv[1].rows.len(), 2, "the 2^26 rows");
+        assert_eq!(conv[1].rows[0][0], "2^26, w 3", "sorted by width");
+        assert!(
+            !pattern_tables(SweepPattern::VectorAdd, &r.rows, &r.errors, &r.ceilings)
+                .iter()
+                .any(|t| !t.rows.is_empty())
+        );
+    }
+
+    #[test]
+    fn summary_names_worst_and_best() {
+        let r = report();
+        let s = summary_table(&r);
+        let reduce = s.rows.iter().find(|row| row[0] == "reduce-f32").unwrap();
+        assert_eq!(reduce[1..4], ["2".to_string(), "1".into(), "1".into()]);
+        assert_eq!(reduce[4], "0.50");
+        assert_eq!(reduce[8], "PASS");
+        let conv = s.rows.iter().find(|row| row[0] == "conv1d").unwrap();
+        assert_eq!((conv[4].as_str(), conv[6].as_str()), ("2.00", "2.00"));
+        let transpose = s.rows.iter().find(|row| row[0] == "transpose").unwrap();
+        assert_eq!(transpose[1], "3", "two measured, one error");
+        assert_eq!(transpose[8], "ERROR (1)");
+        let t = pattern_tables(SweepPattern::Transpose, &r.rows, &r.errors, &r.ceilings);
+        let last = t[0].rows.last().unwrap();
+        assert_eq!(last[0], "4194304 x 4");
+        assert_eq!(last.last().unwrap(), "ERROR: grid too large");
+        assert_eq!(last.len(), t[0].header.len());
+    }
+
+    #[test]
+    fn files_render() {
+        let r = report();
+        let csv = csv(&r.rows).unwrap();
+        assert_eq!(csv.lines().count(), 1 + r.rows.len());
+        assert!(csv.contains("conv1d,67108864,7,"));
+        let md = markdown(&r);
+        assert!(
+            md.contains("## summary")
+                && md.contains("## skipped")
+                && md.contains("## conv1d-widths")
+        );
+        let section = chart_section(&r);
+        let charts = chart::charts(&section).unwrap();
+        let stems: Vec<&str> = charts.iter().map(|c| c.stem.as_str()).collect();
+        assert_eq!(
+            stems,
+            [
+                "sweep-reduce-f32",
+                "sweep-transpose",
+                "sweep-conv1d",
+                "sweep-conv1d-widths"
+            ]
+        );
+        assert!(charts[0].svg.contains("read-only ceiling"));
+        assert!(
+            charts[1].svg.contains("ours (wide: &lt;= 8 rows)")
+                || charts[1].svg.contains("ours (wide: <= 8 rows)")
+        );
+        let back: SweepReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+    }
+}
