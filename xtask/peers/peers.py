@@ -292,12 +292,23 @@ def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cu
             x = torch.randint(-1000, 1000, (n,), generator=gen, device=dev, dtype=torch.int32)
         else:
             x = uniform(n)
+        # The i32 peers sum in i32 as reduce_sum_i32 does (wrapping); without `dtype` both
+        # libraries widen an int32 sum to int64, a different (and slower) operation.
+        i32 = pattern == "reduce-i32"
         if cupy is not None:
             cx = cupy.asarray(x)  # the same memory (__cuda_array_interface__)
-            row("cupy.sum (CUB)", "cupy.sum(x)", timed(lambda: cupy.sum(cx), flush=True),
-                library=cupy_lib)
+            if i32:
+                row("cupy.sum (CUB)", "cupy.sum(x, dtype=int32)",
+                    timed(lambda: cupy.sum(cx, dtype=cupy.int32), flush=True), library=cupy_lib)
+            else:
+                row("cupy.sum (CUB)", "cupy.sum(x)", timed(lambda: cupy.sum(cx), flush=True),
+                    library=cupy_lib)
             del cx
-        row("torch.sum", "torch.sum(x)", timed(lambda: torch.sum(x), flush=True))
+        if i32:
+            row("torch.sum", "torch.sum(x, dtype=torch.int32)",
+                timed(lambda: torch.sum(x, dtype=torch.int32), flush=True))
+        else:
+            row("torch.sum", "torch.sum(x)", timed(lambda: torch.sum(x), flush=True))
     elif pattern == "vector-add":
         x, y = uniform(n), uniform(n)
         z = torch.empty_like(x)
