@@ -26,6 +26,8 @@ mod properties;
 mod reduce;
 #[path = "gpu/transpose_any.rs"]
 mod transpose_any;
+#[path = "gpu/transpose_thin.rs"]
+mod transpose_thin;
 use lab_tests::{base_seed, expect_err, gpu, gpu_trial, seed_for};
 use libtest_mimic::{Arguments, Trial};
 use rand::rngs::StdRng;
@@ -292,6 +294,7 @@ fn main() {
     trials.extend(smoke_trials());
     trials.extend(transpose_trials());
     trials.extend(transpose_any::trials());
+    trials.extend(transpose_thin::trials());
     trials.extend(reduce::trials());
     trials.extend(memory_on_chip::trials());
     trials.extend(memory_traffic::trials());

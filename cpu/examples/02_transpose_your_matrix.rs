@@ -1,9 +1,10 @@
 //! 02: transpose a matrix that lives in your own buffer, including a block of it.
 //!
 //! [`transpose::transpose`] picks the fastest correct kernel for the shape and the alignment:
-//! the 16-byte-access tile when both sides are multiples of 4 and the views are 16-byte
-//! aligned, the any-shape 16-byte-access tile otherwise (each row's aligned `float4`s, its
-//! ends float by float). Both run below.
+//! when both sides are multiples of 4 and the views are 16-byte aligned, 4 x 4 blocks in
+//! registers for a thin matrix (one side at most 32) and the 16-byte-access tile for the
+//! others; the any-shape 16-byte-access tile otherwise (each row's aligned `float4`s, its ends
+//! float by float). All three run below.
 //!
 //! Run: `cargo run --release -p cpu --example 02_transpose_your_matrix` (needs an NVIDIA GPU).
 
@@ -11,7 +12,12 @@ use cpu::{Gpu, transpose};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let gpu = Gpu::new(0)?;
-    for (rows, cols, offset) in [(4096, 2048, 0), (1001, 3, 0), (640, 480, 1)] {
+    for (rows, cols, offset) in [
+        (4096, 2048, 0),
+        (8, 100_000, 0),
+        (1001, 3, 0),
+        (640, 480, 1),
+    ] {
         // Your row-major matrix, `offset` floats into a larger buffer.
         let n = rows * cols;
         let host: Vec<f32> = (0..n).map(|i| i as f32).collect();

@@ -32,10 +32,13 @@ use crate::launch::{self, VEC4_ALIGNMENT};
 /// `input` and `output` are any device memory of the handle's context holding `rows * cols`
 /// floats: a `CudaSlice<f32>` or a view of one.
 ///
-/// Variant: [`Variant::TransposeTiledVec4`] when `rows` and `cols` are multiples of 4 and both
-/// buffers start on a 16-byte boundary (its `float4` loads and stores need all of it), else
+/// Variant, when `rows` and `cols` are multiples of 4 and both buffers start on a 16-byte
+/// boundary (the `float4` loads and stores of the first two need all of it):
+/// [`Variant::TransposeThinVec4`] for a thin matrix (`min(rows, cols) <=`
+/// [`THIN_MAX`](gpu::transpose::THIN_MAX)), [`Variant::TransposeTiledVec4`] for the others
+/// whose grid fits (at most 65535 tiles of 64 rows: `rows <= 4194240`); otherwise
 /// [`Variant::TransposeTiledVec4Any`] (16-byte accesses too, for any shape and any element
-/// offset). See [`Variant::fastest`].
+/// offset, on a one-dimensional grid). See [`Variant::fastest`].
 ///
 /// Empty matrix (`rows` or `cols` 0): nothing is launched (a grid of 0 blocks is returned).
 ///
@@ -58,9 +61,11 @@ pub fn transpose(
 /// becomes a copy of `input` (the bandwidth baseline).
 ///
 /// # Errors
-/// As [`transpose`]; for [`Variant::TransposeTiledVec4`] also [`Error::UnsupportedShape`] if
-/// `rows` or `cols` is not a multiple of 4, and [`Error::Misaligned`] if a buffer does not
-/// start on a 16-byte boundary (both checked only for a non-empty matrix).
+/// As [`transpose`]; for [`Variant::TransposeTiledVec4`] and [`Variant::TransposeThinVec4`]
+/// also [`Error::UnsupportedShape`] if `rows` or `cols` is not a multiple of 4 (or, for the
+/// thin kernel, neither is at most [`THIN_MAX`](gpu::transpose::THIN_MAX)), and
+/// [`Error::Misaligned`] if a buffer does not start on a 16-byte boundary (both checked only
+/// for a non-empty matrix).
 pub fn transpose_with(
     gpu: &Gpu,
     variant: Variant,
@@ -141,10 +146,10 @@ fn queue(
     // SAFETY: every transpose kernel is `(a: *const f32, b: *mut f32, rows: usize, cols: usize)`.
     // Both pointers are device views of `rows * cols` floats (checked, no overflow) in `gpu`'s
     // context (checked); they do not overlap, since `output` is borrowed mutably while `input`
-    // is borrowed. For the vec4 kernel `rows` and `cols` are multiples of 4 and both views
-    // start on a 16-byte boundary (checked by `Variant::check`, or `fastest` chose it only
-    // then); the others, `transpose_tiled_vec4_any` included, need only the `f32` alignment
-    // every view has. The launch shape is the kernel's own (`launch_config`).
+    // is borrowed. For the vec4 and thin kernels `rows` and `cols` are multiples of 4 and both
+    // views start on a 16-byte boundary (checked by `Variant::check`, or `fastest` chose them
+    // only then); the others, `transpose_tiled_vec4_any` included, need only the `f32`
+    // alignment every view has. The launch shape is the kernel's own (`launch_config`).
     unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
     Ok(cfg)
 }
@@ -174,11 +179,15 @@ pub enum Variant {
     /// 64 x 64 tile with 16-byte accesses for any shape and element offset: each row's
     /// aligned `float4`s, its partial chunks at the ends element by element.
     TransposeTiledVec4Any,
+    /// Thin matrices (one side at most [`THIN_MAX`](gpu::transpose::THIN_MAX), both multiples
+    /// of 4): 4 x 4 blocks transposed in registers, `float4` loads and stores, no shared
+    /// memory.
+    TransposeThinVec4,
 }
 
 impl Variant {
     /// Every variant.
-    pub const ALL: [Variant; 9] = [
+    pub const ALL: [Variant; 10] = [
         Variant::Copy,
         Variant::TransposeNaiveRow,
         Variant::TransposeNaiveCol,
@@ -188,6 +197,7 @@ impl Variant {
         Variant::TransposeSharedPadded,
         Variant::TransposeTiledVec4,
         Variant::TransposeTiledVec4Any,
+        Variant::TransposeThinVec4,
     ];
 
     /// The kernel's `.entry` name in the PTX.
@@ -202,6 +212,7 @@ impl Variant {
             Variant::TransposeSharedPadded => k::TRANSPOSE_SHARED_PADDED,
             Variant::TransposeTiledVec4 => k::TRANSPOSE_TILED_VEC4,
             Variant::TransposeTiledVec4Any => k::TRANSPOSE_TILED_VEC4_ANY,
+            Variant::TransposeThinVec4 => k::TRANSPOSE_THIN_VEC4,
         }
     }
 
@@ -223,36 +234,62 @@ impl Variant {
     }
 
     /// The variant [`transpose`] runs for a `rows x cols` matrix whose buffers both start on a
-    /// 16-byte boundary if `aligned`: [`Variant::TransposeTiledVec4`] when it
-    /// [supports](Variant::supports) the shape and `aligned` (H100,
-    /// `docs/patterns/transpose.md`: 96% of memcpy), otherwise
-    /// [`Variant::TransposeTiledVec4Any`], which takes any shape and any element offset with
-    /// the same tile and 16-byte accesses, where before the scalar
-    /// [`Variant::TransposeSharedPadded`] ran. On aligned multiples of 4 the two move the same
-    /// chunks; the first has no per-row shift arithmetic.
+    /// 16-byte boundary if `aligned`: the first of [`Variant::TransposeThinVec4`] (thin
+    /// shapes: 4 x 4 register blocks, where a 64 x 64 tile would be mostly empty) and
+    /// [`Variant::TransposeTiledVec4`] (H100, `docs/patterns/transpose.md`: 96% of memcpy at
+    /// 8192 x 8192) that [supports](Variant::supports) the shape and whose grid fits
+    /// ([`Variant::launch_config`] is `Ok`: the tiled kernel's 2D grid has one block per 64
+    /// rows along y, at most 65535), otherwise [`Variant::TransposeTiledVec4Any`], which takes
+    /// any shape and any element offset with the same tile and 16-byte accesses on a
+    /// one-dimensional grid. So every shape gets a variant that can launch: 4194304 x 36 (65536
+    /// tiles of rows) takes the any-shape kernel, 4194304 x 4 the thin one.
     pub fn fastest(rows: usize, cols: usize, aligned: bool) -> Variant {
-        if aligned && Variant::TransposeTiledVec4.supports(rows, cols) {
-            Variant::TransposeTiledVec4
-        } else {
-            Variant::TransposeTiledVec4Any
+        [Variant::TransposeThinVec4, Variant::TransposeTiledVec4]
+            .into_iter()
+            .find(|v| aligned && v.supports(rows, cols) && v.launch_config(rows, cols).is_ok())
+            .unwrap_or(Variant::TransposeTiledVec4Any)
+    }
+
+    /// Whether the variant accepts a `rows x cols` matrix. Two have a precondition:
+    /// [`Variant::TransposeTiledVec4`], both multiples of 4, so that every `float4` it reads
+    /// from a row of `input` or writes to a row of `output` lies wholly inside the matrix and,
+    /// rows starting at multiples of 4 elements, on a 16-byte boundary; and
+    /// [`Variant::TransposeThinVec4`], the same and one side at most
+    /// [`THIN_MAX`](gpu::transpose::THIN_MAX) (its block spans the short side).
+    /// [`Variant::TransposeTiledVec4Any`] finds each row's 16-byte boundaries itself.
+    pub fn supports(self, rows: usize, cols: usize) -> bool {
+        match self {
+            Variant::TransposeTiledVec4 => rows.is_multiple_of(4) && cols.is_multiple_of(4),
+            Variant::TransposeThinVec4 => k::thin::is_thin(rows, cols),
+            _ => true,
         }
     }
 
-    /// Whether the variant accepts a `rows x cols` matrix (only [`Variant::TransposeTiledVec4`]
-    /// has a precondition: both multiples of 4, so that every `float4` it reads from a row of
-    /// `input` or writes to a row of `output` lies wholly inside the matrix and, rows starting
-    /// at multiples of 4 elements, on a 16-byte boundary; [`Variant::TransposeTiledVec4Any`]
-    /// finds each row's 16-byte boundaries itself).
-    pub fn supports(self, rows: usize, cols: usize) -> bool {
-        self != Variant::TransposeTiledVec4 || (rows.is_multiple_of(4) && cols.is_multiple_of(4))
+    /// What the variant requires of the shape, for those that do not take every shape
+    /// ([`Variant::supports`]).
+    pub fn requirement(self) -> Option<&'static str> {
+        match self {
+            Variant::TransposeTiledVec4 => {
+                Some("rows and cols must be multiples of 4 for 16-byte accesses")
+            }
+            Variant::TransposeThinVec4 => Some(concat!(
+                "rows and cols must be multiples of 4 for 16-byte accesses, ",
+                "one of them at most 32 (THIN_MAX)"
+            )),
+            _ => None,
+        }
     }
 
-    /// Whether the variant needs both buffers to start on a 16-byte boundary: only
-    /// [`Variant::TransposeTiledVec4`] (`ld.global.v4` from the input, `st.global.v4` to the
-    /// output at fixed places). [`Variant::TransposeTiledVec4Any`] takes any `f32` view: it
-    /// places its 16-byte accesses from the buffers' actual addresses.
+    /// Whether the variant needs both buffers to start on a 16-byte boundary:
+    /// [`Variant::TransposeTiledVec4`] and [`Variant::TransposeThinVec4`] (`ld.global.v4`
+    /// from the input, `st.global.v4` to the output at fixed places).
+    /// [`Variant::TransposeTiledVec4Any`] takes any `f32` view: it places its 16-byte
+    /// accesses from the buffers' actual addresses.
     pub fn needs_alignment(self) -> bool {
-        self == Variant::TransposeTiledVec4
+        matches!(
+            self,
+            Variant::TransposeTiledVec4 | Variant::TransposeThinVec4
+        )
     }
 
     /// Checks the variant's preconditions for a `rows x cols` matrix whose buffers start at
@@ -279,7 +316,7 @@ impl Variant {
                 kernel: self.kernel_name(),
                 rows,
                 cols,
-                requirement: "rows and cols must be multiples of 4 for 16-byte accesses",
+                requirement: self.requirement().unwrap_or("a shape it supports"),
             });
         }
         Ok(())
@@ -290,6 +327,9 @@ impl Variant {
     /// [`Variant::TransposeTiledVec4Any`] numbers its tiles along x only (one block per
     /// 64 x 64 tile, row of tiles after row of tiles), so neither side of the matrix meets
     /// the 65535 limit of `gridDim.y`: a 10^7 x 1 column is one launch.
+    /// [`Variant::TransposeThinVec4`] too: blocks of `(s/4, 256 / (s/4))` threads
+    /// ([`Thin::block`](gpu::transpose::thin::Thin::block), `s` the short side), each over
+    /// `2 * 256 / (s/4)` groups of 4 along the long side.
     ///
     /// # Errors
     /// [`Error::GridTooLarge`] if the grid would exceed CUDA's limits (2^31 - 1 blocks along
@@ -298,6 +338,20 @@ impl Variant {
     pub fn launch_config(self, rows: usize, cols: usize) -> Result<LaunchConfig> {
         let kernel = self.kernel_name();
         self.check_shape(rows, cols)?;
+        if self == Variant::TransposeThinVec4 {
+            let thin = k::thin::Thin::new(rows, cols);
+            let blocks = launch::blocks_to_cover(
+                kernel,
+                thin.long_groups,
+                thin.long_groups_per_block() as u64,
+            )?;
+            let (bx, by) = thin.block();
+            return Ok(LaunchConfig {
+                grid_dim: (if thin.short_groups == 0 { 0 } else { blocks }, 1, 1),
+                block_dim: (bx, by, 1),
+                shared_mem_bytes: 0,
+            });
+        }
         if self == Variant::TransposeTiledVec4Any {
             // No overflow: at most `rows * cols` tiles, and the caller's `rows * cols` fits.
             let tiles = k::any_shape::tiles(rows, cols);
@@ -317,7 +371,9 @@ impl Variant {
             Variant::TransposeNaiveCol => (32, 32, 32, 32, true),
             Variant::TransposeSharedTile | Variant::TransposeL1_8x32 => (8, 32, 8, 32, true),
             Variant::TransposeL1_4x32 => (4, 32, 4, 32, true),
-            Variant::TransposeTiledVec4 | Variant::TransposeTiledVec4Any => (
+            Variant::TransposeTiledVec4
+            | Variant::TransposeTiledVec4Any
+            | Variant::TransposeThinVec4 => (
                 k::VEC4_TILE,
                 k::VEC4_TILE,
                 k::VEC4_THREADS,
@@ -432,8 +488,296 @@ mod tests {
             Err(Error::UnsupportedShape { rows: 9, .. })
         ));
         for v in Variant::ALL {
-            if v != vec4 {
+            if !v.needs_alignment() {
                 assert!(v.check(9, 7, 0x1004, 0x2008).is_ok(), "{v:?}");
+            }
+        }
+        let thin = Variant::TransposeThinVec4;
+        assert!(thin.check(8, 1000, 0x1000, 0x2000).is_ok());
+        assert!(matches!(
+            thin.check(8, 1000, 0x1004, 0x2000),
+            Err(Error::Misaligned { what: "input", .. })
+        ));
+    }
+
+    #[test]
+    fn thin_needs_multiples_of_four_and_a_short_side() {
+        use gpu::transpose::THIN_MAX;
+        let thin = Variant::TransposeThinVec4;
+        for (rows, cols) in [
+            (4, 4),
+            (4, 1 << 22),
+            (1 << 22, 4),
+            (THIN_MAX, 8192),
+            (8192, THIN_MAX),
+        ] {
+            assert!(thin.supports(rows, cols), "{rows}x{cols}");
+            assert!(thin.launch_config(rows, cols).is_ok(), "{rows}x{cols}");
+        }
+        for (rows, cols) in [
+            (THIN_MAX + 4, THIN_MAX + 4),
+            (3, 8),
+            (8, 1001),
+            (4096, 4096),
+        ] {
+            assert!(!thin.supports(rows, cols), "{rows}x{cols}");
+            assert!(matches!(
+                thin.launch_config(rows, cols),
+                Err(Error::UnsupportedShape { requirement, .. })
+                    if requirement.contains(&THIN_MAX.to_string())
+            ));
+        }
+        assert!(
+            Variant::ALL
+                .iter()
+                .all(|v| v.supports(7, 9) == v.requirement().is_none())
+        );
+    }
+
+    #[test]
+    fn thin_launch_config() {
+        let cfg = |rows, cols| {
+            let c = Variant::TransposeThinVec4
+                .launch_config(rows, cols)
+                .unwrap();
+            (c.grid_dim, c.block_dim, c.shared_mem_bytes)
+        };
+        // 2^20 long groups, 512 per block of 1 x 256 threads.
+        assert_eq!(cfg(4, 4194304), ((2048, 1, 1), (1, 256, 1), 0));
+        assert_eq!(cfg(4194304, 4), ((2048, 1, 1), (1, 256, 1), 0));
+        // 8 short groups: 8 x 32 threads, 64 long groups per block.
+        assert_eq!(cfg(32, 1000), ((4, 1, 1), (8, 32, 1), 0));
+        assert_eq!(cfg(1000, 32), ((4, 1, 1), (8, 32, 1), 0));
+        // 3 short groups: 3 x 85 = 255 threads, 170 long groups per block.
+        assert_eq!(cfg(12, 1000), ((2, 1, 1), (3, 85, 1), 0));
+        assert_eq!(cfg(4, 4), ((1, 1, 1), (1, 256, 1), 0));
+        // Square and thin: the rows are the short side.
+        assert_eq!(cfg(8, 8), ((1, 1, 1), (2, 128, 1), 0));
+        // Empty: nothing to launch.
+        assert_eq!(cfg(0, 8).0, (0, 1, 1));
+        assert_eq!(cfg(8, 0).0, (0, 1, 1));
+        for (rows, cols) in [(4, 4194304), (12, 1000), (1000, 28), (0, 8)] {
+            let t = gpu::transpose::thin::Thin::new(rows, cols);
+            assert_eq!(cfg(rows, cols).0.0 as usize, t.blocks(), "{rows}x{cols}");
+        }
+    }
+
+    #[test]
+    fn fastest_rules() {
+        use Variant::{
+            TransposeThinVec4 as Thin, TransposeTiledVec4 as Tiled, TransposeTiledVec4Any as Any,
+        };
+        let cases = [
+            // Thin multiples of 4, aligned: the thin kernel, at THIN_MAX too.
+            ((4, 4194304, true), Thin),
+            ((4194304, 4, true), Thin),
+            ((4, 4, true), Thin),
+            ((32, 8192, true), Thin),
+            ((8192, 32, true), Thin),
+            ((32, 32, true), Thin),
+            // Past THIN_MAX: the tile.
+            ((36, 8192, true), Tiled),
+            ((8192, 36, true), Tiled),
+            ((4096, 4096, true), Tiled),
+            // The tile's grid: 65535 tiles of 64 rows along y fit, one more does not.
+            ((65_535 * 64, 36, true), Tiled),
+            ((65_535 * 64 + 4, 36, true), Any),
+            ((4194304, 36, true), Any),
+            ((4194304, 32, true), Thin),
+            // Misaligned, or not multiples of 4: the any-shape kernel.
+            ((4, 4194304, false), Any),
+            ((4096, 4096, false), Any),
+            ((3, 8192, true), Any),
+            ((4, 8190, true), Any),
+            ((1023, 517, true), Any),
+        ];
+        for ((rows, cols, aligned), want) in cases {
+            assert_eq!(
+                Variant::fastest(rows, cols, aligned),
+                want,
+                "{rows}x{cols} aligned={aligned}"
+            );
+        }
+        // Whatever the shape that fits in a device's memory, the choice can launch.
+        for rows in [1, 4, 32, 36, 64 * 65_535, 64 * 65_535 + 4, 1 << 23, 1 << 26] {
+            for cols in [1, 4, 32, 36, 4096, 1 << 22] {
+                if rows * cols > 1 << 36 {
+                    continue;
+                }
+                for aligned in [false, true] {
+                    let v = Variant::fastest(rows, cols, aligned);
+                    assert!(v.launch_config(rows, cols).is_ok(), "{rows}x{cols}: {v:?}");
+                    assert!(v.supports(rows, cols));
+                    assert!(aligned || !v.needs_alignment());
+                }
+            }
+        }
+    }
+
+    /// One warp instruction of a simulated `transpose_thin_vec4` launch: the byte offsets of
+    /// its lanes' 16-byte accesses in the input (loads) or output (stores) buffer.
+    #[derive(Debug)]
+    struct WarpAccess {
+        store: bool,
+        /// Whether all 32 lanes of the warp take part.
+        full: bool,
+        offsets: Vec<usize>,
+    }
+
+    impl WarpAccess {
+        /// 32-byte sectors touched, and whether each is filled whole by this instruction.
+        fn sectors(&self) -> (usize, bool) {
+            let mut bytes = std::collections::BTreeMap::<usize, usize>::new();
+            for &o in &self.offsets {
+                *bytes.entry(o / 32).or_default() += 16;
+            }
+            (bytes.len(), bytes.values().all(|&b| b == 32))
+        }
+    }
+
+    /// `transpose_thin_vec4` on the CPU, block by block, warp by warp, in the kernel's
+    /// instruction order, with the geometry the kernel uses (`gpu::transpose::thin`). Checks
+    /// that the launch is the geometry's, every `float4` lies inside its matrix and is
+    /// 16-byte aligned (buffers at offset 0 of an allocation), every output element is
+    /// written exactly once; returns the output and every warp instruction.
+    fn simulate_thin(input: &[f32], rows: usize, cols: usize) -> (Vec<f32>, Vec<WarpAccess>) {
+        use gpu::transpose::{THIN_CELLS, thin::Thin};
+        let n = rows * cols;
+        let thin = Thin::new(rows, cols);
+        let cfg = Variant::TransposeThinVec4
+            .launch_config(rows, cols)
+            .unwrap();
+        let (bx, by) = thin.block();
+        assert_eq!(cfg.block_dim, (bx, by, 1));
+        assert_eq!(cfg.grid_dim, (thin.blocks() as u32, 1, 1));
+        let (bx, threads) = (bx as usize, (bx * by) as usize);
+        let mut out = vec![f32::NAN; n];
+        let mut writes = vec![0u8; n];
+        let mut accesses = Vec::new();
+        for block in 0..cfg.grid_dim.0 as usize {
+            for warp in 0..threads.div_ceil(32) {
+                let lanes: Vec<(usize, usize)> = (32 * warp..threads.min(32 * warp + 32))
+                    .map(|t| (t % bx, t / bx))
+                    .collect();
+                let cells = |k| lanes.iter().map(move |&(x, y)| thin.cell(block, x, y, k));
+                let mut held = vec![[[0.0f32; 4]; 4]; lanes.len() * THIN_CELLS];
+                for k in 0..THIN_CELLS {
+                    let full = lanes.len() == 32 && cells(k).all(|c| c.is_some());
+                    // One instruction per row `i` of the cell.
+                    let mut offsets: [Vec<usize>; 4] = Default::default();
+                    for (lane, cell) in cells(k).enumerate() {
+                        let Some((rg, cg)) = cell else { continue };
+                        let rows_held = &mut held[lane * THIN_CELLS + k];
+                        for (i, (row, offsets)) in
+                            rows_held.iter_mut().zip(&mut offsets).enumerate()
+                        {
+                            let (r, c) = (4 * rg + i, 4 * cg);
+                            assert!(r < rows && c + 4 <= cols, "load outside the matrix");
+                            let e = r * cols + c;
+                            assert_eq!((4 * e) % 16, 0, "misaligned load");
+                            row.copy_from_slice(&input[e..e + 4]);
+                            offsets.push(4 * e);
+                        }
+                    }
+                    accesses.extend(offsets.map(|offsets| WarpAccess {
+                        store: false,
+                        full,
+                        offsets,
+                    }));
+                }
+                for k in 0..THIN_CELLS {
+                    let full = lanes.len() == 32 && cells(k).all(|c| c.is_some());
+                    // One instruction per output row `4cg + q`.
+                    let mut offsets: [Vec<usize>; 4] = Default::default();
+                    for (lane, cell) in cells(k).enumerate() {
+                        let Some((rg, cg)) = cell else { continue };
+                        let v = &held[lane * THIN_CELLS + k];
+                        for (q, offsets) in offsets.iter_mut().enumerate() {
+                            let (r, c) = (4 * cg + q, 4 * rg);
+                            assert!(r < cols && c + 4 <= rows, "store outside the output");
+                            let e = r * rows + c;
+                            assert_eq!((4 * e) % 16, 0, "misaligned store");
+                            for (p, row) in v.iter().enumerate() {
+                                out[e + p] = row[q];
+                                writes[e + p] += 1;
+                            }
+                            offsets.push(4 * e);
+                        }
+                    }
+                    accesses.extend(offsets.map(|offsets| WarpAccess {
+                        store: true,
+                        full,
+                        offsets,
+                    }));
+                }
+            }
+        }
+        assert!(
+            writes.iter().all(|&w| w == 1),
+            "an element not written exactly once"
+        );
+        (out, accesses)
+    }
+
+    #[test]
+    fn thin_plan_is_exact() {
+        use gpu::transpose::THIN_MAX;
+        let shapes = [
+            (4, 4),
+            (4, 8),
+            (8, 4),
+            (4, 1000),
+            (1000, 4),
+            (16, 4092),
+            (4092, 16),
+            (12, 1000),
+            (1000, 12),
+            (20, 20),
+            (28, 8),
+            (24, 2052),
+            (2052, 24),
+            (THIN_MAX, THIN_MAX),
+            (THIN_MAX, 4100),
+            (4100, THIN_MAX),
+            (THIN_MAX, THIN_MAX + 4),
+            (THIN_MAX + 4, THIN_MAX),
+            (4, 4096 + 4),
+        ];
+        for (rows, cols) in shapes {
+            let input: Vec<f32> = (0..rows * cols).map(|e| e as f32).collect();
+            let (got, _) = simulate_thin(&input, rows, cols);
+            assert!(got == reference(&input, rows, cols), "{rows}x{cols}");
+        }
+    }
+
+    #[test]
+    fn thin_accesses_fill_whole_sectors() {
+        for s in [8, 16, 32] {
+            for (rows, cols) in [(s, 4096), (4096, s)] {
+                let input = vec![0.0; rows * cols];
+                let (_, accesses) = simulate_thin(&input, rows, cols);
+                for a in accesses.iter().filter(|a| a.full) {
+                    let (sectors, whole) = a.sectors();
+                    assert!(whole, "{rows}x{cols}: {a:?}");
+                    assert_eq!(sectors, 16, "{rows}x{cols}");
+                }
+            }
+        }
+        // s = 4: the long side's accesses are 512 contiguous bytes; the short side's 32
+        // half-filled sectors (16-byte rows of a 4-column matrix, 16 bytes of a 4-float
+        // output row each).
+        for (rows, cols) in [(4, 4096), (4096, 4)] {
+            let input = vec![0.0; rows * cols];
+            let (_, accesses) = simulate_thin(&input, rows, cols);
+            for a in accesses.iter().filter(|a| a.full) {
+                let long_side = a.store == (cols == 4);
+                let (sectors, whole) = a.sectors();
+                if long_side {
+                    assert!(whole && sectors == 16, "{rows}x{cols}: {a:?}");
+                    assert!(a.offsets.windows(2).all(|w| w[1] == w[0] + 16));
+                } else {
+                    assert!(!whole && sectors == 32, "{rows}x{cols}: {a:?}");
+                }
             }
         }
     }

@@ -1,8 +1,9 @@
 //! Matrix transpose of a row-major `rows x cols` `f32` matrix `a` into the row-major
 //! `cols x rows` matrix `b` (`b[c][r] = a[r][c]`): the seed "并行计算(二)——CUDA" (its five
 //! 8192 x 8192 versions), NVIDIA's `transpose` sample (copy baseline, padded shared tile) and
-//! two 16-byte-access versions beyond both: one for multiples of 4 on aligned buffers, one for
-//! any shape at any element offset.
+//! three 16-byte-access versions beyond both: a tile for multiples of 4 on aligned buffers, a
+//! tile for any shape at any element offset, and 4 x 4 blocks in registers for thin matrices
+//! (one side at most [`THIN_MAX`]).
 //!
 //! A transpose does no arithmetic: each element is read once and written once (8 bytes), so the
 //! ceiling is the copy bandwidth. What separates the versions is how many DRAM sectors
@@ -31,6 +32,8 @@ pub const TRANSPOSE_SHARED_PADDED: &str = "transpose_shared_padded";
 pub const TRANSPOSE_TILED_VEC4: &str = "transpose_tiled_vec4";
 /// Entry name of [`transpose_tiled_vec4_any`](kernels::transpose_tiled_vec4_any).
 pub const TRANSPOSE_TILED_VEC4_ANY: &str = "transpose_tiled_vec4_any";
+/// Entry name of [`transpose_thin_vec4`](kernels::transpose_thin_vec4).
+pub const TRANSPOSE_THIN_VEC4: &str = "transpose_thin_vec4";
 
 /// Side of the square tile of [`copy`](kernels::copy) and
 /// [`transpose_shared_padded`](kernels::transpose_shared_padded) (NVIDIA's `TILE_DIM`).
@@ -46,6 +49,32 @@ pub const VEC4_TILE: u32 = 64;
 /// (`VEC4_THREADS x VEC4_THREADS`; each thread moves 4 float4 in and 4 float4 out, plus one
 /// more for a quarter of the threads of the `_any` kernel).
 pub const VEC4_THREADS: u32 = 16;
+
+/// Largest short side (`min(rows, cols)`) of a *thin* matrix, the shapes of
+/// [`transpose_thin_vec4`](kernels::transpose_thin_vec4).
+///
+/// Why 32: a 64 x 64 tile of [`transpose_tiled_vec4`](kernels::transpose_tiled_vec4) over a
+/// matrix with `s <= 32` rows (or columns) holds at most `64 s` elements, half of its threads'
+/// loads or stores predicated off, 256 elements per 256-thread block at `s = 4` (block
+/// scheduling, not memory, sets its speed there: 15% of the copy bandwidth for 4 x 4194304 on
+/// an H200). The thin kernel gives every block about 8192 elements at any `s`, and its
+/// accesses fill whole 32-byte sectors on both sides for `s` = 8, 16 and 32 (see [`thin`]).
+/// Above 32 the tile is more than half full; where exactly the two cross is a measurement,
+/// not yet made.
+pub const THIN_MAX: usize = 32;
+/// Threads per block of [`transpose_thin_vec4`](kernels::transpose_thin_vec4) (at most: 255
+/// or 252 when 256 is not a multiple of the short side's groups of 4, see
+/// [`thin::Thin::block`]).
+pub const THIN_THREADS: u32 = 256;
+/// 4 x 4 blocks (*cells*) each thread of [`transpose_thin_vec4`](kernels::transpose_thin_vec4)
+/// moves: all their loads (`4 * THIN_CELLS` float4) are issued before the first store.
+pub const THIN_CELLS: usize = 2;
+// The kernel names its two cells: an array of `Option` cells mapped over went to a 232-byte
+// stack frame (local memory) on sm_90.
+const _: () = assert!(
+    THIN_CELLS == 2,
+    "transpose_thin_vec4 moves cells 0 and 1 by name"
+);
 
 /// The geometry of [`transpose_tiled_vec4_any`](kernels::transpose_tiled_vec4_any), shared by
 /// the kernel and the host's simulation of it (`cpu::transpose`'s tests), which checks on any
@@ -155,10 +184,122 @@ pub mod any_shape {
     }
 }
 
+/// The geometry of [`transpose_thin_vec4`](kernels::transpose_thin_vec4), shared by the
+/// kernel, its launcher and the host's simulation of it (`cpu::transpose`'s tests).
+///
+/// A thin matrix has a *short* side `s = min(rows, cols) <= THIN_MAX` and a *long* side `l`,
+/// both multiples of 4 (`s = rows` when `rows <= cols`). It is cut into *cells*, 4 x 4 blocks
+/// at row group `rg` and column group `cg`: `a[4rg .. 4rg + 4][4cg .. 4cg + 4]`. A thread
+/// loads a cell as four `float4` rows, transposes it in registers and stores four `float4`
+/// rows of the output `b[4cg .. 4cg + 4][4rg .. 4rg + 4]`.
+///
+/// Threads: `threadIdx.x` is the cell's group along the short side (`s / 4` of them, 1 to 8:
+/// the fast index), `threadIdx.y` its group along the long side. A warp thus holds whole
+/// short-side extents of `32 / (s/4)` consecutive long groups: on the side of the matrix whose
+/// rows are the short side (the output of a short-wide matrix, the input of a tall-narrow
+/// one) each long group is one row of `4s` contiguous bytes, and the warp's rows for one
+/// instruction are 4 rows apart; on the other side it touches `s/4` rows, each `512 / (s/4)`
+/// contiguous bytes.
+///
+/// Sectors: when `s/4` divides 32 (`s` = 8, 16, 32) every warp access fills whole 32-byte
+/// sectors on both sides. For `s = 4` the short side's rows are 16 bytes: each 16-byte access
+/// there half-fills a sector whose other half the same thread touches in its next instruction
+/// (the output of a short-wide matrix: stores; the input of a tall-narrow one: loads, the
+/// second half then from L1). For `s` = 12, 20, 24, 28 a warp's lanes do not split into whole
+/// long groups, so the ends of its contiguous runs may share a sector with the next warp's.
+pub mod thin {
+    use super::{THIN_CELLS, THIN_MAX, THIN_THREADS};
+
+    /// The thin shape's sides in groups of 4, and which side is short.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Thin {
+        /// Groups of 4 along the short side: `s / 4`, `blockDim.x`.
+        pub short_groups: usize,
+        /// Groups of 4 along the long side: `l / 4`.
+        pub long_groups: usize,
+        /// Whether the short side is the rows (a short-wide matrix; also a square one).
+        pub short_rows: bool,
+    }
+
+    /// Whether `rows x cols` is a thin shape: both multiples of 4 and one of them at most
+    /// [`THIN_MAX`].
+    #[inline(always)]
+    pub fn is_thin(rows: usize, cols: usize) -> bool {
+        rows.is_multiple_of(4) && cols.is_multiple_of(4) && rows.min(cols) <= THIN_MAX
+    }
+
+    impl Thin {
+        /// The geometry of a `rows x cols` matrix (meaningful for a thin shape, [`is_thin`]).
+        #[inline(always)]
+        pub fn new(rows: usize, cols: usize) -> Thin {
+            let short_rows = rows <= cols;
+            let (short, long) = if short_rows {
+                (rows, cols)
+            } else {
+                (cols, rows)
+            };
+            Thin {
+                short_groups: short / 4,
+                long_groups: long / 4,
+                short_rows,
+            }
+        }
+
+        /// The block: `(s/4, 256 / (s/4))` threads, the short side's groups along x; 256
+        /// threads when `s/4` divides 256 (`s` = 4, 8, 16, 32), 255 or 252 otherwise. An empty
+        /// short side gives `(1, 256)` (nothing to launch then), a short side over 1024
+        /// elements (not thin) `(256, 1)`.
+        #[inline(always)]
+        pub fn block(&self) -> (u32, u32) {
+            // 1..=256 (an empty or oversized short side still gives a valid block): no
+            // division by zero.
+            let x = self.short_groups.clamp(1, THIN_THREADS as usize) as u32;
+            (x, THIN_THREADS / x)
+        }
+
+        /// Long groups one block covers: `blockDim.y` per cell, [`THIN_CELLS`] cells per thread.
+        #[inline(always)]
+        pub fn long_groups_per_block(&self) -> usize {
+            self.block().1 as usize * THIN_CELLS
+        }
+
+        /// Blocks of the one-dimensional grid: enough to cover the long side (0 for an empty
+        /// matrix).
+        #[inline(always)]
+        pub fn blocks(&self) -> usize {
+            if self.short_groups == 0 {
+                0
+            } else {
+                self.long_groups.div_ceil(self.long_groups_per_block())
+            }
+        }
+
+        /// The cell `(rg, cg)` that thread `(x, y)` of block `block` moves as its cell `k`
+        /// (`0..THIN_CELLS`): short group `x`, long group `block * long_groups_per_block + k *
+        /// blockDim.y + y`; `None` past the matrix (and for a thread outside [`Thin::block`],
+        /// so that no launch shape makes two threads write the same cell). Over the grid every
+        /// cell of the matrix appears once.
+        #[inline(always)]
+        pub fn cell(&self, block: usize, x: usize, y: usize, k: usize) -> Option<(usize, usize)> {
+            let height = self.block().1 as usize;
+            let long = block * self.long_groups_per_block() + k * height + y;
+            if x >= self.short_groups || y >= height || long >= self.long_groups {
+                return None;
+            }
+            Some(if self.short_rows {
+                (x, long)
+            } else {
+                (long, x)
+            })
+        }
+    }
+}
+
 /// The kernels (device build only).
 #[cfg(target_arch = "nvptx64")]
 pub mod kernels {
     use super::any_shape::{self, Access};
+    use super::thin::Thin;
     use super::{BLOCK_ROWS, TILE, VEC4_THREADS, VEC4_TILE};
     use crate::device::{
         block_dim, block_idx, load_global_v4, store_global_v4, syncthreads, thread_idx,
@@ -728,6 +869,127 @@ pub mod kernels {
                 }
                 Access::Skip => {}
             }
+        }
+    }
+
+    /// The transpose of a thin matrix (one side at most [`THIN_MAX`](super::THIN_MAX), both
+    /// multiples of 4): each thread transposes 4 x 4 blocks of `float4`s in registers, with no
+    /// shared memory and no barrier.
+    ///
+    /// Algorithm: the matrix is cut into *cells* `a[4rg .. 4rg + 4][4cg .. 4cg + 4]`
+    /// ([`thin`](super::thin)). A thread loads its cell as four `float4`s
+    /// `v[i] = a[4rg + i][4cg .. 4cg + 4]`, `i = 0..4`, and stores the four `float4`s
+    /// `b[4cg + q][4rg .. 4rg + 4] = (v[0][q], v[1][q], v[2][q], v[3][q])`, `q = 0..4`: the
+    /// transpose of the 4 x 4 block is only a choice of registers. Each thread moves
+    /// [`THIN_CELLS`](super::THIN_CELLS) cells, `blockDim.y` long groups apart, all eight
+    /// loads issued before the first store (128 bytes in flight per thread). Against a
+    /// 64 x 64 tile, which a thin matrix leaves mostly empty (256 elements per 256-thread
+    /// block at 4 x N), every block moves about `THIN_CELLS * 16 * 256` elements whatever the
+    /// short side.
+    ///
+    /// Thread mapping: `threadIdx.x` is the short side's group (`s/4` lanes, the fast index),
+    /// `threadIdx.y` the long side's; consecutive lanes of one short group take consecutive
+    /// long groups. Short-wide (`s = rows`): a load instruction reads `s/4` input rows, each
+    /// `2048 / s` contiguous bytes; a store writes whole output rows (`4s` bytes each,
+    /// `32 / (s/4)` of them, 4 rows apart). Tall-narrow (`s = cols`): the mirror image: loads
+    /// read whole input rows, stores write `s/4` output rows of `2048 / s` contiguous bytes.
+    /// At `s = 4` (one short group) this is the long side on consecutive lanes: its accesses
+    /// are 512 contiguous bytes per warp instruction, the short side's 16 bytes per lane 64
+    /// bytes apart, a sector completed by the same thread's next instruction. For `s >= 8`,
+    /// with the long side alone on consecutive lanes every short-side access would be 16
+    /// bytes of a sector whose other bytes other warps move; with the short groups on the
+    /// fastest lanes a warp moves whole short-side rows, and both sides fill whole sectors
+    /// (`s` = 8, 16, 32).
+    ///
+    /// Launch: block [`Thin::block`] `= (s/4, 256 / (s/4))`; grid
+    /// `ceil((l/4) / (2 * blockDim.y))` blocks along x ([`Thin::blocks`]): one-dimensional, so
+    /// no side meets `gridDim.y`'s 65535 limit (4194304 x 4 is 2048 blocks). Index arithmetic
+    /// in 64 bits. No shared memory.
+    ///
+    /// Parameters: `a` row-major `rows x cols`, `b` row-major `cols x rows`, `f32`.
+    ///
+    /// # Safety
+    /// `a` and `b` hold `rows * cols` floats each, are 16-byte aligned and do not overlap;
+    /// `rows` and `cols` are multiples of 4 (so every `float4` lies inside the matrix and on a
+    /// 16-byte boundary) and `rows * cols` does not overflow. Any launch shape is memory-safe
+    /// ([`Thin::cell`] gives each cell to at most one thread); [`Thin::block`] and
+    /// [`Thin::blocks`] cover every cell.
+    ///
+    /// Performance: 8 bytes per element, memory-bound; 4 `ld.global.v4` and 4 `st.global.v4`
+    /// per 16 elements, no shared-memory traffic. About 8192 elements (32 KiB read, 32 KiB
+    /// written) per block. 48 registers on sm_90 (`cargo xtask ptx-report`), so 5 blocks of
+    /// 256 threads per SM, each thread with 128 bytes of loads in flight. The expected limit
+    /// is DRAM bandwidth; at `s = 4` the half-sector 16-byte accesses of the short side
+    /// (stores of 4 x N, loads of N x 4) double the L2 sector requests on that side.
+    ///
+    /// Source: this project, beyond the seed's five versions and NVIDIA's sample (which tiles
+    /// every shape alike). The in-register 4 x 4 transpose of four vector rows is the SIMD
+    /// idiom of `_MM_TRANSPOSE4_PS` (`xmmintrin.h`), here on `float4` loads and stores.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn transpose_thin_vec4(
+        a: *const f32,
+        b: *mut f32,
+        rows: usize,
+        cols: usize,
+    ) {
+        let thin = Thin::new(rows, cols);
+        let (x, y) = (thread_idx().x as usize, thread_idx().y as usize);
+        let cell = |k| thin.cell(block_idx().x as usize, x, y, k);
+        // Cell 1 lies `blockDim.y` long groups past cell 0: if cell 0 is past the matrix, so
+        // is cell 1.
+        let Some((rg0, cg0)) = cell(0) else { return };
+        match cell(1) {
+            Some((rg1, cg1)) => {
+                // Both cells' loads first (8 float4 in flight per thread), then the stores
+                // (`asm` that may write memory: no load could move below one).
+                // SAFETY: cell 0 lies inside the matrix (`Thin::cell`); `a` as the contract.
+                let v0 = unsafe { load_cell(a, cols, rg0, cg0) };
+                // SAFETY: so does cell 1.
+                let v1 = unsafe { load_cell(a, cols, rg1, cg1) };
+                // SAFETY: cell 0 is this thread's alone (`Thin::cell`); `b` as the contract.
+                unsafe { store_cell(b, rows, rg0, cg0, &v0) };
+                // SAFETY: so is cell 1.
+                unsafe { store_cell(b, rows, rg1, cg1, &v1) };
+            }
+            None => {
+                // SAFETY: cell 0 lies inside the matrix; `a` as the contract.
+                let v0 = unsafe { load_cell(a, cols, rg0, cg0) };
+                // SAFETY: cell 0 is this thread's alone; `b` as the contract.
+                unsafe { store_cell(b, rows, rg0, cg0, &v0) };
+            }
+        }
+    }
+
+    /// The cell `a[4rg .. 4rg + 4][4cg .. 4cg + 4]` of the `rows x cols` matrix `a` (row
+    /// pitch `cols`), as four rows.
+    ///
+    /// # Safety
+    /// `a` is 16-byte aligned and holds the matrix; `cols % 4 == 0`; the cell lies inside it.
+    #[inline(always)]
+    unsafe fn load_cell(a: *const f32, cols: usize, rg: usize, cg: usize) -> [[f32; 4]; 4] {
+        let first = 4 * rg * cols + 4 * cg;
+        core::array::from_fn(|i| {
+            // SAFETY: row `4rg + i`, columns `4cg .. 4cg + 4`: inside the matrix; 16-byte
+            // aligned, `cols` and `4cg` being multiples of 4 and `a` aligned.
+            unsafe { load_global_v4(a.add(first + i * cols)) }
+        })
+    }
+
+    /// Stores the transpose of cell `v` (rows of `a[4rg ..][4cg ..]`) to
+    /// `b[4cg .. 4cg + 4][4rg .. 4rg + 4]` (row pitch `rows`): output row `4cg + q` gets
+    /// column `q` of `v`.
+    ///
+    /// # Safety
+    /// `b` is 16-byte aligned and holds the `cols x rows` output; `rows % 4 == 0`; the cell
+    /// lies inside the matrix and no other thread writes it.
+    #[inline(always)]
+    unsafe fn store_cell(b: *mut f32, rows: usize, rg: usize, cg: usize, v: &[[f32; 4]; 4]) {
+        let first = 4 * cg * rows + 4 * rg;
+        for q in 0..4 {
+            let column = v.map(|row| row[q]);
+            // SAFETY: output row `4cg + q`, columns `4rg .. 4rg + 4`: inside the output,
+            // 16-byte aligned (`rows`, `4rg` multiples of 4, `b` aligned), this thread's alone.
+            unsafe { store_global_v4(b.add(first + q * rows), column) };
         }
     }
 }

@@ -152,11 +152,20 @@ fn transpose_properties() -> Vec<Trial> {
                 format!("properties::transpose::{}", variant.kernel_name()),
                 (dims, any::<u64>()),
                 move |gpu, ((rows, cols), seed)| {
-                    // The vec4 kernel takes multiples of 4 only (refusals are tested elsewhere).
+                    // The vec4 kernels take multiples of 4 only, the thin one also a side of
+                    // at most THIN_MAX (refusals are tested elsewhere).
                     let (rows, cols) = if variant.supports(rows, cols) {
                         (rows, cols)
                     } else {
                         (rows.div_ceil(4) * 4, cols.div_ceil(4) * 4)
+                    };
+                    let thin_max = gpu::transpose::THIN_MAX;
+                    let (rows, cols) = if variant.supports(rows, cols) {
+                        (rows, cols)
+                    } else if rows <= cols {
+                        (rows.min(thin_max), cols)
+                    } else {
+                        (rows, cols.min(thin_max))
                     };
                     let input = floats(seed, rows * cols, true);
                     let got = transpose::run(gpu, variant, &input, rows, cols).map_err(driver)?;

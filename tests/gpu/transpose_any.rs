@@ -107,7 +107,8 @@ fn view_trial(
 }
 
 /// `transpose::transpose` takes this kernel unless the shape and both views suit the aligned
-/// vec4 kernel.
+/// vec4 kernels (the thin one for a thin shape, else the tile; none of these shapes reaches
+/// the tile's grid limit).
 fn check_choice(
     gpu: &Gpu,
     input: &impl cudarc::driver::DevicePtr<f32>,
@@ -117,8 +118,15 @@ fn check_choice(
 ) -> Result<(), Failed> {
     let aligned = is_aligned(gpu.address(input), VEC4_ALIGNMENT)
         && is_aligned(gpu.address(output), VEC4_ALIGNMENT);
-    let vec4 = transpose::Variant::TransposeTiledVec4;
-    let want = if aligned && vec4.supports(rows, cols) {
+    let (vec4, thin) = (
+        transpose::Variant::TransposeTiledVec4,
+        transpose::Variant::TransposeThinVec4,
+    );
+    let want = if !aligned {
+        VARIANT
+    } else if thin.supports(rows, cols) {
+        thin
+    } else if vec4.supports(rows, cols) {
         vec4
     } else {
         VARIANT

@@ -97,7 +97,8 @@ pub(crate) enum Pattern {
         #[arg(long, default_value_t = 1 << 26)]
         size: usize,
     },
-    /// Matrix transpose: the seed's five versions, a copy baseline and the tiled kernels, timed.
+    /// Matrix transpose: the seed's five versions, a copy baseline, the tiled kernels and the
+    /// thin-matrix kernel, timed.
     Transpose {
         /// Rows of the input matrix.
         #[arg(long, default_value_t = 8192)]

@@ -88,11 +88,15 @@ pub static PATTERNS: &[PatternInfo] = &[
         name: "transpose",
         variants: || one_kernel_each(&transpose::Variant::ALL, |v| v.kernel_name()),
         // Multiples of 4 (the aligned vec4 kernel) and an odd shape (every row shift of the
-        // any-shape kernel), both with partial tiles on both edges.
+        // any-shape kernel), both with partial tiles on both edges; two thin shapes (the thin
+        // kernel, short side 12: blocks of 3 x 85 threads, the last block partial), short-wide
+        // and tall-narrow.
         sanitize: || {
             vec![
                 "--rows 1020 --cols 516".into(),
                 "--rows 1021 --cols 517".into(),
+                "--rows 12 --cols 1028".into(),
+                "--rows 1028 --cols 12".into(),
             ]
         },
     },

@@ -40,7 +40,22 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, rows: usize, cols: usize) -> Res
     let mut failures = 0;
     for variant in transpose::Variant::ALL {
         let seed_cols = seed_cells(variant, seed_size);
-        if !variant.supports(rows, cols) {
+        // A shape the variant does not take, or whose grid it cannot launch (a 2D grid past
+        // 65535 blocks along y: the seed's kernels and the tile on tall matrices).
+        let skip = if !variant.supports(rows, cols) {
+            Some(
+                variant
+                    .requirement()
+                    .unwrap_or("unsupported shape")
+                    .to_string(),
+            )
+        } else {
+            variant
+                .launch_config(rows, cols)
+                .err()
+                .map(|e| e.to_string())
+        };
+        if let Some(why) = skip {
             table.row([
                 variant_name(variant),
                 seed_cols.0,
@@ -49,7 +64,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, rows: usize, cols: usize) -> Res
                 "-".into(),
                 "-".into(),
                 seed_cols.1,
-                "skipped: needs rows, cols multiples of 4".into(),
+                format!("skipped: {why}"),
             ]);
             continue;
         }
