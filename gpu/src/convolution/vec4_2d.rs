@@ -111,7 +111,6 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
     let stage = crate::static_shared!(
         s_convolution_2d_tiled_vec4: [F4; MAX_ROWS_2D * GROUPS_PER_ROW_2D]
     );
-    let words = stage.as_ptr() as *const f32;
     let (tx, ty) = (thread_idx().x as usize, thread_idx().y as usize);
     let tid = ty * TX + tx;
     let groups = (VEC4_TILE_2D_Y + 2 * R) * GROUPS_PER_ROW_2D;
