@@ -78,7 +78,8 @@ impl SumVariant {
 /// costs no allocation. This is what [`sum`](fn@super::sum) and [`sum_into`](super::sum_into)
 /// make for one call; keep one to sum many times.
 ///
-/// Launch: blocks of [`REDUCE_SUM_BLOCK`](k::REDUCE_SUM_BLOCK) (512) threads; the grid is one
+/// Launch: blocks of [`REDUCE_SUM_BLOCK`](k::REDUCE_SUM_BLOCK) (512) threads (256 for inputs
+/// with fewer tiles than SMs, see [`ReduceSum::launch_config`]); the grid is one
 /// wave of resident blocks, from this device's SM count and the occupancy calculator's blocks
 /// per SM for the kernel (528 on an H100 or H200: 132 SMs x 4), fewer when `n` is small (one
 /// block per tile of `4 * REDUCE_SUM_UNROLL` elements per thread), at least one. Each block
@@ -92,6 +93,7 @@ pub struct ReduceSum<K: SumKind> {
     counter: CudaSlice<u32>,
     result: CudaSlice<K::Acc>,
     max_grid: u32,
+    sms: u32,
 }
 
 impl<K: SumKind> ReduceSum<K> {
@@ -107,14 +109,26 @@ impl<K: SumKind> ReduceSum<K> {
             counter: gpu.zeros(1)?,
             result: gpu.zeros(1)?,
             max_grid,
+            sms: gpu.sm_count()?,
         })
     }
 
     /// The launch for `n` elements.
+    ///
+    /// Blocks of [`REDUCE_SUM_BLOCK`](k::REDUCE_SUM_BLOCK) threads, or half as many when `n`
+    /// has fewer tiles of that size than the device has SMs (up to 132 x 8192 elements on
+    /// an H200), so that small sums still spread over every SM; one block per tile of
+    /// `4 * REDUCE_SUM_UNROLL` elements per thread, at most the one-wave grid.
     pub fn launch_config(&self, n: usize) -> LaunchConfig {
-        let per_block = k::REDUCE_SUM_BLOCK as usize * 4 * k::REDUCE_SUM_UNROLL;
-        let grid = n.div_ceil(per_block).clamp(1, self.max_grid as usize) as u32;
-        launch::linear(grid, k::REDUCE_SUM_BLOCK, 0)
+        let per_block = |block: u32| block as usize * 4 * k::REDUCE_SUM_UNROLL;
+        let mut block = k::REDUCE_SUM_BLOCK;
+        if n.div_ceil(per_block(block)) < self.sms as usize {
+            block /= 2;
+        }
+        let grid = n
+            .div_ceil(per_block(block))
+            .clamp(1, self.max_grid as usize) as u32;
+        launch::linear(grid, block, 0)
     }
 
     /// Queues the sum of `input` into the device scalar `result` (one element), one launch,
