@@ -31,6 +31,8 @@ pub struct Out {
     section: Section,
     dump: Option<PathBuf>,
     profile: Option<Arc<Profile>>,
+    /// The device's theoretical DRAM bandwidth, GB/s, once [`Out::ceiling`] has run.
+    theoretical_gbps: Option<f64>,
 }
 
 impl Out {
@@ -48,6 +50,7 @@ impl Out {
             section: Section::new(pattern),
             dump: dump.map(|d| d.join(pattern)),
             profile,
+            theoretical_gbps: None,
         }
     }
 
@@ -83,7 +86,34 @@ impl Out {
             self.print(&table.title);
         }
         self.print(&table.markdown());
+        let best = self.best_row(&table);
         self.section.blocks.push(Block::Table(table));
+        if let Some(line) = best {
+            self.line(line);
+        }
+    }
+
+    /// For a table of DRAM bandwidths (one with a `% of memcpy` column), its fastest row as a
+    /// share of this run's memcpy and of the theoretical bandwidth from the clocks.
+    fn best_row(&self, table: &Table) -> Option<String> {
+        if !table.header.iter().any(|h| h == "% of memcpy") {
+            return None;
+        }
+        let ceiling = self.section.ceiling.as_ref()?;
+        let theoretical = self.theoretical_gbps?;
+        let (m, gbps) = table
+            .measurements
+            .iter()
+            .filter_map(|m| Some((m, m.gbps?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        Some(format!(
+            "best row: {} at {gbps:.1} GB/s, {:.1}% of this run's memcpy ({:.1} GB/s), {:.1}% of \
+             the theoretical {theoretical:.0} GB/s (2 x memory clock x bus width / 8)",
+            m.key(),
+            100.0 * gbps / ceiling.gbps,
+            ceiling.gbps,
+            100.0 * gbps / theoretical,
+        ))
     }
 
     /// Names the measurement the summary reports for this pattern by table id and
@@ -103,6 +133,7 @@ impl Out {
             c.gbps
         ));
         self.section.ceiling = Some(CeilingRecord::from(&c));
+        self.theoretical_gbps = Some(timing::theoretical_gbps(gpu)?);
         Ok(c)
     }
 

@@ -491,8 +491,9 @@ impl Report {
             .all(|s| s.error.is_none() && s.failures() == 0)
     }
 
-    /// The summary as a table: pattern, best variant, GB/s, % of memcpy, verdict, and the peer
-    /// columns when any peer timing is present.
+    /// The summary as a table: pattern, best variant, GB/s, % of memcpy, % of the theoretical
+    /// DRAM bandwidth from the clocks, verdict, and the peer columns when any peer timing is
+    /// present.
     pub fn summary_table(&self) -> Table {
         let with_peers = !self.peers.is_empty();
         let mut header = vec![
@@ -501,6 +502,7 @@ impl Report {
             "median ms",
             "GB/s",
             "% of memcpy",
+            "% of theoretical",
             "verdict",
         ];
         if with_peers {
@@ -515,6 +517,13 @@ impl Report {
                 opt(s.median_ms, |v| format!("{v:.4}")),
                 opt(s.gbps, |v| format!("{v:.1}")),
                 opt(s.percent_of_memcpy, |v| format!("{v:.1}%")),
+                match (s.gbps, s.percent_of_memcpy) {
+                    // Device-memory bandwidths only (rows with a memcpy share).
+                    (Some(g), Some(_)) if self.device.theoretical_gbps > 0.0 => {
+                        format!("{:.1}%", 100.0 * g / self.device.theoretical_gbps)
+                    }
+                    _ => "-".into(),
+                },
                 s.verdict.clone(),
             ];
             if with_peers {
