@@ -654,7 +654,14 @@ mod tests {
         let mut out = vec![f32::NAN; n];
         let mut writes = vec![0u8; n];
         let mut accesses = Vec::new();
-        for block in 0..cfg.grid_dim.0 as usize {
+        // s = 4: the staged path; its blocks are simulated there, none here.
+        let register_blocks = if thin.staged() {
+            simulate_thin_staged(input, rows, cols, &mut out, &mut writes, &mut accesses);
+            0
+        } else {
+            cfg.grid_dim.0 as usize
+        };
+        for block in 0..register_blocks {
             for warp in 0..threads.div_ceil(32) {
                 let lanes: Vec<(usize, usize)> = (32 * warp..threads.min(32 * warp + 32))
                     .map(|t| (t % bx, t / bx))
@@ -719,6 +726,201 @@ mod tests {
         (out, accesses)
     }
 
+    /// Checks that one warp instruction's 16-byte shared accesses, at the given stage
+    /// positions (`None`: lane not taking part), are conflict-free: served 8 lanes at a time,
+    /// each octet's positions differ modulo 8 (8 x 16 bytes span the 32 banks once).
+    fn assert_conflict_free(positions: &[Option<usize>]) {
+        for octet in positions.chunks(8) {
+            let mut banks = [false; 8];
+            for &p in octet.iter().flatten() {
+                assert!(!banks[p % 8], "bank conflict: {positions:?}");
+                banks[p % 8] = true;
+            }
+        }
+    }
+
+    /// The staged path of `transpose_thin_vec4` (`s = 4`), block by block, warp by warp, in
+    /// the kernel's instruction order, with the geometry the kernel uses
+    /// (`Thin::region`, `region_slot`, `stage_slot`): all loads first, then per cell round
+    /// the stage writes, `syncwarp`, the stage reads and the stores. Checks, besides what
+    /// [`simulate_thin`] checks, that `Thin::region`'s slots are the rows of
+    /// `Thin::slot_cell`'s cells, that every stage read finds what this round's writer put
+    /// there (the lane and round it expects), that no two lanes write one stage position in a
+    /// round, and that every shared access is free of bank conflicts.
+    fn simulate_thin_staged(
+        input: &[f32],
+        rows: usize,
+        cols: usize,
+        out: &mut [f32],
+        writes: &mut [u8],
+        accesses: &mut Vec<WarpAccess>,
+    ) {
+        use gpu::transpose::THIN_CELLS;
+        use gpu::transpose::thin::{STAGE_SLOTS, Thin, region_slot, stage_slot};
+        let n = rows * cols;
+        let thin = Thin::new(rows, cols);
+        assert!(thin.staged() && thin.block() == (1, 256));
+        let wide = thin.short_rows;
+        // `float4` `f` of the short side's buffer (the output of a short-wide matrix, the input
+        // of a tall-narrow one) as `(rg, cg, row of the cell on the short side)`.
+        let slot_of = |block: usize, y0: usize, k: usize, t: usize| {
+            let (first, slots) = thin.region(block, y0, k);
+            (t < slots).then(|| {
+                let (rg, cg) = thin
+                    .slot_cell(block, y0, t, k)
+                    .expect("a slot past the matrix");
+                // Slot `t` is row `t % 4` (short side) of that cell: element offset
+                // `4 (first + t)` in the short side's buffer.
+                let e = if wide {
+                    (4 * cg + t % 4) * rows + 4 * rg
+                } else {
+                    (4 * rg + t % 4) * cols + 4 * cg
+                };
+                assert_eq!(e, 4 * (first + t), "region and cells disagree");
+                assert!(e + 4 <= n, "access outside the matrix");
+                assert_eq!((4 * e) % 16, 0, "misaligned access");
+                e
+            })
+        };
+        for block in 0..thin.blocks() {
+            for warp in 0..8 {
+                let y0 = 32 * warp;
+                if thin.cell(block, 0, y0, 0).is_none() {
+                    // The kernel's warp-uniform early return.
+                    assert!((0..32).all(|l| {
+                        (0..THIN_CELLS).all(|k| thin.cell(block, 0, y0 + l, k).is_none())
+                    }));
+                    continue;
+                }
+                let own = |lane: usize, k| thin.cell(block, 0, y0 + lane, k);
+                // Loads, both rounds, into per-lane registers `held[lane][k][i]`.
+                let mut held = vec![[[[0.0f32; 4]; 4]; THIN_CELLS]; 32];
+                for k in 0..THIN_CELLS {
+                    for i in 0..4 {
+                        let mut offsets = Vec::new();
+                        for (lane, held) in held.iter_mut().enumerate() {
+                            let e = if wide {
+                                // The lane's own cell, input row `4rg + i` (`rg = 0`).
+                                own(lane, k).map(|(rg, cg)| {
+                                    let (r, c) = (4 * rg + i, 4 * cg);
+                                    assert!(r < rows && c + 4 <= cols, "load outside");
+                                    r * cols + c
+                                })
+                            } else {
+                                slot_of(block, y0, k, region_slot(lane, i))
+                            };
+                            if let Some(e) = e {
+                                assert_eq!((4 * e) % 16, 0, "misaligned load");
+                                held[k][i].copy_from_slice(&input[e..e + 4]);
+                                offsets.push(4 * e);
+                            }
+                        }
+                        accesses.push(WarpAccess {
+                            store: false,
+                            full: offsets.len() == 32,
+                            offsets,
+                        });
+                    }
+                }
+                for k in 0..THIN_CELLS {
+                    // The stage: per position, (writer lane, contents); cleared per round
+                    // (the `syncwarp` between rounds orders reads before rewrites).
+                    let mut stage: Vec<Option<(usize, [f32; 4])>> = vec![None; STAGE_SLOTS];
+                    // Writes: short-wide, lane `l` writes its cell's column `q` to slot
+                    // `4l + q`; tall-narrow, its loaded slot `l + 32j`. Every lane writes.
+                    for step in 0..4 {
+                        let mut positions = Vec::new();
+                        for (lane, held) in held.iter().enumerate() {
+                            let (t, v) = if wide {
+                                let c = &held[k];
+                                (4 * lane + step, c.map(|row| row[step]))
+                            } else {
+                                (region_slot(lane, step), held[k][step])
+                            };
+                            let p = stage_slot(t);
+                            assert!(p < STAGE_SLOTS);
+                            assert!(stage[p].is_none(), "two writers of one stage slot");
+                            stage[p] = Some((lane, v));
+                            positions.push(Some(p));
+                        }
+                        assert_conflict_free(&positions);
+                    }
+                    // `syncwarp`, then reads and stores.
+                    if wide {
+                        // Lane `l` reads slot `l + 32j` (written by lane `(l + 32j) / 4`)
+                        // and stores it to `float4` `first + l + 32j` of the output.
+                        for j in 0..4 {
+                            let mut positions = vec![None; 32];
+                            let mut offsets = Vec::new();
+                            for (lane, position) in positions.iter_mut().enumerate() {
+                                let t = region_slot(lane, j);
+                                let Some(e) = slot_of(block, y0, k, t) else {
+                                    continue;
+                                };
+                                let p = stage_slot(t);
+                                *position = Some(p);
+                                let (writer, v) = stage[p].expect("stage read before its write");
+                                assert_eq!(writer, t / 4, "stage slot from the wrong lane");
+                                out[e..e + 4].copy_from_slice(&v);
+                                for w in &mut writes[e..e + 4] {
+                                    *w += 1;
+                                }
+                                offsets.push(4 * e);
+                            }
+                            assert_conflict_free(&positions);
+                            accesses.push(WarpAccess {
+                                store: true,
+                                full: offsets.len() == 32,
+                                offsets,
+                            });
+                        }
+                    } else {
+                        // Lane `l` with a cell reads its input rows `i` from slots `4l + i`
+                        // (written by lane `(4l + i) % 32`), then stores them transposed.
+                        let mut cell_rows = vec![[[0.0f32; 4]; 4]; 32];
+                        for i in 0..4 {
+                            let mut positions = vec![None; 32];
+                            for (lane, rows_held) in cell_rows.iter_mut().enumerate() {
+                                if own(lane, k).is_none() {
+                                    continue;
+                                }
+                                let t = 4 * lane + i;
+                                let p = stage_slot(t);
+                                positions[lane] = Some(p);
+                                let (writer, v) = stage[p].expect("stage read before its write");
+                                assert_eq!(writer, t % 32, "stage slot from the wrong lane");
+                                rows_held[i] = v;
+                            }
+                            assert_conflict_free(&positions);
+                        }
+                        for q in 0..4 {
+                            let mut offsets = Vec::new();
+                            for (lane, v) in cell_rows.iter().enumerate() {
+                                let Some((rg, cg)) = own(lane, k) else {
+                                    continue;
+                                };
+                                let (r, c) = (4 * cg + q, 4 * rg);
+                                assert!(r < cols && c + 4 <= rows, "store outside the output");
+                                let e = r * rows + c;
+                                assert_eq!((4 * e) % 16, 0, "misaligned store");
+                                for (p, row) in v.iter().enumerate() {
+                                    out[e + p] = row[q];
+                                    writes[e + p] += 1;
+                                }
+                                offsets.push(4 * e);
+                            }
+                            accesses.push(WarpAccess {
+                                store: true,
+                                full: offsets.len() == 32,
+                                offsets,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn thin_plan_is_exact() {
         use gpu::transpose::THIN_MAX;
@@ -742,6 +944,10 @@ mod tests {
             (THIN_MAX, THIN_MAX + 4),
             (THIN_MAX + 4, THIN_MAX),
             (4, 4096 + 4),
+            (4, 3236),
+            (3236, 4),
+            (4, 4 * 512 * 3),
+            (4 * 512 * 3, 4),
         ];
         for (rows, cols) in shapes {
             let input: Vec<f32> = (0..rows * cols).map(|e| e as f32).collect();
@@ -763,22 +969,35 @@ mod tests {
                 }
             }
         }
-        // s = 4: the long side's accesses are 512 contiguous bytes; the short side's 32
-        // half-filled sectors (16-byte rows of a 4-column matrix, 16 bytes of a 4-float
-        // output row each).
-        for (rows, cols) in [(4, 4096), (4096, 4)] {
+        // s = 4 (the staged path): on both sides every warp instruction is 32 consecutive
+        // float4s, 512 contiguous bytes (16 whole sectors when the long side's rows start on
+        // sector boundaries, `l` a multiple of 8); the partial ones (the last warp's region)
+        // contiguous too. On the staged side (short-wide stores, tall-narrow loads) each
+        // starts on a 512-byte boundary whatever `l`.
+        for (rows, cols) in [
+            (4, 4096),
+            (4096, 4),
+            (4, 3236),
+            (3236, 4),
+            (4, 1000),
+            (1000, 4),
+        ] {
             let input = vec![0.0; rows * cols];
             let (_, accesses) = simulate_thin(&input, rows, cols);
-            for a in accesses.iter().filter(|a| a.full) {
-                let long_side = a.store == (cols == 4);
-                let (sectors, whole) = a.sectors();
-                if long_side {
+            let long = rows.max(cols);
+            for a in &accesses {
+                assert!(a.offsets.windows(2).all(|w| w[1] == w[0] + 16), "{a:?}");
+                let staged_side = a.store == (rows == 4);
+                if staged_side && let Some(&o) = a.offsets.first() {
+                    assert_eq!(o % 512, 0, "{rows}x{cols}: {a:?}");
+                }
+                if a.full && (staged_side || long % 8 == 0) {
+                    let (sectors, whole) = a.sectors();
                     assert!(whole && sectors == 16, "{rows}x{cols}: {a:?}");
-                    assert!(a.offsets.windows(2).all(|w| w[1] == w[0] + 16));
-                } else {
-                    assert!(!whole && sectors == 32, "{rows}x{cols}: {a:?}");
                 }
             }
+            assert!(accesses.iter().any(|a| a.full && a.store));
+            assert!(accesses.iter().any(|a| a.full && !a.store));
         }
     }
 

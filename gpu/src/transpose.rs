@@ -58,7 +58,7 @@ pub const VEC4_THREADS: u32 = 16;
 /// loads or stores predicated off, 256 elements per 256-thread block at `s = 4` (block
 /// scheduling, not memory, sets its speed there: 15% of the copy bandwidth for 4 x 4194304 on
 /// an H200). The thin kernel gives every block about 8192 elements at any `s`, and its
-/// accesses fill whole 32-byte sectors on both sides for `s` = 8, 16 and 32 (see [`thin`]).
+/// accesses fill whole 32-byte sectors on both sides for `s` = 4, 8, 16 and 32 (see [`thin`]).
 /// Above 32 the tile is more than half full; where exactly the two cross is a measurement,
 /// not yet made.
 pub const THIN_MAX: usize = 32;
@@ -202,13 +202,50 @@ pub mod any_shape {
 /// contiguous bytes.
 ///
 /// Sectors: when `s/4` divides 32 (`s` = 8, 16, 32) every warp access fills whole 32-byte
-/// sectors on both sides. For `s = 4` the short side's rows are 16 bytes: each 16-byte access
-/// there half-fills a sector whose other half the same thread touches in its next instruction
-/// (the output of a short-wide matrix: stores; the input of a tall-narrow one: loads, the
-/// second half then from L1). For `s` = 12, 20, 24, 28 a warp's lanes do not split into whole
+/// sectors on both sides. For `s` = 12, 20, 24, 28 a warp's lanes do not split into whole
 /// long groups, so the ends of its contiguous runs may share a sector with the next warp's.
+///
+/// *Staged* side (`s = 4`, [`Thin::staged`](thin::Thin::staged)): there the short side's rows are 16 bytes, so
+/// a lane's own cell is 64 contiguous bytes on that side and a warp instruction over the
+/// lanes' own cells would touch 16 bytes of each of 32 sectors. Instead the 32 cells of a
+/// warp (one cell round `k`) are 128 contiguous `float4` *slots* `t = 0..128` on that side
+/// (slot `t` is row `t % 4` of the cell of lane `t / 4`, [`Thin::slot_cell`](thin::Thin::slot_cell)), and lane `l`
+/// moves slots `l + 32j`, `j = 0..4` ([`region_slot`](thin::region_slot)): 512 contiguous bytes per
+/// instruction. The slots pass through the warp's 2 KiB of shared memory
+/// ([`STAGE_SLOTS`](thin::STAGE_SLOTS)), at the swizzled positions [`stage_slot`](thin::stage_slot): the short-wide output is
+/// staged before its stores, the tall-narrow input after its loads.
 pub mod thin {
     use super::{THIN_CELLS, THIN_MAX, THIN_THREADS};
+    use crate::device::WARP_SIZE;
+
+    /// `float4` slots of one warp's stage on the staged path ([`Thin::staged`]): the 4 rows
+    /// of each of its 32 cells on the short side, 2 KiB.
+    pub const STAGE_SLOTS: usize = 4 * WARP_SIZE as usize;
+
+    /// `float4` slots of a block's stage: one [`STAGE_SLOTS`] per warp of [`THIN_THREADS`]
+    /// threads (16 KiB of static shared memory).
+    pub const BLOCK_STAGE_SLOTS: usize = THIN_THREADS as usize / WARP_SIZE as usize * STAGE_SLOTS;
+
+    /// The slot (`0..STAGE_SLOTS`) of a warp's contiguous region that lane `lane` moves in
+    /// its global access `j` (`0..4`): `lane + 32j`, so that a warp instruction covers 32
+    /// consecutive slots (512 contiguous bytes).
+    #[inline(always)]
+    pub fn region_slot(lane: usize, j: usize) -> usize {
+        lane + WARP_SIZE as usize * j
+    }
+
+    /// Where slot `t` (`0..STAGE_SLOTS`) sits in its warp's stage: `t ^ ((t >> 3) & 3)`, an
+    /// XOR swizzle that makes both shared-memory access patterns conflict-free. A 16-byte
+    /// shared access is served 8 lanes at a time, and is conflict-free when those 8 lanes'
+    /// positions differ modulo 8 (8 x 16 bytes = the 32 banks). The region side (lanes `l`
+    /// of one octet at slots `l + 32j`) is one row of 8 positions, xored by a constant;
+    /// the cell side (lanes `l` at slots `4l + i`, a fixed `i`) is rows `r = l / 2` of an
+    /// octet at columns `i` and `i + 4`: without the swizzle 4-way conflicts, with it
+    /// columns `i ^ (r & 3)` and `(i + 4) ^ (r & 3)`, eight different ones.
+    #[inline(always)]
+    pub fn stage_slot(t: usize) -> usize {
+        t ^ ((t >> 3) & 3)
+    }
 
     /// The thin shape's sides in groups of 4, and which side is short.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -257,6 +294,44 @@ pub mod thin {
             (x, THIN_THREADS / x)
         }
 
+        /// Whether the kernel stages the short side through shared memory: `s = 4` (one
+        /// short group), where the short side's rows are 16 bytes (see [`thin`](self)).
+        #[inline(always)]
+        pub fn staged(&self) -> bool {
+            self.short_groups == 1
+        }
+
+        /// On the staged path, the cell that holds slot `t` (`0..STAGE_SLOTS`) of cell round
+        /// `k` of the warp whose lane 0 is thread `(0, y0)`: the cell of lane `t / 4`
+        /// ([`Thin::cell`] of thread `(0, y0 + t / 4)`), whose row `t % 4` on the short side
+        /// the slot is; `None` past the matrix.
+        #[inline(always)]
+        pub fn slot_cell(
+            &self,
+            block: usize,
+            y0: usize,
+            t: usize,
+            k: usize,
+        ) -> Option<(usize, usize)> {
+            self.cell(block, 0, y0 + t / 4, k)
+        }
+
+        /// On the staged path, the region of cell round `k` of the warp whose lane 0 is
+        /// thread `(0, y0)`: its first `float4` in the short side's buffer (the output of a
+        /// short-wide matrix, the input of a tall-narrow one; `4 x` the first long group, as
+        /// the short side's rows are one `float4`) and its slots (`0..=STAGE_SLOTS`: 4 per
+        /// cell inside the matrix). Slot `t < slots` is `float4` `first + t` of that buffer,
+        /// row `t % 4` of [`Thin::slot_cell`]`(.., t, k)`.
+        #[inline(always)]
+        pub fn region(&self, block: usize, y0: usize, k: usize) -> (usize, usize) {
+            let long = block * self.long_groups_per_block() + k * self.block().1 as usize + y0;
+            let cells = self
+                .long_groups
+                .saturating_sub(long)
+                .min(WARP_SIZE as usize);
+            (4 * long, 4 * cells)
+        }
+
         /// Long groups one block covers: `blockDim.y` per cell, [`THIN_CELLS`] cells per thread.
         #[inline(always)]
         pub fn long_groups_per_block(&self) -> usize {
@@ -299,10 +374,11 @@ pub mod thin {
 #[cfg(target_arch = "nvptx64")]
 pub mod kernels {
     use super::any_shape::{self, Access};
-    use super::thin::Thin;
-    use super::{BLOCK_ROWS, TILE, VEC4_THREADS, VEC4_TILE};
+    use super::thin::{self, Thin};
+    use super::{BLOCK_ROWS, THIN_THREADS, TILE, VEC4_THREADS, VEC4_TILE};
     use crate::device::{
-        block_dim, block_idx, load_global_v4, store_global_v4, syncthreads, thread_idx,
+        FULL_MASK, WARP_SIZE, block_dim, block_idx, load_global_v4, store_global_v4, syncthreads,
+        syncwarp, thread_idx,
     };
 
     /// Global index along x and y: `(blockIdx.x * blockDim.x + threadIdx.x, ... y ...)`.
@@ -873,38 +949,57 @@ pub mod kernels {
     }
 
     /// The transpose of a thin matrix (one side at most [`THIN_MAX`](super::THIN_MAX), both
-    /// multiples of 4): each thread transposes 4 x 4 blocks of `float4`s in registers, with no
-    /// shared memory and no barrier.
+    /// multiples of 4): each thread transposes 4 x 4 blocks of `float4`s in registers; at
+    /// `s = 4` the short side's 16-byte rows pass through a warp-private shared-memory stage
+    /// so that every warp access is 512 contiguous bytes. No block barrier.
     ///
     /// Algorithm: the matrix is cut into *cells* `a[4rg .. 4rg + 4][4cg .. 4cg + 4]`
-    /// ([`thin`](super::thin)). A thread loads its cell as four `float4`s
-    /// `v[i] = a[4rg + i][4cg .. 4cg + 4]`, `i = 0..4`, and stores the four `float4`s
+    /// ([`thin`]). A thread holds its cell as four `float4`s
+    /// `v[i] = a[4rg + i][4cg .. 4cg + 4]`, `i = 0..4`, and its output is the four `float4`s
     /// `b[4cg + q][4rg .. 4rg + 4] = (v[0][q], v[1][q], v[2][q], v[3][q])`, `q = 0..4`: the
     /// transpose of the 4 x 4 block is only a choice of registers. Each thread moves
-    /// [`THIN_CELLS`](super::THIN_CELLS) cells, `blockDim.y` long groups apart, all eight
-    /// loads issued before the first store (128 bytes in flight per thread). Against a
-    /// 64 x 64 tile, which a thin matrix leaves mostly empty (256 elements per 256-thread
-    /// block at 4 x N), every block moves about `THIN_CELLS * 16 * 256` elements whatever the
-    /// short side.
+    /// [`THIN_CELLS`](super::THIN_CELLS) cells (*rounds* `k`), `blockDim.y` long groups apart,
+    /// all eight loads issued before the first store (128 bytes in flight per thread).
+    /// Against a 64 x 64 tile, which a thin matrix leaves mostly empty (256 elements per
+    /// 256-thread block at 4 x N), every block moves about `THIN_CELLS * 16 * 256` elements
+    /// whatever the short side.
     ///
     /// Thread mapping: `threadIdx.x` is the short side's group (`s/4` lanes, the fast index),
     /// `threadIdx.y` the long side's; consecutive lanes of one short group take consecutive
-    /// long groups. Short-wide (`s = rows`): a load instruction reads `s/4` input rows, each
-    /// `2048 / s` contiguous bytes; a store writes whole output rows (`4s` bytes each,
-    /// `32 / (s/4)` of them, 4 rows apart). Tall-narrow (`s = cols`): the mirror image: loads
-    /// read whole input rows, stores write `s/4` output rows of `2048 / s` contiguous bytes.
-    /// At `s = 4` (one short group) this is the long side on consecutive lanes: its accesses
-    /// are 512 contiguous bytes per warp instruction, the short side's 16 bytes per lane 64
-    /// bytes apart, a sector completed by the same thread's next instruction. For `s >= 8`,
-    /// with the long side alone on consecutive lanes every short-side access would be 16
-    /// bytes of a sector whose other bytes other warps move; with the short groups on the
-    /// fastest lanes a warp moves whole short-side rows, and both sides fill whole sectors
-    /// (`s` = 8, 16, 32).
+    /// long groups. Register path (`s >= 8`): a thread loads its cell's four input rows and
+    /// stores its four output rows. Short-wide (`s = rows`): a load instruction reads `s/4`
+    /// input rows, each `2048 / s` contiguous bytes; a store writes whole output rows (`4s`
+    /// bytes each, `32 / (s/4)` of them, 4 rows apart). Tall-narrow (`s = cols`): the mirror
+    /// image. With the short groups on the fastest lanes a warp moves whole short-side rows,
+    /// and both sides fill whole 32-byte sectors (`s` = 8, 16, 32).
+    ///
+    /// Staged path (`s = 4`, [`Thin::staged`], with the block [`Thin::block`] = `(1, 256)`):
+    /// one short group, so the lanes are consecutive long groups; the long side already moves
+    /// 512 contiguous bytes per instruction, but the short side's rows are 16 bytes, a lane's
+    /// cell there 64 contiguous bytes, and a per-cell access would touch 16 bytes of each of
+    /// 32 sectors. Per round, a warp's 32 cells are 128 contiguous `float4` slots on the short
+    /// side ([`Thin::region`]); lane `l` moves slots `l + 32j` (`j = 0..4`), 512 contiguous
+    /// bytes per instruction, 16 whole sectors. Short-wide: lane `l` writes its cell's output
+    /// rows to its warp's stage at slots `4l + q`, `syncwarp`, then reads and stores slots
+    /// `l + 32j`. Tall-narrow: lane `l` loads slots `l + 32j` of both rounds, writes a round's
+    /// to the stage, `syncwarp`, reads its cell's input rows (slots `4l + i`) and stores its
+    /// output rows as the register path does. A `syncwarp` between the rounds orders round
+    /// 0's reads before round 1's writes. A warp whose lane 0 has no cell leaves whole (no
+    /// lane of it has one); every other warp's lanes all reach each `syncwarp`. Any other
+    /// block shape at `s = 4` takes the register path (`syncwarp(FULL_MASK)` needs whole
+    /// warps).
     ///
     /// Launch: block [`Thin::block`] `= (s/4, 256 / (s/4))`; grid
     /// `ceil((l/4) / (2 * blockDim.y))` blocks along x ([`Thin::blocks`]): one-dimensional, so
     /// no side meets `gridDim.y`'s 65535 limit (4194304 x 4 is 2048 blocks). Index arithmetic
-    /// in 64 bits. No shared memory.
+    /// in 64 bits.
+    ///
+    /// Shared memory: 16 KiB static ([`thin::BLOCK_STAGE_SLOTS`] `float4`s: 2 KiB per warp,
+    /// [`thin::STAGE_SLOTS`] slots; the register path does not touch it). Slot `t` sits at
+    /// [`thin::stage_slot`]`(t) = t ^ ((t >> 3) & 3)`: both the cell-side (`4l + i`) and the
+    /// region-side (`l + 32j`) 16-byte accesses are conflict-free (each octet of lanes on 8
+    /// different 16-byte bank groups), checked by the CPU simulation. Only warp barriers
+    /// (`bar.warp.sync`); no `bar.sync`.
     ///
     /// Parameters: `a` row-major `rows x cols`, `b` row-major `cols x rows`, `f32`.
     ///
@@ -912,19 +1007,23 @@ pub mod kernels {
     /// `a` and `b` hold `rows * cols` floats each, are 16-byte aligned and do not overlap;
     /// `rows` and `cols` are multiples of 4 (so every `float4` lies inside the matrix and on a
     /// 16-byte boundary) and `rows * cols` does not overflow. Any launch shape is memory-safe
-    /// ([`Thin::cell`] gives each cell to at most one thread); [`Thin::block`] and
-    /// [`Thin::blocks`] cover every cell.
+    /// ([`Thin::cell`] gives each cell to at most one thread; the staged path runs only in
+    /// its own block); [`Thin::block`] and [`Thin::blocks`] cover every cell.
     ///
     /// Performance: 8 bytes per element, memory-bound; 4 `ld.global.v4` and 4 `st.global.v4`
-    /// per 16 elements, no shared-memory traffic. About 8192 elements (32 KiB read, 32 KiB
-    /// written) per block. 48 registers on sm_90 (`cargo xtask ptx-report`), so 5 blocks of
-    /// 256 threads per SM, each thread with 128 bytes of loads in flight. The expected limit
-    /// is DRAM bandwidth; at `s = 4` the half-sector 16-byte accesses of the short side
-    /// (stores of 4 x N, loads of N x 4) double the L2 sector requests on that side.
+    /// per 16 elements, plus at `s = 4` 4 `st.v4` and 4 `ld.v4` to shared memory. About 8192
+    /// elements (32 KiB read, 32 KiB written) per block. 62 registers on sm_90 (`cargo xtask
+    /// ptx-report`; the register path alone took 48), so 4 blocks of 256 threads per SM, each
+    /// thread with 128 bytes of loads in flight (128 KiB per SM). The expected limit is DRAM
+    /// bandwidth: at `s = 4` the register path's 16-byte short-side accesses (stores of
+    /// 4 x N, loads of N x 4) took 32 half sectors per instruction; 4 x 4194304 ran at 56.5%
+    /// of the copy bandwidth on an H200 (4194304 x 4, whose half sectors were loads completed
+    /// from L1, at 92.8%). The staged path makes every access 16 whole sectors.
     ///
     /// Source: this project, beyond the seed's five versions and NVIDIA's sample (which tiles
     /// every shape alike). The in-register 4 x 4 transpose of four vector rows is the SIMD
-    /// idiom of `_MM_TRANSPOSE4_PS` (`xmmintrin.h`), here on `float4` loads and stores.
+    /// idiom of `_MM_TRANSPOSE4_PS` (`xmmintrin.h`), here on `float4` loads and stores; the
+    /// warp-private stage is the CUB `WarpExchange` idea (blocked to striped arrangement).
     #[unsafe(no_mangle)]
     pub unsafe extern "ptx-kernel" fn transpose_thin_vec4(
         a: *const f32,
@@ -934,6 +1033,14 @@ pub mod kernels {
     ) {
         let thin = Thin::new(rows, cols);
         let (x, y) = (thread_idx().x as usize, thread_idx().y as usize);
+        let d = block_dim();
+        // The staged path's `syncwarp(FULL_MASK)` needs whole warps: only with its own block
+        // (`(1, 256)`, 8 whole warps); any other launch shape takes the register path below.
+        if thin.staged() && (d.x, d.y, d.z) == (1, THIN_THREADS, 1) {
+            // SAFETY: forwarded; the block is `(1, THIN_THREADS)`.
+            unsafe { thin_staged(a, b, rows, cols, thin, block_idx().x as usize, y) };
+            return;
+        }
         let cell = |k| thin.cell(block_idx().x as usize, x, y, k);
         // Cell 1 lies `blockDim.y` long groups past cell 0: if cell 0 is past the matrix, so
         // is cell 1.
@@ -990,6 +1097,129 @@ pub mod kernels {
             // SAFETY: output row `4cg + q`, columns `4rg .. 4rg + 4`: inside the output,
             // 16-byte aligned (`rows`, `4rg` multiples of 4, `b` aligned), this thread's alone.
             unsafe { store_global_v4(b.add(first + q * rows), column) };
+        }
+    }
+
+    /// Four floats, 16-byte aligned: a slot of [`transpose_thin_vec4`]'s stage, moved by one
+    /// 16-byte shared access (`st.v4` / `ld.v4`).
+    #[derive(Clone, Copy)]
+    #[repr(C, align(16))]
+    struct Quad([f32; 4]);
+
+    /// The staged path of [`transpose_thin_vec4`] (`s = 4`, block `(1, THIN_THREADS)`):
+    /// every global access of a warp covers 32 consecutive `float4` slots, 512 contiguous
+    /// bytes, on both sides ([`thin`]'s staged side).
+    ///
+    /// Short-wide (`4 x l`): the loads are the register path's (lane `l` reads its cell's
+    /// four input rows; lanes on consecutive long groups: 512 contiguous bytes per row). Per
+    /// cell round `k`, lane `l` writes its cell's output rows `4cg + q` to the warp's stage at
+    /// slots `4l + q`; after `syncwarp` it stores slots `l + 32j` of the warp's output
+    /// region. Tall-narrow (`l x 4`): lane `l` loads slots `l + 32j` of the warp's input
+    /// region (both rounds' loads first), writes them to the stage; after `syncwarp` it reads
+    /// its cell's input rows (slots `4l + i`) and stores them transposed as the register path
+    /// does (512 contiguous bytes per output row). A second `syncwarp` separates round 0's
+    /// reads from round 1's writes.
+    ///
+    /// # Safety
+    /// As [`transpose_thin_vec4`]; the block is `(1, THIN_THREADS)` (whole warps, all of
+    /// whose lanes reach every `syncwarp`), `thin = Thin::new(rows, cols)` with
+    /// `thin.staged()`, `block` is `blockIdx.x` and `y` is `threadIdx.y`.
+    #[inline(always)]
+    unsafe fn thin_staged(
+        a: *const f32,
+        b: *mut f32,
+        rows: usize,
+        cols: usize,
+        thin: Thin,
+        block: usize,
+        y: usize,
+    ) {
+        const W: usize = WARP_SIZE as usize;
+        const ZERO: [[f32; 4]; 4] = [[0.0; 4]; 4];
+        let stage = crate::static_shared!(s_transpose_thin: [Quad; thin::BLOCK_STAGE_SLOTS]);
+        let lane = y % W;
+        let y0 = y - lane;
+        // This warp's stage: slots `base .. base + STAGE_SLOTS`, no other warp's.
+        let base = y0 / W * thin::STAGE_SLOTS;
+        let at = |t: usize| base + thin::stage_slot(t);
+        // Lane 0 holds the warp's first long group: without a cell 0 there, no lane has a
+        // cell, and the whole warp leaves together (no `syncwarp` is left waiting).
+        if thin.cell(block, 0, y0, 0).is_none() {
+            return;
+        }
+        let own = |k| thin.cell(block, 0, y, k);
+        // This lane's region slots `lane + 32j` of round `k`: `float4`s `4 * first + 4t` of
+        // the short side's buffer, inside the matrix for `t < slots` (`Thin::region`).
+        let region = |k| {
+            let (first, slots) = thin.region(block, y0, k);
+            (4 * first, slots)
+        };
+        if thin.short_rows {
+            // Short-wide: all eight loads first (a lane without a cell holds zeros, staged
+            // and never stored).
+            // SAFETY: each cell lies inside the matrix (`Thin::cell`); `a` as the contract.
+            let load = |k| own(k).map_or(ZERO, |(rg, cg)| unsafe { load_cell(a, cols, rg, cg) });
+            let (v0, v1) = (load(0), load(1));
+            let round = |k, v: &[[f32; 4]; 4]| {
+                for q in 0..4 {
+                    // SAFETY: slot `4 lane + q` of this warp's stage, this lane's alone; the
+                    // previous round's reads ended at the `syncwarp` before this round.
+                    unsafe { stage.write(at(4 * lane + q), Quad(v.map(|row| row[q]))) };
+                }
+                syncwarp(FULL_MASK);
+                let (first, slots) = region(k);
+                for j in 0..4 {
+                    let t = thin::region_slot(lane, j);
+                    if t < slots {
+                        // SAFETY: written by lane `t / 4` before the `syncwarp`.
+                        let Quad(row) = unsafe { stage.read(at(t)) };
+                        // SAFETY: output row `first / 4 + t` (4 floats, `rows = 4`) of a cell
+                        // inside the matrix (`Thin::region`), 16-byte aligned (`b` aligned),
+                        // stored by this lane alone.
+                        unsafe { store_global_v4(b.add(first + 4 * t), row) };
+                    }
+                }
+            };
+            round(0, &v0);
+            syncwarp(FULL_MASK);
+            round(1, &v1);
+        } else {
+            // Tall-narrow: all eight loads first, slots `lane + 32j` of both rounds' regions.
+            let load = |k| {
+                let (first, slots) = region(k);
+                let slot = |j| {
+                    let t = thin::region_slot(lane, j);
+                    if t < slots {
+                        // SAFETY: input row `first / 4 + t` (4 floats, `cols = 4`) of a cell
+                        // inside the matrix (`Thin::region`); 16-byte aligned (`a` aligned).
+                        unsafe { load_global_v4(a.add(first + 4 * t)) }
+                    } else {
+                        [0.0; 4]
+                    }
+                };
+                [slot(0), slot(1), slot(2), slot(3)]
+            };
+            let (r0, r1) = (load(0), load(1));
+            let round = |k, r: &[[f32; 4]; 4]| {
+                for (j, &row) in r.iter().enumerate() {
+                    // SAFETY: slot `lane + 32j` of this warp's stage, this lane's alone; the
+                    // previous round's reads ended at the `syncwarp` before this round.
+                    unsafe { stage.write(at(thin::region_slot(lane, j)), Quad(row)) };
+                }
+                syncwarp(FULL_MASK);
+                if let Some((rg, cg)) = own(k) {
+                    let v: [[f32; 4]; 4] = core::array::from_fn(|i| {
+                        // SAFETY: slot `4 lane + i`, written before the `syncwarp`.
+                        unsafe { stage.read(at(4 * lane + i)) }.0
+                    });
+                    // SAFETY: the cell lies inside the matrix and is this lane's alone; `b` as
+                    // the contract.
+                    unsafe { store_cell(b, rows, rg, cg, &v) };
+                }
+            };
+            round(0, &r0);
+            syncwarp(FULL_MASK);
+            round(1, &r1);
         }
     }
 }

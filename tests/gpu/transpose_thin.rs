@@ -1,7 +1,8 @@
 //! GPU trials of `transpose_thin_vec4`, the transpose of thin matrices (one side at most
-//! `THIN_MAX`, both multiples of 4) by 4 x 4 blocks in registers: both orientations, the
-//! smallest shapes, every short side from 4 to `THIN_MAX` (those whose groups of 4 do not
-//! divide a 256-thread block included), partial last blocks, and 2^22-element matrices.
+//! `THIN_MAX`, both multiples of 4) by 4 x 4 blocks in registers (at `s = 4` through a
+//! warp-private shared stage): both orientations, the smallest shapes, every short side from 4
+//! to `THIN_MAX` (those whose groups of 4 do not divide a 256-thread block included), partial
+//! last blocks and warps, and 2^22-element matrices.
 //!
 //! Each trial checks the result bit for bit against the CPU reference (a transpose is a copy),
 //! and that the guard elements before and after the output view, poisoned before the launch,
@@ -29,13 +30,17 @@ const GUARD: usize = 8;
 /// Shapes run through `transpose_with(TransposeThinVec4, ...)`: one cell, two cells each way,
 /// short-wide and tall-narrow, a long side that leaves the last block partial (1000 = 250
 /// groups of 4; 4092, 4100), short sides 12, 20, 28 (3, 5, 7 groups: blocks of 255 and 252
-/// threads) and `THIN_MAX`, squares, and 2^22 elements each way.
-const SHAPES: [(usize, usize); 22] = [
+/// threads) and `THIN_MAX`, squares, and 2^22 elements each way. At `s = 4` (the staged path,
+/// warps of 32 long groups per round): 1000 ends in a partial warp in round 0, 3236 (809
+/// groups: block 1 holds 256 + 41) in round 1, with one whole warp and one of 9 lanes.
+const SHAPES: [(usize, usize); 24] = [
     (4, 4),
     (4, 8),
     (8, 4),
     (4, 1000),
     (1000, 4),
+    (4, 3236),
+    (3236, 4),
     (8, 1000),
     (1000, 8),
     (12, 1000),
