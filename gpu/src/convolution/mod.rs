@@ -196,7 +196,7 @@ mod common {
     /// `a * b + c` (`fma.rn.f32`) kept in program order: an `asm!` without `pure` is not moved
     /// across another, so LLVM cannot interleave the multiply-adds of later input rows with
     /// earlier ones, which kept every row of the 9 x 9 2D body live at once (242 registers;
-    /// 80 with [`ordered_load`] as well).
+    /// 80 with `ordered_load` as well).
     #[inline(always)]
     pub(super) fn ordered_fma(a: f32, b: f32, c: f32) -> f32 {
         let d: f32;
