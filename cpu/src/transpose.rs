@@ -635,6 +635,28 @@ mod tests {
         }
     }
 
+    /// One `float4` store of the thin kernel, simulated: output row `4 cg + q` of the 4 x 4
+    /// cell `(rg, cg)` whose input rows are `v`, written into `out` (counted in `writes`) after
+    /// the bounds and alignment checks; returns the store's byte offset.
+    fn store_cell_row(
+        out: &mut [f32],
+        writes: &mut [u8],
+        rows: usize,
+        cols: usize,
+        (rg, cg, v): (usize, usize, &[[f32; 4]; 4]),
+        q: usize,
+    ) -> usize {
+        let (r, c) = (4 * cg + q, 4 * rg);
+        assert!(r < cols && c + 4 <= rows, "store outside the output");
+        let e = r * rows + c;
+        assert_eq!((4 * e) % 16, 0, "misaligned store");
+        for (p, row) in v.iter().enumerate() {
+            out[e + p] = row[q];
+            writes[e + p] += 1;
+        }
+        4 * e
+    }
+
     /// `transpose_thin_vec4` on the CPU, block by block, warp by warp, in the kernel's
     /// instruction order, with the geometry the kernel uses (`gpu::transpose::thin`). Checks
     /// that the launch is the geometry's, every `float4` lies inside its matrix and is
@@ -700,15 +722,15 @@ mod tests {
                         let Some((rg, cg)) = cell else { continue };
                         let v = &held[lane * THIN_CELLS + k];
                         for (q, offsets) in offsets.iter_mut().enumerate() {
-                            let (r, c) = (4 * cg + q, 4 * rg);
-                            assert!(r < cols && c + 4 <= rows, "store outside the output");
-                            let e = r * rows + c;
-                            assert_eq!((4 * e) % 16, 0, "misaligned store");
-                            for (p, row) in v.iter().enumerate() {
-                                out[e + p] = row[q];
-                                writes[e + p] += 1;
-                            }
-                            offsets.push(4 * e);
+                            let cell = (rg, cg, v);
+                            offsets.push(store_cell_row(
+                                &mut out,
+                                &mut writes,
+                                rows,
+                                cols,
+                                cell,
+                                q,
+                            ));
                         }
                     }
                     accesses.extend(offsets.map(|offsets| WarpAccess {
@@ -899,15 +921,8 @@ mod tests {
                                 let Some((rg, cg)) = own(lane, k) else {
                                     continue;
                                 };
-                                let (r, c) = (4 * cg + q, 4 * rg);
-                                assert!(r < cols && c + 4 <= rows, "store outside the output");
-                                let e = r * rows + c;
-                                assert_eq!((4 * e) % 16, 0, "misaligned store");
-                                for (p, row) in v.iter().enumerate() {
-                                    out[e + p] = row[q];
-                                    writes[e + p] += 1;
-                                }
-                                offsets.push(4 * e);
+                                let cell = (rg, cg, v);
+                                offsets.push(store_cell_row(out, writes, rows, cols, cell, q));
                             }
                             accesses.push(WarpAccess {
                                 store: true,
