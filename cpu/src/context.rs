@@ -18,10 +18,16 @@ use crate::ptx;
 
 /// The lab's PTX loaded on one context, with the state of its `__constant__` memory.
 #[derive(Debug)]
+/// A launch shape of [`Gpu::one_wave`]: kernel entry, threads per block, dynamic shared bytes.
+type WaveKey = (String, u32, usize);
+
 struct Module {
     module: Arc<CudaModule>,
     /// Kernels looked up so far, by entry name: each launch reuses its `CUfunction`.
     functions: Mutex<Vec<(String, CudaFunction)>>,
+    /// [`Gpu::one_wave`] answers so far, by `(kernel, block, dynamic shared bytes)`: the
+    /// occupancy query and the SM count are asked once per context, not at every launch.
+    waves: Mutex<Vec<(WaveKey, u32)>>,
     constants: Mutex<ConstantTimeline>,
 }
 
@@ -76,6 +82,7 @@ fn module_for(ctx: &Arc<CudaContext>) -> Result<Arc<Module>> {
             .load_module(Ptx::from_src(text))
             .during(format!("loading the sm_{ptx_arch} PTX"))?,
         functions: Mutex::new(Vec::new()),
+        waves: Mutex::new(Vec::new()),
         constants: Mutex::new(ConstantTimeline::default()),
     });
     table.push((key, Arc::downgrade(&module)));
@@ -258,12 +265,30 @@ impl Gpu {
     }
 
     /// Blocks of `block` threads of `kernel` that fit on the whole device at once (one wave):
-    /// SMs x [`Gpu::resident_blocks_per_sm`], at least one per SM.
+    /// SMs x [`Gpu::resident_blocks_per_sm`], at least one per SM. Asked of the driver once per
+    /// context and launch shape, then remembered, so launchers may call it at every launch.
     ///
     /// # Errors
     /// [`Error::Driver`] if the kernel is missing or a query fails.
     pub fn one_wave(&self, kernel: &str, block: u32, dynamic_shared_bytes: usize) -> Result<u32> {
-        Ok(self.sm_count()? * self.resident_blocks_per_sm(kernel, block, dynamic_shared_bytes)?)
+        let module = self.module()?;
+        let cached = |waves: &[(WaveKey, u32)]| {
+            waves
+                .iter()
+                .find(|((k, b, d), _)| k == kernel && *b == block && *d == dynamic_shared_bytes)
+                .map(|(_, wave)| *wave)
+        };
+        let lock = || module.waves.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(wave) = cached(&lock()) {
+            return Ok(wave);
+        }
+        let wave =
+            self.sm_count()? * self.resident_blocks_per_sm(kernel, block, dynamic_shared_bytes)?;
+        let mut waves = lock();
+        if cached(&waves).is_none() {
+            waves.push(((kernel.to_string(), block, dynamic_shared_bytes), wave));
+        }
+        Ok(wave)
     }
 
     /// The SM clock rate in kHz (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`, the peak clock).

@@ -259,7 +259,7 @@ impl Variant {
     /// The launch the host uses for `n` elements: blocks of [`k::BLOCK_SIZE`] threads; a grid
     /// covering `n` for [`Variant::VectorAdd`], covering the `n / 4` groups of four for
     /// [`Variant::VectorAddVec4`] (at least one block, for the `n % 4` tail), one wave of
-    /// resident blocks (SMs x blocks per SM, at most enough to cover `n`) for
+    /// resident blocks ([`Gpu::one_wave`], at most enough to cover `n`) for
     /// [`Variant::VectorAddGridStride`].
     ///
     /// # Errors
@@ -267,12 +267,11 @@ impl Variant {
     /// from the device queries.
     pub fn launch_config(self, gpu: &Gpu, n: usize) -> Result<LaunchConfig> {
         let covering = launch::blocks_to_cover(self.kernel_name(), n, k::BLOCK_SIZE as u64)?;
-        let wave = || -> Result<u32> {
-            Ok(gpu.sm_count()? * (gpu.max_threads_per_sm()? / k::BLOCK_SIZE).max(1))
-        };
         let grid = match self {
             Variant::VectorAdd => covering,
-            Variant::VectorAddGridStride => wave()?.min(covering),
+            Variant::VectorAddGridStride => gpu
+                .one_wave(self.kernel_name(), k::BLOCK_SIZE, 0)?
+                .min(covering),
             Variant::VectorAddVec4 => covering.div_ceil(4).max(1),
         };
         Ok(launch::linear(grid, k::BLOCK_SIZE, 0))
