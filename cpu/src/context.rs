@@ -17,10 +17,10 @@ use crate::error::{DriverContext, Error, Result};
 use crate::ptx;
 
 /// The lab's PTX loaded on one context, with the state of its `__constant__` memory.
-#[derive(Debug)]
 /// A launch shape of [`Gpu::one_wave`]: kernel entry, threads per block, dynamic shared bytes.
 type WaveKey = (String, u32, usize);
 
+#[derive(Debug)]
 struct Module {
     module: Arc<CudaModule>,
     /// Kernels looked up so far, by entry name: each launch reuses its `CUfunction`.
