@@ -31,8 +31,9 @@ const GUARD: usize = 8;
 const OFFSETS: Range<usize> = 0..5;
 
 /// Shapes run at every pair of offsets: a single element, one row, one column, thin and
-/// wide, around the tile (63, 64 + 1, 127, 128 + 1), tiny, and a large odd one.
-const SHAPES: [(usize, usize); 11] = [
+/// wide, around the tile (63, 64 + 1, 127, 128 + 1), tiny, a large odd one, and multiples of
+/// 4 with whole interior tiles (the whole-tile path at one shift for every row).
+const SHAPES: [(usize, usize); 13] = [
     (1, 1),
     (1, 1000),
     (1000, 1),
@@ -44,6 +45,8 @@ const SHAPES: [(usize, usize); 11] = [
     (127, 129),
     (1001, 3),
     (2049, 2051),
+    (256, 388),
+    (452, 260),
 ];
 
 /// Large shapes at a few offset pairs only: the measured odd shape (8191 x 8193, 256 MiB
@@ -107,8 +110,8 @@ fn view_trial(
 }
 
 /// `transpose::transpose` takes this kernel unless the shape and both views suit the aligned
-/// vec4 kernels (the thin one for a thin shape, else the tile; none of these shapes reaches
-/// the tile's grid limit).
+/// vec4 kernels: the thin one for a thin shape, the tile when a side is below one tile (64)
+/// (none of these shapes reaches the tile's grid limit).
 fn check_choice(
     gpu: &Gpu,
     input: &impl cudarc::driver::DevicePtr<f32>,
@@ -126,7 +129,7 @@ fn check_choice(
         VARIANT
     } else if thin.supports(rows, cols) {
         thin
-    } else if vec4.supports(rows, cols) {
+    } else if rows.min(cols) < 64 && vec4.supports(rows, cols) {
         vec4
     } else {
         VARIANT

@@ -208,21 +208,21 @@ mod common {
         d
     }
 
-    /// Reads a staged `float4` (`ld.v4.f32` through its generic address) kept in program
-    /// order with [`ordered_fma`]: the window's loads are not hoisted above the multiply-adds
-    /// of the previous group, so only one window is live at a time.
+    /// Reads a staged `float4` (`ld.shared.v4.f32` at its 32-bit shared-window address) kept
+    /// in program order with [`ordered_fma`]: the window's loads are not hoisted above the
+    /// multiply-adds of the previous group, so only one window is live at a time.
     ///
     /// # Safety
-    /// `p` points to a staged group in shared memory, written before the last barrier.
+    /// `p` is the shared-window address of a staged group, written before the last barrier.
     #[inline(always)]
-    pub(super) unsafe fn ordered_load(p: *const F4) -> [f32; 4] {
+    pub(super) unsafe fn ordered_load(p: u32) -> [f32; 4] {
         let (a, b, c, d): (f32, f32, f32, f32);
         // SAFETY: a valid, 16-byte aligned address (caller); not `pure`, so it keeps its
         // place among the other ordered operations.
         unsafe {
-            core::arch::asm!("ld.v4.f32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+            core::arch::asm!("ld.shared.v4.f32 {{{a}, {b}, {c}, {d}}}, [{p}];",
                 a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
-                p = in(reg64) p, options(readonly, nostack));
+                p = in(reg32) p, options(readonly, nostack));
         }
         [a, b, c, d]
     }

@@ -129,7 +129,7 @@ unsafe fn convolution_1d_tiled_vec4<const R: usize>(
                 // because `G <= HG`.
                 let v = unsafe {
                     if R >= ORDERED_RADIUS_1D {
-                        ordered_load(stage.as_ptr().add(HG + p - g + i))
+                        ordered_load(stage.shared_address() + 16 * (HG + p - g + i) as u32)
                     } else {
                         stage.read(HG + p - g + i).0
                     }

@@ -166,7 +166,7 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
                     if R > 0 || q == 1 {
                         // SAFETY: staged before the barrier; `4 rg + ii < 64 + 2R` rows and
                         // `cg + q < 18` groups of the stage.
-                        let f = unsafe { ordered_load(stage.as_ptr().add(group + q)) };
+                        let f = unsafe { ordered_load(stage.shared_address() + 16 * (group + q) as u32) };
                         v[4 * q] = f[0];
                         v[4 * q + 1] = f[1];
                         v[4 * q + 2] = f[2];

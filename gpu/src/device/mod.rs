@@ -56,6 +56,9 @@ pub use memory::{
     load_global_v4_u32, store_global_v4, store_global_v4_u32, tex1d_fetch_f32,
 };
 #[cfg(target_arch = "nvptx64")]
+#[doc(hidden)]
+pub use shared::shared_window;
+#[cfg(target_arch = "nvptx64")]
 pub use shared::{DynamicShared, SharedArray};
 #[cfg(target_arch = "nvptx64")]
 pub use sync::{syncthreads, syncthreads_or, syncwarp, threadfence, threadfence_block};

@@ -107,22 +107,32 @@ impl<T: Copy> DynamicShared<T> {
 #[derive(Clone, Copy)]
 pub struct SharedArray<T, const N: usize> {
     ptr: *mut T,
+    window: u32,
     _marker: PhantomData<T>,
 }
 
 impl<T: Copy, const N: usize> SharedArray<T, N> {
-    /// Wraps the generic address of a `.shared` declaration of at least `N * size_of::<T>()` bytes.
+    /// Wraps the generic address `ptr` and the shared-window address `window` of a `.shared`
+    /// declaration of at least `N * size_of::<T>()` bytes.
     ///
     /// # Safety
-    /// `ptr` must point to such a declaration, aligned for `T`. Use
+    /// `ptr` and `window` must both address such a declaration, aligned for `T`. Use
     /// [`static_shared!`](crate::static_shared) rather than calling this.
     #[doc(hidden)]
     #[inline(always)]
-    pub unsafe fn from_declaration(ptr: *mut T) -> Self {
+    pub unsafe fn from_declaration(ptr: *mut T, window: u32) -> Self {
         Self {
             ptr,
+            window,
             _marker: PhantomData,
         }
+    }
+
+    /// The 32-bit shared-window address of element 0, for `ld.shared` / `st.shared` in inline
+    /// asm (element `i` is at `shared_address() + i * size_of::<T>()`).
+    #[inline(always)]
+    pub fn shared_address(&self) -> u32 {
+        self.window
     }
 
     /// Number of elements, `N`.
@@ -165,6 +175,27 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
         unsafe { self.ptr.add(i).write(value) }
     }
 
+    /// Reads element `i` without the bounds check (no compare and trap branch: for the inner
+    /// loops of kernels whose indices are in bounds by construction).
+    ///
+    /// # Safety
+    /// `i < N`, and as [`read`](Self::read).
+    #[inline(always)]
+    pub unsafe fn read_unchecked(&self, i: usize) -> T {
+        // SAFETY: in bounds and race-free by the caller's contract.
+        unsafe { self.ptr.add(i).read() }
+    }
+
+    /// Writes element `i` without the bounds check.
+    ///
+    /// # Safety
+    /// `i < N`, and as [`write`](Self::write).
+    #[inline(always)]
+    pub unsafe fn write_unchecked(&self, i: usize, value: T) {
+        // SAFETY: in bounds and race-free by the caller's contract.
+        unsafe { self.ptr.add(i).write(value) }
+    }
+
     /// Volatile read of element `i`, for warp-synchronous code.
     ///
     /// # Safety
@@ -189,6 +220,18 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
     }
 }
 
+/// The generic address of the block's dynamic shared memory, which LLVM knows lies in the
+/// shared window: [`static_shared!`](crate::static_shared) offsets it to its own declaration
+/// so that LLVM's address-space inference turns every access to the array into `ld.shared` /
+/// `st.shared` with 32-bit addresses. A pointer made by inline asm (`cvta.shared`) is opaque
+/// to LLVM, and every access through it becomes a generic `ld` / `st` with 64-bit address
+/// arithmetic.
+#[doc(hidden)]
+#[inline(always)]
+pub fn shared_window() -> *mut u8 {
+    core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u8>()
+}
+
 /// Declares a statically sized shared array and evaluates to its [`SharedArray`] handle:
 /// `let tile = static_shared!(s_tile: [f32; 256]);` is CUDA's `__shared__ float s_tile[256];`.
 ///
@@ -203,17 +246,39 @@ macro_rules! static_shared {
             align = const if ::core::mem::align_of::<$t>() < 4 { 4 } else { ::core::mem::align_of::<$t>() },
             bytes = const ($n) * ::core::mem::size_of::<$t>(),
         );
-        let address: u64;
-        // SAFETY: `mov` of a `.shared` variable yields its shared-window address and `cvta`
-        // turns it into a generic pointer; no memory is accessed.
+        let delta: u64;
+        let window = $crate::device::shared_window();
+        // SAFETY: `cvta.to.shared` of the dynamic array's generic address and `mov` of the
+        // `.shared` variable's name yield two shared-window addresses; no memory is accessed.
         unsafe {
             ::core::arch::asm!(
-                concat!("mov.u64 {a}, ", stringify!($name), ";\n\tcvta.shared.u64 {a}, {a};"),
-                a = out(reg64) address,
+                concat!(
+                    "cvta.to.shared.u64 {d}, {w};\n\tmov.u64 {s}, ",
+                    stringify!($name),
+                    ";\n\tsub.s64 {d}, {s}, {d};"
+                ),
+                w = in(reg64) window,
+                d = out(reg64) delta,
+                s = out(reg64) _,
                 options(pure, nomem, nostack),
             );
         }
-        // SAFETY: the declaration above holds `$n` elements of `$t`, aligned for `$t`.
-        unsafe { $crate::device::SharedArray::<$t, { $n }>::from_declaration(address as *mut $t) }
+        let address: u32;
+        // SAFETY: `mov` of a `.shared` variable's name yields its shared-window address.
+        unsafe {
+            ::core::arch::asm!(
+                concat!("mov.u32 {a}, ", stringify!($name), ";"),
+                a = out(reg32) address,
+                options(pure, nomem, nostack),
+            );
+        }
+        // SAFETY: `window + delta` is the generic address of the declaration above, and
+        // `address` its shared-window address; it holds `$n` elements of `$t`, aligned for `$t`.
+        unsafe {
+            $crate::device::SharedArray::<$t, { $n }>::from_declaration(
+                window.wrapping_add(delta as usize).cast::<$t>(),
+                address,
+            )
+        }
     }};
 }
