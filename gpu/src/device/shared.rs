@@ -257,7 +257,7 @@ macro_rules! static_shared {
                     stringify!($name),
                     ";\n\tsub.s64 {d}, {s}, {d};"
                 ),
-                w = in(reg64) window,
+                w = in(reg64) window.addr() as u64,
                 d = out(reg64) delta,
                 s = out(reg64) _,
                 options(pure, nomem, nostack),
