@@ -172,14 +172,6 @@ pub mod any_shape {
         if p < len { Some(p) } else { None }
     }
 
-    /// Whether all four elements of chunk `j` lie in the segment of `len` elements with the
-    /// given `shift` ([`position`] is `Some` for every `q`): the chunk's first position
-    /// `4j - shift` is at least 0 and its last below `len`.
-    #[inline(always)]
-    pub fn inside(j: u32, shift: u32, len: u32) -> bool {
-        4 * j >= shift && 4 * j - shift + 4 <= len
-    }
-
     /// How chunk `j` of a segment of `len` elements with the given `shift` is accessed when the
     /// segment starts at element `start` of a range `0..bound` that may be touched: whole
     /// ([`Access::Vector`]) when it lies inside the range, element by element
@@ -870,7 +862,6 @@ pub mod kernels {
             ty: u32,
         ) {
             const STEP: u32 = VEC4_THREADS;
-            const PITCH: u32 = AnyTile::PITCH;
             let t = STEP * ty + tx;
             // Segment i's shift is (shift of segment 0 + i * row length) % 4.
             let s_in0 = any_shape::shift(a.addr(), self.input_start(0));
@@ -899,70 +890,104 @@ pub mod kernels {
             } else {
                 [0.0; 4]
             };
-            // Element q of chunk j of a segment with shift s is position 4j + q - s: inside
-            // the segment unless j = 0 and q < s, or j = 16 and q >= s.
-            let place = |i: u32, j: u32, s: u32, v: [f32; 4]| {
-                for (q, &x) in (0..4).zip(v.iter()) {
-                    let p = (4 * j + q).wrapping_sub(s);
-                    if p < VEC4_TILE {
-                        // SAFETY: `i, p < 64`: inside the tile; one writer per element.
-                        unsafe { tile.write_unchecked((i * PITCH + p) as usize, x) };
-                    }
+            // SAFETY (places): segments `i0..i3` and `t < 64`, one writer per element.
+            unsafe {
+                Self::place_chunk(tile, i0, tx, s0, VEC4_TILE, v0);
+                Self::place_chunk(tile, i1, tx, s1, VEC4_TILE, v1);
+                Self::place_chunk(tile, i2, tx, s2, VEC4_TILE, v2);
+                Self::place_chunk(tile, i3, tx, s3, VEC4_TILE, v3);
+                if t < 64 && s4 > 0 {
+                    Self::place_chunk(tile, t, 16, s4, VEC4_TILE, v4);
                 }
-            };
-            place(i0, tx, s0, v0);
-            place(i1, tx, s1, v1);
-            place(i2, tx, s2, v2);
-            place(i3, tx, s3, v3);
-            if t < 64 && s4 > 0 {
-                place(t, 16, s4, v4);
             }
             syncthreads();
             // Output segment i (output row col0 + i) holds tile column i.
-            let gather = |i: u32, j: u32, s: u32| {
-                let mut v = [0.0f32; 4];
-                for (q, x) in (0..4).zip(v.iter_mut()) {
-                    let p = (4 * j + q).wrapping_sub(s);
-                    if p < VEC4_TILE {
-                        // SAFETY: `p, i < 64`: written before the barrier.
-                        *x = unsafe { tile.read_unchecked((p * PITCH + i) as usize) };
-                    }
-                }
-                v
-            };
             let (o0, o1, o2, o3) = (s_out(i0), s_out(i1), s_out(i2), s_out(i3));
-            let w0 = gather(i0, tx, o0);
-            let w1 = gather(i1, tx, o1);
-            let w2 = gather(i2, tx, o2);
-            let w3 = gather(i3, tx, o3);
             let o4 = s_out(t);
-            let w4 = if t < 64 && o4 > 0 {
-                gather(t, 16, o4)
-            } else {
-                [0.0; 4]
+            // SAFETY: the whole tile was placed before the barrier.
+            let [w0, w1, w2, w3, w4] = unsafe {
+                [
+                    Self::gather_chunk(tile, i0, tx, o0, VEC4_TILE),
+                    Self::gather_chunk(tile, i1, tx, o1, VEC4_TILE),
+                    Self::gather_chunk(tile, i2, tx, o2, VEC4_TILE),
+                    Self::gather_chunk(tile, i3, tx, o3, VEC4_TILE),
+                    if t < 64 && o4 > 0 {
+                        Self::gather_chunk(tile, t, 16, o4, VEC4_TILE)
+                    } else {
+                        [0.0; 4]
+                    },
+                ]
             };
-            let store = |i: u32, j: u32, s: u32, v: [f32; 4]| {
-                let start = start_out0 + i as usize * self.rows;
-                if any_shape::inside(j, s, VEC4_TILE) {
-                    // SAFETY: the chunk lies inside this block's segment of the output row;
-                    // 16-byte aligned by the definition of the shift.
-                    unsafe { store_global_v4(b.add(start + (4 * j) as usize - s as usize), v) };
-                } else {
+            let start = |i: u32| start_out0 + i as usize * self.rows;
+            // SAFETY: each output segment `start(i) .. + 64` is this block's (whole tile).
+            unsafe {
+                Self::store_chunk(b, start(i0), tx, o0, VEC4_TILE, w0);
+                Self::store_chunk(b, start(i1), tx, o1, VEC4_TILE, w1);
+                Self::store_chunk(b, start(i2), tx, o2, VEC4_TILE, w2);
+                Self::store_chunk(b, start(i3), tx, o3, VEC4_TILE, w3);
+                if t < 64 && o4 > 0 {
+                    Self::store_chunk(b, start(t), 16, o4, VEC4_TILE, w4);
+                }
+            }
+        }
+
+        /// Writes the elements of chunk `j` (shift `s`) that lie in segment `i` of `len`
+        /// elements to `tile[i][position]` ([`any_shape::position`]).
+        ///
+        /// # Safety
+        /// `i < 64`, `len <= 64`; no other thread writes those elements before the next
+        /// barrier.
+        #[inline(always)]
+        unsafe fn place_chunk(tile: &AnyShared, i: u32, j: u32, s: u32, len: u32, v: [f32; 4]) {
+            for (q, &x) in (0..4).zip(v.iter()) {
+                if let Some(p) = any_shape::position(j, q, s, len) {
+                    // SAFETY: `i, p < 64`: inside the 64 x 65 tile; one writer (caller).
+                    unsafe { tile.write_unchecked((i * Self::PITCH + p) as usize, x) };
+                }
+            }
+        }
+
+        /// The elements of chunk `j` (shift `s`) of output segment `i` of `len` elements,
+        /// read from `tile[position][i]` (zeros where the chunk leaves the segment).
+        ///
+        /// # Safety
+        /// `i < 64`, `len <= 64`; those tile elements were written before a barrier.
+        #[inline(always)]
+        unsafe fn gather_chunk(tile: &AnyShared, i: u32, j: u32, s: u32, len: u32) -> [f32; 4] {
+            let mut v = [0.0f32; 4];
+            for (q, x) in (0..4).zip(v.iter_mut()) {
+                if let Some(p) = any_shape::position(j, q, s, len) {
+                    // SAFETY: `p, i < 64`: inside the tile, written before the barrier.
+                    *x = unsafe { tile.read_unchecked((p * Self::PITCH + i) as usize) };
+                }
+            }
+            v
+        }
+
+        /// Writes chunk `j` (shift `s`) of the output segment of `len` elements that starts at
+        /// element `start` of `b`: one 16-byte store if the chunk lies inside the segment,
+        /// else one store per element inside it ([`any_shape::access`]).
+        ///
+        /// # Safety
+        /// `b + start .. + len` lies in `b`'s matrix and belongs to this block alone; `b` is
+        /// 4-byte aligned and `s` is the segment's shift.
+        #[inline(always)]
+        unsafe fn store_chunk(b: *mut f32, start: usize, j: u32, s: u32, len: u32, v: [f32; 4]) {
+            match any_shape::access(j, s, len, 0, len as usize) {
+                Access::Vector => {
+                    // SAFETY: the chunk `start + 4j - s .. + 4` lies inside the segment;
+                    // 16-byte aligned by the definition of `s`.
+                    unsafe { store_global_v4(b.add(start + 4 * j as usize - s as usize), v) };
+                }
+                Access::Scalar => {
                     for (q, &x) in (0..4).zip(v.iter()) {
-                        let p = (4 * j + q).wrapping_sub(s);
-                        if p < VEC4_TILE {
-                            // SAFETY: position `p < 64` of this block's segment.
+                        if let Some(p) = any_shape::position(j, q, s, len) {
+                            // SAFETY: `p < len`: inside the segment.
                             unsafe { *b.add(start + p as usize) = x };
                         }
                     }
                 }
-            };
-            store(i0, tx, o0, w0);
-            store(i1, tx, o1, w1);
-            store(i2, tx, o2, w2);
-            store(i3, tx, o3, w3);
-            if t < 64 && o4 > 0 {
-                store(t, 16, o4, w4);
+                Access::Skip => {}
             }
         }
 
@@ -1023,24 +1048,8 @@ pub mod kernels {
                 return;
             }
             let s = any_shape::shift(a.addr(), self.input_start(i));
-            let row = i * Self::PITCH;
-            if any_shape::inside(j, s, self.width) {
-                // The whole chunk lies in the segment: four unconditional writes.
-                let p = 4 * j - s;
-                for (q, &x) in (0..4).zip(v.iter()) {
-                    // SAFETY: `i < 64` and `p + q < width <= 64`: inside the 64 x 65 tile;
-                    // one writer per element (distinct (segment, chunk, q) give distinct
-                    // positions).
-                    unsafe { tile.write_unchecked((row + p + q) as usize, x) };
-                }
-            } else {
-                for (q, &x) in (0..4).zip(v.iter()) {
-                    if let Some(p) = any_shape::position(j, q, s, self.width) {
-                        // SAFETY: `i, p < 64`: inside the tile; one writer per element.
-                        unsafe { tile.write_unchecked((row + p) as usize, x) };
-                    }
-                }
-            }
+            // SAFETY: `i < height <= 64`, `width <= 64`; one writer per element (caller).
+            unsafe { Self::place_chunk(tile, i, j, s, self.width, v) }
         }
 
         /// Output segment `i` (output row `col0 + i`, from column `row0`): its first element
@@ -1063,28 +1072,15 @@ pub mod kernels {
             b: *mut f32,
             slot: Option<(u32, u32)>,
         ) -> [f32; 4] {
-            let mut v = [0.0f32; 4];
-            let Some((i, j)) = slot else { return v };
+            let Some((i, j)) = slot else {
+                return [0.0; 4];
+            };
             if i >= self.width {
-                return v;
+                return [0.0; 4];
             }
             let (_, s) = self.output_segment(b, i);
-            if any_shape::inside(j, s, self.height) {
-                let p = 4 * j - s;
-                for (q, x) in (0..4).zip(v.iter_mut()) {
-                    // SAFETY: tile[p + q][i] = a[row0 + p + q][col0 + i], `p + q < height`,
-                    // `i < width`: inside the tile, written before the barrier.
-                    *x = unsafe { tile.read_unchecked(((p + q) * Self::PITCH + i) as usize) };
-                }
-            } else {
-                for (q, x) in (0..4).zip(v.iter_mut()) {
-                    if let Some(p) = any_shape::position(j, q, s, self.height) {
-                        // SAFETY: as above, `p < height`.
-                        *x = unsafe { tile.read_unchecked((p * Self::PITCH + i) as usize) };
-                    }
-                }
-            }
-            v
+            // SAFETY: `i < width <= 64`, `height <= 64`; the tile was filled (caller).
+            unsafe { Self::gather_chunk(tile, i, j, s, self.height) }
         }
 
         /// Writes chunk `j` of output segment `i` for `slot = Some((i, j))`, its elements
@@ -1100,25 +1096,9 @@ pub mod kernels {
             if i >= self.width {
                 return;
             }
-            let len = self.height;
             let (start, s) = self.output_segment(b, i);
-            match any_shape::access(j, s, len, 0, len as usize) {
-                Access::Vector => {
-                    // SAFETY: the chunk `start + 4j - s .. + 4` lies inside the segment, so
-                    // inside the matrix and this block's tile; 16-byte aligned by the
-                    // definition of `s`.
-                    unsafe { store_global_v4(b.add(start + 4 * j as usize - s as usize), v) };
-                }
-                Access::Scalar => {
-                    for (q, &x) in (0..4).zip(v.iter()) {
-                        if let Some(p) = any_shape::position(j, q, s, len) {
-                            // SAFETY: `p < height`: inside the matrix and this block's tile.
-                            unsafe { *b.add(start + p as usize) = x };
-                        }
-                    }
-                }
-                Access::Skip => {}
-            }
+            // SAFETY: segment `start .. + height` is inside the matrix and this block's tile.
+            unsafe { Self::store_chunk(b, start, j, s, self.height, v) }
         }
     }
 
