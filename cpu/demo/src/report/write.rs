@@ -66,9 +66,15 @@ fn write_one(path: &Path, contents: &[u8]) -> std::io::Result<()> {
 
 /// Waits for a write in progress to finish, then exits the process with `code`: the body of an
 /// interrupt handler.
+///
+/// `_exit`, not `exit`: the handler runs on its own thread while the main thread may be inside
+/// the CUDA driver, and `exit` would run the atexit handlers (the driver's teardown) under it;
+/// on an H200 that race once ended `demo all` by a signal instead of exit code 130.
 pub fn exit_after_writes(code: i32) -> ! {
     let _guard = WRITES.lock().unwrap_or_else(|e| e.into_inner());
-    std::process::exit(code)
+    // SAFETY: `_exit` ends the process at once and touches no Rust state; every report file
+    // is written whole (the guard above waited for a write in progress).
+    unsafe { libc::_exit(code) }
 }
 
 #[cfg(test)]
