@@ -81,19 +81,40 @@ const _: () = assert!(
 /// machine that every element is read inside the matrix, written exactly once, and that every
 /// 16-byte access is aligned.
 ///
-/// A *segment* is the part of one matrix row that one tile covers: `len` (1 to 64) consecutive
+/// A *segment* is the part of one matrix row that one tile covers: `len` consecutive
 /// elements starting at element `start` of a buffer whose first element sits at the byte
 /// address `base` (a multiple of 4: any element offset of an allocation). The segment's *shift*
 /// `s` (0 to 3) is how many elements its first element lies past a 16-byte boundary. The
-/// 16-byte-aligned *chunks* `j = 0..=16` cover it: chunk `j` holds the segment positions
-/// `4j - s .. 4j - s + 4`, so chunk 0 may begin up to 3 elements before the segment and chunk
-/// 16 (used only when `s > 0`) ends up to 3 elements after position 63.
+/// 16-byte-aligned *chunks* `j = 0, 1, ..` cover it: chunk `j` holds the segment positions
+/// `4j - s .. 4j - s + 4`, so chunk 0 may begin up to 3 elements before the segment and the
+/// last may end up to 3 elements after it.
+///
+/// *Input segments* are rectangular: the tile at `(row0, col0)` covers columns
+/// `col0 .. col0 + 64` of each of its input rows (17 chunks when shifted).
+///
+/// *Output segments* are a parallelogram: output row `c` (input column `c`) is split at the
+/// rows `64k + lead`, where the *lead* `0..8` ([`lead`]) puts every split on a 32-byte boundary
+/// of `b`. The tile at `row0 = 64k` writes rows `64k + lead .. 64k + 64 + lead` of it (from
+/// row 0 for `k = 0`, up to `rows` for the last tile: [`output_span`]), so all its output
+/// segments but the matrix's first and last start and end on whole 32-byte sectors: no
+/// partial chunk, no sector shared by two blocks. The tile stages the input rows
+/// `row0 .. row0 + 71` ([`STAGED_ROWS`]) those segments need.
 pub mod any_shape {
     use super::{VEC4_THREADS, VEC4_TILE};
 
-    /// Aligned 16-byte chunks that cover a segment of [`VEC4_TILE`] elements at any shift:
-    /// `(64 + 3) / 4` rounded up.
+    /// Aligned 16-byte chunks that cover an input segment of [`VEC4_TILE`] elements at any
+    /// shift: `(64 + 3) / 4` rounded up.
     pub const CHUNKS: usize = VEC4_TILE as usize / 4 + 1;
+
+    /// Elements per 32-byte sector: output segments start and end on multiples of it.
+    pub const SECTOR: u32 = 8;
+
+    /// Input rows a tile stages: its 64 plus the largest [`lead`], 7.
+    pub const STAGED_ROWS: u32 = VEC4_TILE + SECTOR - 1;
+
+    /// Chunks that cover an output segment of up to `64 + 7` elements (the first tile's) at
+    /// any shift: its end is on a 32-byte boundary, so `(71 + 1) / 4`.
+    pub const OUT_CHUNKS: usize = (VEC4_TILE + SECTOR) as usize / 4;
 
     /// Tiles of a `rows x cols` matrix, one block each: `ceil(rows/64) * ceil(cols/64)`.
     #[inline(always)]
@@ -104,10 +125,10 @@ pub mod any_shape {
     /// First input row and column of the tile of block `block` of a one-dimensional grid of
     /// [`tiles`] blocks, numbered column of tiles after column of tiles: consecutive blocks
     /// take tiles down one column strip of the input, so they write neighbouring segments of
-    /// the same output rows. Where the rows are not 32-byte aligned, two blocks share the
-    /// 32-byte sector at each end of a segment; numbered this way they write it close together
-    /// in time, and the whole transpose ran 10-15% faster on an H200 than numbered row after
-    /// row (8191 x 8193: 77% of the copy bandwidth against 67%).
+    /// the same output rows, and the input rows two tiles share ([`STAGED_ROWS`]) are read
+    /// close together in time, the second time from L2. Numbered this way the transpose ran
+    /// 10-15% faster on an H200 than numbered row after row (8191 x 8193, before the
+    /// parallelogram: 77% of the copy bandwidth against 67%).
     ///
     /// 32-bit arithmetic: `block` is below the grid's 2^31 blocks, so is the number of tiles
     /// down a column.
@@ -121,7 +142,7 @@ pub mod any_shape {
     }
 
     /// Chunks each thread handles: one in each of 4 segments (tile rows `y + 16k`), and for
-    /// the block's first 64 threads (its first two warps) chunk 16 of a fifth.
+    /// all but the block's last two threads one more.
     pub const SLOTS: usize = 5;
 
     /// How a chunk is accessed.
@@ -137,19 +158,24 @@ pub mod any_shape {
     }
 
     /// The (segment, chunk) that thread `(x, y)` of the 16 x 16 block handles in its slot `k`
-    /// (`0..SLOTS`): segment (tile row on input, tile column on output) `y + 16k`, chunk `x`
-    /// for `k < 4`; segment `t = 16y + x`, chunk 16 for `k = 4` and `t < 64`; `None`
-    /// otherwise. Over the block's 256 threads every pair `(segment 0..64, chunk 0..17)`
-    /// appears once. Slot 4 belongs to whole warps (0 and 1): the other six skip it on a
-    /// uniform branch instead of running it with 28 of 32 lanes idle.
+    /// (`0..SLOTS`): segment `y + 16k`, chunk `x` for `k < 4`; for `k = 4` and
+    /// `t = 16y + x`, chunks 16 and 17 of segments 0..64 (`t < 128`) and chunks 0..18 of
+    /// segments 64..71 (`t < 254`); `None` otherwise. Over the block's 256 threads every
+    /// pair `(segment 0..71, chunk 0..18)` appears once: enough for the 71 staged input
+    /// segments of 17 chunks and the 64 output segments of up to 18.
     #[inline(always)]
     pub fn slot(k: u32, x: u32, y: u32) -> Option<(u32, u32)> {
         const STEP: u32 = VEC4_THREADS;
+        const ROWS: u32 = VEC4_TILE;
+        const EXTRA: u32 = OUT_CHUNKS as u32;
         let t = STEP * y + x;
         if k < 4 {
             Some((y + STEP * k, x))
-        } else if t < 64 {
-            Some((t, CHUNKS as u32 - 1))
+        } else if t < 2 * ROWS {
+            Some((t % ROWS, 16 + t / ROWS))
+        } else if t - 2 * ROWS < (STAGED_ROWS - ROWS) * EXTRA {
+            let u = t - 2 * ROWS;
+            Some((ROWS + u / EXTRA, u % EXTRA))
         } else {
             None
         }
@@ -161,6 +187,35 @@ pub mod any_shape {
     pub fn shift(base: usize, start: usize) -> u32 {
         // Only the low two bits matter: 32-bit arithmetic.
         ((base / 4) as u32).wrapping_add(start as u32) % 4
+    }
+
+    /// The lead of output row `c`: with `start = c * rows` its first element in `b` (at byte
+    /// address `base`), the elements from there to the next 32-byte boundary (`0..8`). Every
+    /// row `64k + lead` of output row `c` starts a 32-byte sector.
+    #[inline(always)]
+    pub fn lead(base: usize, start: usize) -> u32 {
+        // Only the low three bits matter: 32-bit arithmetic.
+        SECTOR.wrapping_sub(((base / 4) as u32).wrapping_add(start as u32)) % SECTOR
+    }
+
+    /// The largest [`lead`] of any output row when output row `c` has lead `lead0`: the
+    /// leads of the rows `c + i` are `lead0 - i * rows` modulo 8, that is `lead0` plus every
+    /// multiple of `g = gcd(rows, 8)`, whose largest is `8 - g + lead0 % g` (`lead0` itself
+    /// when `rows % 8 == 0`, 7 when `rows` is odd).
+    #[inline(always)]
+    pub fn lead_max(lead0: u32, rows: usize) -> u32 {
+        let g = 1u32 << rows.trailing_zeros().min(SECTOR.trailing_zeros());
+        SECTOR - g + lead0 % g
+    }
+
+    /// The rows `first .. end` of an output row with the given [`lead`] that the tile at
+    /// input row `row0` writes: from `row0 + lead` (from 0 for the first tile) to
+    /// `row0 + 64 + lead`, clipped to `rows`. Empty (`first >= end`) when the row's
+    /// previous tile reached its end.
+    #[inline(always)]
+    pub fn output_span(row0: usize, rows: usize, lead: u32) -> (usize, usize) {
+        let first = if row0 == 0 { 0 } else { row0 + lead as usize };
+        (first, (row0 + (VEC4_TILE + lead) as usize).min(rows))
     }
 
     /// Position in the segment (`0..len`) of element `q` (`0..4`) of chunk `j`, or `None` when
@@ -181,7 +236,7 @@ pub mod any_shape {
     /// Loads pass the matrix (`start` = the segment's first element, `bound = rows * cols`): a
     /// chunk may read up to 3 elements of the neighbouring tile, never outside the matrix.
     /// Stores pass the segment itself (`start = 0`, `bound = len`): no thread writes outside
-    /// its tile, so blocks never write the same 16 bytes.
+    /// its tile's span, so blocks never write the same 16 bytes.
     #[inline(always)]
     pub fn access(j: u32, shift: u32, len: u32, start: usize, bound: usize) -> Access {
         let first = 4 * j; // + start - shift: the chunk's first element in the range
@@ -697,28 +752,38 @@ pub mod kernels {
     /// The transpose of any shape at any element offset: [`transpose_tiled_vec4`]'s 64 x 64
     /// tile, 16 x 16 block and 16-byte accesses, for matrices whose rows do not start on
     /// 16-byte boundaries (`cols % 4 != 0`, `rows % 4 != 0`, or a view that starts at an
-    /// element offset that is not a multiple of 4).
+    /// element offset that is not a multiple of 4); the host's choice for every shape with
+    /// both sides at least 64.
     ///
-    /// Algorithm: the tile's part of an input row (a *segment* of up to 64 elements; see
-    /// [`any_shape`]) starts `s = (a/4 + r*cols + col0) % 4` elements past a
-    /// 16-byte boundary, taken from the actual address, so its 16-byte-aligned chunks are
-    /// shifted by `s`: 16 chunks when `s = 0`, 17 otherwise. Thread `(x, y)` loads chunk `x` of
-    /// tile rows `y + 16k` (`k = 0..4`) and, if `x < 4`, chunk 16 of tile row `y + 16x`
-    /// ([`any_shape::slot`]): at most 5 `ld.global.v4`, all issued before the first use. A
-    /// chunk is read whole whenever it lies inside the matrix, even where up to 3 of its
-    /// elements belong to the neighbouring tile (they are dropped; its block reads them too,
-    /// mostly from L2); only the matrix's first and last chunks, which may straddle its ends,
-    /// are read element by element. Each element lands in `tile[64][65]` at its column. After
-    /// the barrier the output row `col0 + i` is written the same way, with its own shift `s'`
-    /// from `b`'s address: chunks wholly inside the tile's segment `row0 .. row0 + 64` of that
-    /// row as one `st.global.v4` of `tile[4j - s' + q][i]`, `q = 0..4`, the partial chunks at
-    /// both ends element by element, so no block writes outside its tile. On aligned rows
-    /// (`s = 0`) this is exactly [`transpose_tiled_vec4`]'s access pattern.
+    /// Algorithm (the geometry is [`any_shape`]'s): the block of the tile at `(row0, col0)`
+    /// stages input rows `row0 .. row0 + 64 + L` (`L` = [`any_shape::lead_max`], at most 7),
+    /// columns `col0 .. col0 + 64`, in `tile[71][65]`. An input row's segment starts
+    /// `s = (a/4 + r*cols + col0) % 4` elements past a 16-byte boundary, taken from the actual
+    /// address, so its 16-byte-aligned chunks are shifted by `s`: 16 chunks when `s = 0`, 17
+    /// otherwise. A chunk is loaded whole whenever it lies inside the matrix, even where up
+    /// to 3 of its elements belong to the neighbouring tile (they are dropped; its block
+    /// reads them too, mostly from L2); each element lands in the tile at its column. After
+    /// the barrier, output row `col0 + i` receives tile column `i` for its rows
+    /// `row0 + lead .. row0 + 64 + lead` ([`any_shape::output_span`]), where the row's lead
+    /// (`0..8`, [`any_shape::lead`]) puts both ends on 32-byte boundaries of `b`: the span is
+    /// 16 whole `st.global.v4` and shares no 32-byte sector with another block's. Only an
+    /// output row's first span (from row 0) and its last (to `rows`) can have partial chunks
+    /// at the row's ends, stored element by element.
     ///
-    /// Shared memory: 64 x 65 floats (16.6 KB) as in [`transpose_tiled_vec4`]. A warp's two
-    /// half-warps touch two neighbouring rows (or columns) of the tile, 2-way conflicts within
-    /// each as there; the two hit disjoint banks unless the second's shift is one more than the
-    /// first's (`cols % 4 == 1` on loads, `rows % 4 == 1` on stores), then 4-way.
+    /// Two paths, chosen per block (a uniform branch):
+    /// - tiles whose staged rows and 64 columns lie inside the matrix (all but the first and
+    ///   last tile of each column strip, and the last strip) take the whole-tile path,
+    ///   [`AnyTile::interior_transpose`]: no bounds checks, 4 or 5 chunk loads and exactly 4
+    ///   `float4` stores per thread. On rows of `b` that are whole 32-byte sectors (`rows % 8
+    ///   == 0` on an aligned `b`) every lead is 0, only 64 rows are staged, and on aligned
+    ///   input rows this is [`transpose_tiled_vec4`]'s access pattern.
+    /// - the others take the general path: each `(segment, chunk)` pair of
+    ///   [`any_shape::slot`], its access chosen by [`any_shape::access`].
+    ///
+    /// Shared memory: 71 x 65 floats (18.5 KB). A warp's two half-warps touch two neighbouring
+    /// rows (or columns) of the tile, 2-way conflicts within each as in
+    /// [`transpose_tiled_vec4`]; the two hit disjoint banks unless their shifts (on loads) or
+    /// leads (on stores) differ by one less than a multiple of 4, then 4-way.
     ///
     /// Launch: block 16 x 16; grid `ceil(rows/64) * ceil(cols/64)` blocks along x, one per
     /// tile ([`any_shape::tile_origin`]), so that neither side meets `gridDim.y`'s 65535
@@ -729,10 +794,12 @@ pub mod kernels {
     /// allocation) and do not overlap; `rows * cols` does not overflow; block 16 x 16, grid
     /// of [`any_shape::tiles`]`(rows, cols)` blocks along x.
     ///
-    /// Performance: 8 bytes per element. Loads read `64 + 4` elements per tile row when the
-    /// row is shifted (the 4 from L2, as a neighbour's); stores of a shifted output row are 15
-    /// `float4` and 4 scalars. Each thread has at most 5 chunks in flight each way; 40
-    /// registers on sm_90 (32 for [`transpose_tiled_vec4`]), so 6 blocks of 256 per SM.
+    /// Performance: 8 bytes per element to DRAM. Loads read up to `71 x 68` elements per
+    /// 64 x 64 tile (the rows and chunks beyond the tile from L2, as a neighbour's). With
+    /// rectangular output spans (before this parallelogram) a shifted output segment was 15
+    /// `float4` and 4 scalar stores spread over three 128-byte lines, two of them shared with
+    /// the neighbouring blocks, and 8191 x 8193 ran at 77% of the copy bandwidth on an H200,
+    /// its L2 at 92% of its request throughput.
     ///
     /// Source: this project, beyond the seed's five versions and NVIDIA's sample (whose
     /// `transpose.cu` runs only multiples of its tile); splitting each row into a head,
@@ -744,9 +811,9 @@ pub mod kernels {
         rows: usize,
         cols: usize,
     ) {
-        let tile = crate::static_shared!(s_transpose_vec4_any: [f32; 64 * 65]);
+        let tile = crate::static_shared!(s_transpose_vec4_any: [f32; ANY_TILE_FLOATS]);
         let (tx, ty) = (thread_idx().x, thread_idx().y);
-        let at = AnyTile::new(rows, cols);
+        let at = AnyTile::new(b, rows, cols);
         if at.interior() {
             // SAFETY: forwarded from the kernel's contract; `interior` checked the tile.
             unsafe { at.interior_transpose(a, b, &tile, tx, ty) };
@@ -788,7 +855,7 @@ pub mod kernels {
                 at.gather(&tile, b, slot(4)),
             ]
         };
-        // SAFETY: forwarded from the kernel's contract; each block stores only its own tile.
+        // SAFETY: forwarded from the kernel's contract; each block stores only its own spans.
         unsafe {
             at.store(b, slot(0), w0);
             at.store(b, slot(1), w1);
@@ -798,57 +865,85 @@ pub mod kernels {
         }
     }
 
+    /// Floats of the shared tile of [`transpose_tiled_vec4_any`]: [`any_shape::STAGED_ROWS`]
+    /// rows of 64 plus one of padding.
+    const ANY_TILE_FLOATS: usize = (any_shape::STAGED_ROWS * AnyTile::PITCH) as usize;
+
     /// The tile of a block of [`transpose_tiled_vec4_any`]: its place in the matrix and its
-    /// extent inside it. In-tile quantities (segment, chunk, position, shift, extent) are
-    /// `u32`; only element offsets into the matrix are 64-bit.
+    /// extent inside it. In-tile quantities (segment, chunk, position, shift, lead, extent)
+    /// are `u32`; only element offsets into the matrix are 64-bit.
     struct AnyTile {
         rows: usize,
         cols: usize,
         /// First input row and column of the tile.
         row0: usize,
         col0: usize,
-        /// The tile's input rows (output segment length) and columns (input segment length,
-        /// output rows) inside the matrix: 1 to 64 each, since the grid covers the matrix.
-        height: u32,
+        /// The input rows it stages (`64 + lead_max`, clipped to the matrix) and its columns
+        /// (input segment length, output rows) inside the matrix, 1 to 64.
+        staged: u32,
         width: u32,
+        /// The lead of output row `col0` and the largest lead of any output row.
+        lead0: u32,
+        lead_max: u32,
     }
 
-    /// `tile[64][65]` of [`transpose_tiled_vec4_any`].
-    type AnyShared = crate::device::SharedArray<f32, { 64 * 65 }>;
+    /// `tile[71][65]` of [`transpose_tiled_vec4_any`].
+    type AnyShared = crate::device::SharedArray<f32, ANY_TILE_FLOATS>;
 
     impl AnyTile {
         const PITCH: u32 = VEC4_TILE + 1;
 
         #[inline(always)]
-        fn new(rows: usize, cols: usize) -> Self {
+        fn new(b: *mut f32, rows: usize, cols: usize) -> Self {
             const N: usize = VEC4_TILE as usize;
             let (row0, col0) = any_shape::tile_origin(block_idx().x, rows);
+            let lead0 = any_shape::lead(b.addr(), col0 * rows);
+            let lead_max = any_shape::lead_max(lead0, rows);
             AnyTile {
                 rows,
                 cols,
                 row0,
                 col0,
-                height: (rows - row0).min(N) as u32,
+                staged: (rows - row0).min(N + lead_max as usize) as u32,
                 width: (cols - col0).min(N) as u32,
+                lead0,
+                lead_max,
             }
         }
 
-        /// Whether the block's tile is whole (64 x 64 inside the matrix) and every chunk its
-        /// segments load (from up to 3 elements before a segment to up to 3 after it) lies
-        /// inside the matrix: then [`AnyTile::interior_transpose`] moves it. The same for
-        /// every thread of the block (a uniform branch).
+        /// The lead of output row `col0 + i`: `lead0 - i * rows` modulo 8 (32-bit wrapping
+        /// arithmetic keeps the low bits exact).
+        #[inline(always)]
+        fn lead(&self, i: u32) -> u32 {
+            self.lead0.wrapping_sub(i.wrapping_mul(self.rows as u32)) % any_shape::SECTOR
+        }
+
+        /// Whether the block's tile is whole (64 columns and `64 + lead_max` staged rows
+        /// inside the matrix, not the first tile of its column strip unless every lead is 0)
+        /// and every chunk its segments load (from up to 3 elements before a segment to up to
+        /// 3 after it) lies inside the matrix: then [`AnyTile::interior_transpose`] moves it.
+        /// The same for every thread of the block (a uniform branch).
         #[inline(always)]
         fn interior(&self) -> bool {
             const N: u32 = VEC4_TILE;
             let first = self.input_start(0);
-            let last = self.input_start(N - 1) + N as usize;
-            self.height == N && self.width == N && first >= 3 && last + 3 <= self.rows * self.cols
+            let last = self.input_start(N + self.lead_max - 1) + N as usize;
+            (self.row0 > 0 || self.lead_max == 0)
+                && self.staged == N + self.lead_max
+                && self.width == N
+                && first >= 3
+                && last + 3 <= self.rows * self.cols
         }
 
         /// The whole-tile path of [`transpose_tiled_vec4_any`]: the accesses of
         /// [`any_shape`] for a whole interior tile, with the decisions that are constant
-        /// there taken once (every load is a whole chunk; every chunk but a segment's first
-        /// and its chunk 16 lies inside the segment) and 32-bit shift arithmetic.
+        /// there taken once (every load is a whole chunk; every output span is 64 elements
+        /// from a 32-byte boundary, 16 whole chunks) and 32-bit shift arithmetic.
+        ///
+        /// Loads: thread `(x, y)` loads chunk `x` of rows `y + 16k`, `k = 0..4`; thread
+        /// `t = 16y + x` one more: chunk 16 of row `t` for `t < 64 + lead_max` (when that
+        /// row is shifted), chunk `u % 16` of row `64 + u / 16` for `u = t - 128 <
+        /// 16 lead_max`. Stores: chunk `x` of output rows `col0 + y + 16k`.
         ///
         /// # Safety
         /// As the kernel; [`AnyTile::interior`] holds; `tx, ty < 16`.
@@ -862,13 +957,12 @@ pub mod kernels {
             ty: u32,
         ) {
             const STEP: u32 = VEC4_THREADS;
+            const N: u32 = VEC4_TILE;
             let t = STEP * ty + tx;
             // Segment i's shift is (shift of segment 0 + i * row length) % 4.
             let s_in0 = any_shape::shift(a.addr(), self.input_start(0));
-            let (start_out0, s_out0) = self.output_segment(b, 0);
-            let (cols32, rows32) = (self.cols as u32, self.rows as u32);
+            let cols32 = self.cols as u32;
             let s_in = |i: u32| (s_in0 + i * cols32) % 4;
-            let s_out = |i: u32| (s_out0 + i * rows32) % 4;
             // Element offset of chunk `j` of input segment `i`, whose shift is `s`: inside the
             // matrix (`interior`), 16-byte aligned by the definition of the shift.
             let chunk_in =
@@ -883,51 +977,59 @@ pub mod kernels {
             let v1 = load(i1, tx, s1);
             let v2 = load(i2, tx, s2);
             let v3 = load(i3, tx, s3);
-            // Chunk 16 of segment `t` (warps 0 and 1): only when the segment is shifted.
-            let s4 = s_in(t);
-            let v4 = if t < 64 && s4 > 0 {
-                load(t, 16, s4)
+            // The fifth chunk: chunk 16 of row `t` (threads below 128), or a chunk of the
+            // rows past the 64th (threads from 128 on).
+            let u = t.wrapping_sub(2 * N);
+            let (i4, j4) = if t < 2 * N {
+                (t, 16)
             } else {
-                [0.0; 4]
+                (N + u / 16, u % 16)
             };
-            // SAFETY (places): segments `i0..i3` and `t < 64`, one writer per element.
+            let s4 = s_in(i4);
+            let has4 = if t < 2 * N {
+                t < N + self.lead_max && s4 > 0
+            } else {
+                u < 16 * self.lead_max
+            };
+            let v4 = if has4 { load(i4, j4, s4) } else { [0.0; 4] };
+            // SAFETY (places): segments `i0..i3` and `i4 < 64 + lead_max <= 71`, one writer
+            // per element (`any_shape::slot`'s pairs, restricted to the interior).
             unsafe {
-                Self::place_chunk(tile, i0, tx, s0, VEC4_TILE, v0);
-                Self::place_chunk(tile, i1, tx, s1, VEC4_TILE, v1);
-                Self::place_chunk(tile, i2, tx, s2, VEC4_TILE, v2);
-                Self::place_chunk(tile, i3, tx, s3, VEC4_TILE, v3);
-                if t < 64 && s4 > 0 {
-                    Self::place_chunk(tile, t, 16, s4, VEC4_TILE, v4);
+                Self::place_chunk(tile, i0, tx, s0, N, v0);
+                Self::place_chunk(tile, i1, tx, s1, N, v1);
+                Self::place_chunk(tile, i2, tx, s2, N, v2);
+                Self::place_chunk(tile, i3, tx, s3, N, v3);
+                if has4 {
+                    Self::place_chunk(tile, i4, j4, s4, N, v4);
                 }
             }
             syncthreads();
-            // Output segment i (output row col0 + i) holds tile column i.
-            let (o0, o1, o2, o3) = (s_out(i0), s_out(i1), s_out(i2), s_out(i3));
-            let o4 = s_out(t);
-            // SAFETY: the whole tile was placed before the barrier.
-            let [w0, w1, w2, w3, w4] = unsafe {
-                [
-                    Self::gather_chunk(tile, i0, tx, o0, VEC4_TILE),
-                    Self::gather_chunk(tile, i1, tx, o1, VEC4_TILE),
-                    Self::gather_chunk(tile, i2, tx, o2, VEC4_TILE),
-                    Self::gather_chunk(tile, i3, tx, o3, VEC4_TILE),
-                    if t < 64 && o4 > 0 {
-                        Self::gather_chunk(tile, t, 16, o4, VEC4_TILE)
-                    } else {
-                        [0.0; 4]
-                    },
-                ]
-            };
-            let start = |i: u32| start_out0 + i as usize * self.rows;
-            // SAFETY: each output segment `start(i) .. + 64` is this block's (whole tile).
-            unsafe {
-                Self::store_chunk(b, start(i0), tx, o0, VEC4_TILE, w0);
-                Self::store_chunk(b, start(i1), tx, o1, VEC4_TILE, w1);
-                Self::store_chunk(b, start(i2), tx, o2, VEC4_TILE, w2);
-                Self::store_chunk(b, start(i3), tx, o3, VEC4_TILE, w3);
-                if t < 64 && o4 > 0 {
-                    Self::store_chunk(b, start(t), 16, o4, VEC4_TILE, w4);
+            // Output row col0 + i takes tile column i, rows lead(i) .. lead(i) + 64: chunk
+            // `tx` is tile rows `lead + 4 tx .. + 4`.
+            let gather = |i: u32| {
+                let r = self.lead(i) + 4 * tx;
+                let mut v = [0.0f32; 4];
+                for (q, x) in (0..4).zip(v.iter_mut()) {
+                    // SAFETY: `r + q < 7 + 64 = 71` rows, `i < 64`: inside the tile, staged
+                    // before the barrier (`lead <= lead_max`).
+                    *x = unsafe { tile.read_unchecked(((r + q) * Self::PITCH + i) as usize) };
                 }
+                (v, r)
+            };
+            let (w0, r0) = gather(i0);
+            let (w1, r1) = gather(i1);
+            let (w2, r2) = gather(i2);
+            let (w3, r3) = gather(i3);
+            let out =
+                |i: u32, r: u32| (self.col0 + i as usize) * self.rows + self.row0 + r as usize;
+            // SAFETY: each chunk `out(i, r) .. + 4` lies in this block's span of output row
+            // `col0 + i` (rows `row0 + lead .. row0 + 64 + lead`, inside the matrix by
+            // `interior`), 16-byte aligned as the span starts on a 32-byte boundary.
+            unsafe {
+                store_global_v4(b.add(out(i0, r0)), w0);
+                store_global_v4(b.add(out(i1, r1)), w1);
+                store_global_v4(b.add(out(i2, r2)), w2);
+                store_global_v4(b.add(out(i3, r3)), w3);
             }
         }
 
@@ -935,33 +1037,16 @@ pub mod kernels {
         /// elements to `tile[i][position]` ([`any_shape::position`]).
         ///
         /// # Safety
-        /// `i < 64`, `len <= 64`; no other thread writes those elements before the next
+        /// `i < 71`, `len <= 64`; no other thread writes those elements before the next
         /// barrier.
         #[inline(always)]
         unsafe fn place_chunk(tile: &AnyShared, i: u32, j: u32, s: u32, len: u32, v: [f32; 4]) {
             for (q, &x) in (0..4).zip(v.iter()) {
                 if let Some(p) = any_shape::position(j, q, s, len) {
-                    // SAFETY: `i, p < 64`: inside the 64 x 65 tile; one writer (caller).
+                    // SAFETY: `i < 71`, `p < 64`: inside the 71 x 65 tile; one writer (caller).
                     unsafe { tile.write_unchecked((i * Self::PITCH + p) as usize, x) };
                 }
             }
-        }
-
-        /// The elements of chunk `j` (shift `s`) of output segment `i` of `len` elements,
-        /// read from `tile[position][i]` (zeros where the chunk leaves the segment).
-        ///
-        /// # Safety
-        /// `i < 64`, `len <= 64`; those tile elements were written before a barrier.
-        #[inline(always)]
-        unsafe fn gather_chunk(tile: &AnyShared, i: u32, j: u32, s: u32, len: u32) -> [f32; 4] {
-            let mut v = [0.0f32; 4];
-            for (q, x) in (0..4).zip(v.iter_mut()) {
-                if let Some(p) = any_shape::position(j, q, s, len) {
-                    // SAFETY: `p, i < 64`: inside the tile, written before the barrier.
-                    *x = unsafe { tile.read_unchecked((p * Self::PITCH + i) as usize) };
-                }
-            }
-            v
         }
 
         /// Writes chunk `j` (shift `s`) of the output segment of `len` elements that starts at
@@ -1005,7 +1090,7 @@ pub mod kernels {
         unsafe fn load(&self, a: *const f32, slot: Option<(u32, u32)>) -> [f32; 4] {
             let mut v = [0.0f32; 4];
             let Some((i, j)) = slot else { return v };
-            if i >= self.height {
+            if i >= self.staged {
                 return v;
             }
             let start = self.input_start(i);
@@ -1044,24 +1129,29 @@ pub mod kernels {
             v: [f32; 4],
         ) {
             let Some((i, j)) = slot else { return };
-            if i >= self.height {
+            if i >= self.staged {
                 return;
             }
             let s = any_shape::shift(a.addr(), self.input_start(i));
-            // SAFETY: `i < height <= 64`, `width <= 64`; one writer per element (caller).
+            // SAFETY: `i < staged <= 71`, `width <= 64`; one writer per element (caller).
             unsafe { Self::place_chunk(tile, i, j, s, self.width, v) }
         }
 
-        /// Output segment `i` (output row `col0 + i`, from column `row0`): its first element
-        /// in `b` and its shift.
+        /// This tile's span of output row `col0 + i` ([`any_shape::output_span`]): its first
+        /// element in `b`, its first tile row, its length and its shift; `None` when empty.
         #[inline(always)]
-        fn output_segment(&self, b: *mut f32, i: u32) -> (usize, u32) {
-            let start = (self.col0 + i as usize) * self.rows + self.row0;
-            (start, any_shape::shift(b.addr(), start))
+        fn output_segment(&self, b: *mut f32, i: u32) -> Option<(usize, u32, u32, u32)> {
+            let (first, end) = any_shape::output_span(self.row0, self.rows, self.lead(i));
+            if first >= end {
+                return None;
+            }
+            let start = (self.col0 + i as usize) * self.rows + first;
+            let s = any_shape::shift(b.addr(), start);
+            Some((start, (first - self.row0) as u32, (end - first) as u32, s))
         }
 
         /// The elements of chunk `j` of output segment `i` for `slot = Some((i, j))`, read
-        /// from `tile[position][i]` (zeros where the chunk leaves the segment).
+        /// from `tile[off + position][i]` (zeros where the chunk leaves the segment).
         ///
         /// # Safety
         /// The tile was filled (every [`AnyTile::place`] of the block) before a barrier.
@@ -1072,15 +1162,22 @@ pub mod kernels {
             b: *mut f32,
             slot: Option<(u32, u32)>,
         ) -> [f32; 4] {
-            let Some((i, j)) = slot else {
-                return [0.0; 4];
-            };
+            let mut v = [0.0f32; 4];
+            let Some((i, j)) = slot else { return v };
             if i >= self.width {
-                return [0.0; 4];
+                return v;
             }
-            let (_, s) = self.output_segment(b, i);
-            // SAFETY: `i < width <= 64`, `height <= 64`; the tile was filled (caller).
-            unsafe { Self::gather_chunk(tile, i, j, s, self.height) }
+            let Some((_, off, len, s)) = self.output_segment(b, i) else {
+                return v;
+            };
+            for (q, x) in (0..4).zip(v.iter_mut()) {
+                if let Some(p) = any_shape::position(j, q, s, len) {
+                    // SAFETY: `off + p < staged <= 71` (the span lies in the staged rows),
+                    // `i < width <= 64`: inside the tile, written before the barrier.
+                    *x = unsafe { tile.read_unchecked(((off + p) * Self::PITCH + i) as usize) };
+                }
+            }
+            v
         }
 
         /// Writes chunk `j` of output segment `i` for `slot = Some((i, j))`, its elements
@@ -1089,16 +1186,18 @@ pub mod kernels {
         ///
         /// # Safety
         /// `b` holds `rows * cols` floats at a 4-byte aligned address that no other block
-        /// writes inside this block's tile.
+        /// writes inside this block's spans.
         #[inline(always)]
         unsafe fn store(&self, b: *mut f32, slot: Option<(u32, u32)>, v: [f32; 4]) {
             let Some((i, j)) = slot else { return };
             if i >= self.width {
                 return;
             }
-            let (start, s) = self.output_segment(b, i);
-            // SAFETY: segment `start .. + height` is inside the matrix and this block's tile.
-            unsafe { Self::store_chunk(b, start, j, s, self.height, v) }
+            let Some((start, _, len, s)) = self.output_segment(b, i) else {
+                return;
+            };
+            // SAFETY: the span `start .. + len` is inside the matrix and this block's alone.
+            unsafe { Self::store_chunk(b, start, j, s, len, v) }
         }
     }
 
