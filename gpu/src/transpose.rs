@@ -93,12 +93,12 @@ const _: () = assert!(
 /// `col0 .. col0 + 64` of each of its input rows (17 chunks when shifted).
 ///
 /// *Output segments* are a parallelogram: output row `c` (input column `c`) is split at the
-/// rows `64k + lead`, where the *lead* `0..8` ([`lead`]) puts every split on a 32-byte boundary
+/// rows `64k + lead`, where the *lead* `0..8` ([`lead`](any_shape::lead)) puts every split on a 32-byte boundary
 /// of `b`. The tile at `row0 = 64k` writes rows `64k + lead .. 64k + 64 + lead` of it (from
-/// row 0 for `k = 0`, up to `rows` for the last tile: [`output_span`]), so all its output
+/// row 0 for `k = 0`, up to `rows` for the last tile: [`output_span`](any_shape::output_span)), so all its output
 /// segments but the matrix's first and last start and end on whole 32-byte sectors: no
 /// partial chunk, no sector shared by two blocks. The tile stages the input rows
-/// `row0 .. row0 + 71` ([`STAGED_ROWS`]) those segments need.
+/// `row0 .. row0 + 71` ([`STAGED_ROWS`](any_shape::STAGED_ROWS)) those segments need.
 pub mod any_shape {
     use super::{VEC4_THREADS, VEC4_TILE};
 
@@ -773,7 +773,7 @@ pub mod kernels {
     /// Two paths, chosen per block (a uniform branch):
     /// - tiles whose staged rows and 64 columns lie inside the matrix (all but the first and
     ///   last tile of each column strip, and the last strip) take the whole-tile path,
-    ///   [`AnyTile::interior_transpose`]: no bounds checks, 4 or 5 chunk loads and exactly 4
+    ///   `AnyTile::interior_transpose`: no bounds checks, 4 or 5 chunk loads and exactly 4
     ///   `float4` stores per thread. On rows of `b` that are whole 32-byte sectors (`rows % 8
     ///   == 0` on an aligned `b`) every lead is 0, only 64 rows are staged, and on aligned
     ///   input rows this is [`transpose_tiled_vec4`]'s access pattern.
