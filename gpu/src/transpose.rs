@@ -102,10 +102,6 @@ const _: () = assert!(
 pub mod any_shape {
     use super::{VEC4_THREADS, VEC4_TILE};
 
-    /// Aligned 16-byte chunks that cover an input segment of [`VEC4_TILE`] elements at any
-    /// shift: `(64 + 3) / 4` rounded up.
-    pub const CHUNKS: usize = VEC4_TILE as usize / 4 + 1;
-
     /// Elements per 32-byte sector: output segments start and end on multiples of it.
     pub const SECTOR: u32 = 8;
 
