@@ -34,8 +34,11 @@ fn lengths(w: usize) -> Vec<(String, usize)> {
 }
 
 /// Named 2D shapes `(rows, cols)`: single pixel, a row, a column, smaller than the mask,
-/// not multiples of any tile, non-square both ways, one exact vec4 tile.
-const SHAPES: [(usize, usize); 8] = [
+/// not multiples of any tile, non-square both ways, one exact vec4 tile, and rows of a
+/// multiple of 4 floats but not of the 64-column tile (300 x 516, 516 x 300), whose inner
+/// tiles take the vec4 kernel's interior paths (unchecked `float4` loads and stores) and
+/// whose edge tiles its checked ones.
+const SHAPES: [(usize, usize); 10] = [
     (1, 1),
     (1, 37),
     (37, 1),
@@ -44,6 +47,8 @@ const SHAPES: [(usize, usize); 8] = [
     (1023, 517),
     (517, 1023),
     (64, 64),
+    (300, 516),
+    (516, 300),
 ];
 
 fn randoms(rng: &mut StdRng, n: usize) -> Vec<f32> {

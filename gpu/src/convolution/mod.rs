@@ -108,9 +108,9 @@ pub const VEC4_HALO_1D: usize = (MAX_MASK_WIDTH / 2).div_ceil(4) * 4;
 pub const TILE_2D_X: u32 = 32;
 /// See [`TILE_2D_X`].
 pub const TILE_2D_Y: u32 = 8;
-/// Output tile width of the `convolution_2d_tiled_vec4_w*` kernels (2 columns per thread).
+/// Output tile width of the `convolution_2d_tiled_vec4_w*` kernels (16 threads of 4 columns).
 pub const VEC4_TILE_2D_X: usize = 64;
-/// Output tile height of the `convolution_2d_tiled_vec4_w*` kernels (8 rows per thread).
+/// Output tile height of the `convolution_2d_tiled_vec4_w*` kernels (16 threads of 4 rows).
 pub const VEC4_TILE_2D_Y: usize = 64;
 /// Halo columns staged on each side of the 2D vec4 tile: the largest radius rounded up to a
 /// whole `float4`.

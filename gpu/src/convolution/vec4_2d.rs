@@ -6,7 +6,9 @@ use super::{
     C_MASK_2D, MAX_MASK_WIDTH_2D, TILE_2D_X, TILE_2D_Y, VEC4_HALO_2D_X, VEC4_TILE_2D_X,
     VEC4_TILE_2D_Y,
 };
-use crate::device::{block_dim, block_idx, grid_dim, store_global_v4, syncthreads, thread_idx};
+use crate::device::{
+    block_dim, block_idx, grid_dim, load_global_v4, store_global_v4, syncthreads, thread_idx,
+};
 
 /// Repeats `$body` with `$i` bound to each listed constant: a loop written out, for loops
 /// that must be unrolled and that LLVM leaves rolled.
@@ -25,21 +27,71 @@ const PITCH_2D: usize = VEC4_TILE_2D_X + 2 * VEC4_HALO_2D_X;
 const GROUPS_PER_ROW_2D: usize = PITCH_2D / 4;
 /// Staged rows for the widest mask.
 const MAX_ROWS_2D: usize = VEC4_TILE_2D_Y + MAX_MASK_WIDTH_2D - 1;
-/// `float4` loads per thread for the widest mask.
+/// Threads of a block.
+const THREADS_2D: usize = (TILE_2D_X * TILE_2D_Y) as usize;
+/// Staged rows one load slot covers in the row-strided staging: `14 x 18 = 252` of the 256
+/// threads each take one group of a row, so slot `l` of thread `t` is staged row
+/// `t / 18 + 14 l`, group `t % 18`.
+const ROWS_PER_SLOT_2D: usize = THREADS_2D / GROUPS_PER_ROW_2D;
+/// Threads that stage groups in the row-strided staging (the other 4 only compute).
+const STAGING_THREADS_2D: usize = ROWS_PER_SLOT_2D * GROUPS_PER_ROW_2D;
+/// The staging of radius `r`: row-strided with an interior fast path for the widths whose
+/// multiply-adds bound the kernel (`r >= 3`, 7 x 7 and up); consecutive groups for the
+/// memory-bound widths, whose general path keeps them at 70-80 registers, 3 blocks per SM
+/// on an H200: at the 4 blocks per SM the row-strided staging's 56 registers allow, 1 x 1 to
+/// 5 x 5 ran 5-8% slower (`docs/patterns/convolution.md`).
+const fn row_strided_2d(r: usize) -> bool {
+    r >= 3
+}
 /// `float4` loads per thread for radius `r`: slots beyond it are never touched, so they
 /// take no registers.
 const fn loads_2d(r: usize) -> usize {
-    ((VEC4_TILE_2D_Y + 2 * r) * GROUPS_PER_ROW_2D).div_ceil((TILE_2D_X * TILE_2D_Y) as usize)
+    let staged_rows = VEC4_TILE_2D_Y + 2 * r;
+    if row_strided_2d(r) {
+        staged_rows.div_ceil(ROWS_PER_SLOT_2D)
+    } else {
+        (staged_rows * GROUPS_PER_ROW_2D).div_ceil(THREADS_2D)
+    }
 }
-const LOADS_2D: usize =
-    (MAX_ROWS_2D * GROUPS_PER_ROW_2D).div_ceil((TILE_2D_X * TILE_2D_Y) as usize);
+/// `float4` loads per thread for the widest mask.
+const LOADS_2D: usize = loads_2d(MAX_MASK_WIDTH_2D / 2);
 
-/// Loads into registers the `float4` groups thread `tid` stages for the tile whose first
-/// output is `(row0, col0)`: groups `tid + 256 l` of the `(64 + 2R) x 18` staged groups.
+/// Slot `l` of thread `tid` in the staging of radius `R`: its staged row, its group in the
+/// row and its index in the stage; `None` if the slot is unused. Row-strided: row
+/// `tid / 18 + 14 l`, group `tid % 18` (threads `tid >= 252` stage nothing); otherwise
+/// consecutive groups: stage group `tid + 256 l`.
+#[inline(always)]
+fn slot_2d<const R: usize>(tid: usize, l: usize) -> Option<(usize, usize, usize)> {
+    let staged_rows = VEC4_TILE_2D_Y + 2 * R;
+    if l >= loads_2d(R) {
+        return None;
+    }
+    let (ly, gx, g) = if row_strided_2d(R) {
+        if tid >= STAGING_THREADS_2D {
+            return None;
+        }
+        let ly = tid / GROUPS_PER_ROW_2D + l * ROWS_PER_SLOT_2D;
+        (ly, tid % GROUPS_PER_ROW_2D, tid + l * STAGING_THREADS_2D)
+    } else {
+        let g = tid + l * THREADS_2D;
+        (g / GROUPS_PER_ROW_2D, g % GROUPS_PER_ROW_2D, g)
+    };
+    (ly < staged_rows).then_some((ly, gx, g))
+}
+
+/// Loads into `v` the `float4` groups thread `tid` stages for the tile whose first output is
+/// `(row0, col0)`: the groups of its slots (`slot_2d`) of the `(64 + 2R) x 18` staged groups,
+/// ghosts as 0. Slots that are not used are left as they are (they are never staged), so
+/// the interior path spends no instructions on them.
+///
+/// With the row-strided staging, a tile whose staged rows and columns are all inside the
+/// image (`interior`) takes one unchecked `ld.global.v4` per slot, `14 l` rows from the
+/// thread's first, instead of about 60 instructions of bounds checks and 64-bit index
+/// arithmetic per group.
 ///
 /// # Safety
 /// `input` is valid for `rows * cols` floats, and 16-byte aligned if `cols % 4 == 0` (the
-/// only case in which it loads `float4`s).
+/// only case in which it loads `float4`s); `tid < 256`.
 #[inline(always)]
 unsafe fn load_tile_2d<const R: usize>(
     input: *const f32,
@@ -47,35 +99,61 @@ unsafe fn load_tile_2d<const R: usize>(
     cols: usize,
     (row0, col0): (usize, usize),
     tid: usize,
-) -> [[f32; 4]; LOADS_2D] {
-    const THREADS: usize = (TILE_2D_X * TILE_2D_Y) as usize;
-    let groups = (VEC4_TILE_2D_Y + 2 * R) * GROUPS_PER_ROW_2D;
-    let vector = cols.is_multiple_of(4);
-    let mut v = [[0.0f32; 4]; LOADS_2D];
+    v: &mut [[f32; 4]; LOADS_2D],
+) {
     const _: () = assert!(LOADS_2D <= 6);
+    let vector = cols.is_multiple_of(4);
+    if row_strided_2d(R) && tid >= STAGING_THREADS_2D {
+        return;
+    }
+    let interior = row_strided_2d(R)
+        && vector
+        && row0 >= R
+        && rows - row0 >= VEC4_TILE_2D_Y + R
+        && col0 >= VEC4_HALO_2D_X
+        && cols - col0 >= VEC4_TILE_2D_X + VEC4_HALO_2D_X;
+    if interior {
+        let (ly0, gx) = (tid / GROUPS_PER_ROW_2D, tid % GROUPS_PER_ROW_2D);
+        // SAFETY: `row0 >= R`, `col0 >= 4` and the staged rows and columns are inside the
+        // image, so this thread's first staged float, image row `row0 - R + ly0`, column
+        // `col0 - 4 + 4 gx`, is inside `input`.
+        let first = unsafe { input.add((row0 - R + ly0) * cols + col0 - VEC4_HALO_2D_X + 4 * gx) };
+        unroll!(l in [0 1 2 3 4 5] {
+            if slot_2d::<R>(tid, l).is_some() {
+                // SAFETY: staged row `ly0 + 14 l < 64 + 2R` is image row
+                // `row0 - R + ly0 + 14 l < rows`, its columns `4 gx ..+4 < 72` image columns
+                // below `cols`; `cols % 4 == 0` and `col0 - 4 + 4 gx` is a multiple of 4, so
+                // the address is 16-byte aligned (`input` is, by the caller's guarantee).
+                v[l] = unsafe { load_global_v4(first.add(l * ROWS_PER_SLOT_2D * cols)) };
+            }
+        });
+        return;
+    }
     unroll!(l in [0 1 2 3 4 5] {
-        let g = tid + l * THREADS;
-        let (ly, gx) = (g / GROUPS_PER_ROW_2D, g % GROUPS_PER_ROW_2D);
-        let yy = (row0 + ly).wrapping_sub(R);
-        if l < loads_2d(R) && g < groups && yy < rows {
-            let xx = (col0 + 4 * gx).wrapping_sub(VEC4_HALO_2D_X);
-            // SAFETY: row `yy` holds `cols` floats from `yy * cols`; with `vector`,
-            // `cols % 4 == 0` and `xx % 4 == 0`, so the start is 16-byte aligned.
-            v[l] = unsafe { load_group(input.add(yy * cols), xx, cols, vector) };
+        if let Some((ly, gx, _)) = slot_2d::<R>(tid, l) {
+            let yy = (row0 + ly).wrapping_sub(R);
+            v[l] = if yy < rows {
+                let xx = (col0 + 4 * gx).wrapping_sub(VEC4_HALO_2D_X);
+                // SAFETY: row `yy` holds `cols` floats from `yy * cols`; with `vector`,
+                // `cols % 4 == 0` and `xx % 4 == 0`, so the start is 16-byte aligned.
+                unsafe { load_group(input.add(yy * cols), xx, cols, vector) }
+            } else {
+                [0.0; 4]
+            };
         }
     });
-    v
 }
 
 /// The body of the `convolution_2d_tiled_vec4_w*` kernels, for radius `R` (mask width
 /// `W = 2R + 1`), a compile-time constant so that every loop over the mask unrolls and every
 /// mask read is an immediate constant-bank operand.
 ///
-/// Algorithm: a grid-stride loop over 64 x 64 output tiles, row-major over the image. For
-/// each tile the block's 256 threads hold in registers the `(64 + 2R) x 72` input tile (64
-/// columns plus a 4-column aligned halo each side) as `float4` groups loaded with
-/// `ld.global.v4` (ghosts as 0; images whose width is not a multiple of 4 fall back to
-/// scalar loads). After a barrier the groups go to the shared stage with 16-byte stores;
+/// Algorithm: a grid-stride loop over 64 x 64 output tiles, row-major over the image (the
+/// walk kept as tile coordinates, one division per block). For each tile the block's 256
+/// threads hold in registers the `(64 + 2R) x 72` input tile (64 columns plus a 4-column
+/// aligned halo each side) as `float4` groups loaded with `ld.global.v4` (ghosts as 0;
+/// images whose width is not a multiple of 4 fall back to scalar loads; `load_tile_2d`,
+/// with an unchecked path for interior tiles from 7 x 7 up). After a barrier the groups go to the shared stage with 16-byte stores;
 /// the threads issue the loads of the next tile, and while they are in flight thread `tid`
 /// computes the 4 x 4 outputs at tile columns `4 cg ..+4` and rows `4 rg ..+4`
 /// (`cg = tid % 16`, `rg = tid / 16`: a half-warp covers one row of 64 columns). Each of
@@ -83,7 +161,8 @@ unsafe fn load_tile_2d<const R: usize>(
 /// and multiplied into every output row that uses it (mask row `ii - r` for output row
 /// `r`), with the mask value as an immediate constant-bank operand; no multiply-add is
 /// spent outside the thread's outputs. Outputs go out as `float4` stores when
-/// `cols % 4 == 0` and `output` is 16-byte aligned, one float at a time otherwise.
+/// `cols % 4 == 0` and `output` is 16-byte aligned (unchecked for a whole tile), one float at
+/// a time otherwise.
 /// Shared reads per output: `3 (4 + 2R) / 16` 16-byte reads instead of `W^2` words.
 ///
 /// The loads and multiply-adds are emitted in program order (`ordered_load`,
@@ -92,7 +171,10 @@ unsafe fn load_tile_2d<const R: usize>(
 /// This body replaced a rolling window of accumulators (2 columns x 8 rows per thread) that
 /// spent `2R / (8 + 2R)` of its multiply-adds on rows outside the thread's outputs: at
 /// 8192 x 8192 on an H200, 0.571 -> 0.275 ms for 9 x 9, 0.341 -> 0.207 ms for 7 x 7,
-/// 0.190 -> 0.142 ms for 5 x 5 (`docs/patterns/convolution.md`).
+/// 0.190 -> 0.142 ms for 5 x 5 (`docs/patterns/convolution.md`). The interior paths (loads
+/// from 7 x 7, stores at every width) then took 7 x 7 from 0.189 to 0.165 ms and 9 x 9 from
+/// 0.272 to 0.240 ms: about 200 of the 9 x 9 body's 1770 instructions per warp and tile were
+/// bounds checks and 64-bit index arithmetic of the staging loads.
 ///
 /// # Safety
 /// `input` and `output` are valid for `rows * cols` floats, do not overlap, `input` is
@@ -113,38 +195,47 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
     );
     let (tx, ty) = (thread_idx().x as usize, thread_idx().y as usize);
     let tid = ty * TX + tx;
-    let groups = (VEC4_TILE_2D_Y + 2 * R) * GROUPS_PER_ROW_2D;
+    // SAFETY: the block is 32 x 8 (asserted above).
+    unsafe { core::hint::assert_unchecked(tid < THREADS_2D) };
     let tiles_x = cols.div_ceil(VEC4_TILE_2D_X);
-    let tiles = tiles_x * rows.div_ceil(VEC4_TILE_2D_Y);
-    let origin = |tile: usize| {
-        (
-            tile / tiles_x * VEC4_TILE_2D_Y,
-            tile % tiles_x * VEC4_TILE_2D_X,
-        )
-    };
+    let tiles_y = rows.div_ceil(VEC4_TILE_2D_Y);
+    // The grid-stride walk over tiles, row-major, as tile coordinates: one division at the
+    // start, then a step of `stride` tiles is `stride / tiles_x` tile rows and
+    // `stride % tiles_x` tile columns, with a carry.
     let stride = grid_dim().x as usize;
+    let (stride_y, stride_x) = (stride / tiles_x, stride % tiles_x);
+    let block = block_idx().x as usize;
+    let mut tile = (block / tiles_x, block % tiles_x);
+    let step = |(y, x): (usize, usize)| {
+        let x = x + stride_x;
+        if x >= tiles_x {
+            (y + stride_y + 1, x - tiles_x)
+        } else {
+            (y + stride_y, x)
+        }
+    };
+    let origin = |(y, x): (usize, usize)| (y * VEC4_TILE_2D_Y, x * VEC4_TILE_2D_X);
     // Rows of `cols % 4 == 0` floats from a 16-byte aligned `output` take `float4` stores.
     let vector_out = cols.is_multiple_of(4) && (output as usize).is_multiple_of(16);
-    let mut tile = block_idx().x as usize;
-    if tile >= tiles {
+    if tile.0 >= tiles_y {
         return;
     }
-    // SAFETY: `input` is valid, and aligned if `cols % 4 == 0` (caller).
-    let mut regs = unsafe { load_tile_2d::<R>(input, rows, cols, origin(tile), tid) };
+    // SAFETY: `input` is valid, and aligned if `cols % 4 == 0` (caller); `tid < 256`.
+    let mut regs = [[0.0f32; 4]; LOADS_2D];
+    unsafe { load_tile_2d::<R>(input, rows, cols, origin(tile), tid, &mut regs) };
     loop {
-        for l in 0..loads_2d(R) {
-            let g = tid + l * (TX * TILE_2D_Y as usize);
-            if g < groups {
-                // SAFETY: group `g` has this one writer; the previous tile's reads ended
-                // at the barrier at the bottom of the loop.
+        for l in 0..LOADS_2D {
+            if let Some((_, _, g)) = slot_2d::<R>(tid, l) {
+                // SAFETY: stage group `g` has this one writer; the previous tile's reads
+                // ended at the barrier at the bottom of the loop.
                 unsafe { stage.write(g, F4(regs[l])) };
             }
         }
         syncthreads();
-        let next = tile + stride;
-        if next < tiles {
+        let next = step(tile);
+        if next.0 < tiles_y {
             // SAFETY: as above.
-            regs = unsafe { load_tile_2d::<R>(input, rows, cols, origin(next), tid) };
+            unsafe { load_tile_2d::<R>(input, rows, cols, origin(next), tid, &mut regs) };
         }
         let (row0, col0) = origin(tile);
         // Thread `tid` computes the 4 x 4 outputs at tile rows `4 rg ..+4`, columns
@@ -192,24 +283,36 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
             }
         });
         let x = col0 + 4 * cg;
-        unroll!(r in [0 1 2 3] {
-            let y = row0 + 4 * rg + r;
-            if y < rows && x < cols {
-                // SAFETY (all three stores): `y < rows` and the columns written are below
-                // `cols`; `vector_out` means `cols % 4 == 0` and a 16-byte aligned `output`,
-                // so `x + 3 < cols` and the `float4` is aligned.
-                if vector_out {
-                    unsafe { store_global_v4(output.add(y * cols + x), acc[r]) };
-                } else {
-                    unroll!(j in [0 1 2 3] {
-                        if x + j < cols {
-                            unsafe { *output.add(y * cols + x + j) = acc[r][j] };
-                        }
-                    });
+        if vector_out && rows - row0 >= VEC4_TILE_2D_Y && cols - col0 >= VEC4_TILE_2D_X {
+            // A whole tile: four unchecked `float4` stores, a row of `cols` floats apart.
+            // SAFETY: rows `row0 + 4 rg ..+4 < rows` and columns `x ..+4 <= col0 + 64 <= cols`;
+            // `vector_out` means `cols % 4 == 0` and a 16-byte aligned `output`, and `x` is a
+            // multiple of 4, so each `float4` is aligned.
+            let first = unsafe { output.add((row0 + 4 * rg) * cols + x) };
+            unroll!(r in [0 1 2 3] {
+                // SAFETY: as above.
+                unsafe { store_global_v4(first.add(r * cols), acc[r]) };
+            });
+        } else {
+            unroll!(r in [0 1 2 3] {
+                let y = row0 + 4 * rg + r;
+                if y < rows && x < cols {
+                    // SAFETY (both stores): `y < rows` and the columns written are below
+                    // `cols`; `vector_out` means `cols % 4 == 0` and a 16-byte aligned
+                    // `output`, so `x + 3 < cols` and the `float4` is aligned.
+                    if vector_out {
+                        unsafe { store_global_v4(output.add(y * cols + x), acc[r]) };
+                    } else {
+                        unroll!(j in [0 1 2 3] {
+                            if x + j < cols {
+                                unsafe { *output.add(y * cols + x + j) = acc[r][j] };
+                            }
+                        });
+                    }
                 }
-            }
-        });
-        if next >= tiles {
+            });
+        }
+        if next.0 >= tiles_y {
             break;
         }
         // Every read of this tile's stage is done before the next tile overwrites it.
