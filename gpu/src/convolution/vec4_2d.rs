@@ -224,13 +224,14 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
     let mut regs = [[0.0f32; 4]; LOADS_2D];
     unsafe { load_tile_2d::<R>(input, rows, cols, origin(tile), tid, &mut regs) };
     loop {
-        for l in 0..LOADS_2D {
+        unroll!(l in [0 1 2 3 4 5] {
             if let Some((_, _, g)) = slot_2d::<R>(tid, l) {
-                // SAFETY: stage group `g` has this one writer; the previous tile's reads
-                // ended at the barrier at the bottom of the loop.
-                unsafe { stage.write(g, F4(regs[l])) };
+                // SAFETY: `g < (64 + 2R) x 18`, inside the stage; stage group `g` has this
+                // one writer; the previous tile's reads ended at the barrier at the bottom of
+                // the loop.
+                unsafe { stage.write_unchecked(g, F4(regs[l])) };
             }
-        }
+        });
         syncthreads();
         let next = step(tile);
         if next.0 < tiles_y {
