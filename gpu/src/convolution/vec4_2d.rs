@@ -172,9 +172,9 @@ unsafe fn load_tile_2d<const R: usize>(
 /// spent `2R / (8 + 2R)` of its multiply-adds on rows outside the thread's outputs: at
 /// 8192 x 8192 on an H200, 0.571 -> 0.275 ms for 9 x 9, 0.341 -> 0.207 ms for 7 x 7,
 /// 0.190 -> 0.142 ms for 5 x 5 (`docs/patterns/convolution.md`). The interior paths (loads
-/// from 7 x 7, stores at every width) then took 7 x 7 from 0.189 to 0.165 ms and 9 x 9 from
-/// 0.272 to 0.240 ms: about 200 of the 9 x 9 body's 1770 instructions per warp and tile were
-/// bounds checks and 64-bit index arithmetic of the staging loads.
+/// from 7 x 7, stores at every width) and unchecked stage writes then took 7 x 7 from 0.189 to
+/// 0.165 ms and 9 x 9 from 0.271 to 0.233 ms: about 200 of the 9 x 9 body's 1770 instructions
+/// per warp and tile had been bounds checks and 64-bit index arithmetic of the staging.
 ///
 /// # Safety
 /// `input` and `output` are valid for `rows * cols` floats, do not overlap, `input` is
