@@ -153,8 +153,9 @@ unsafe fn load_tile_2d<const R: usize>(
 /// threads hold in registers the `(64 + 2R) x 72` input tile (64 columns plus a 4-column
 /// aligned halo each side) as `float4` groups loaded with `ld.global.v4` (ghosts as 0;
 /// images whose width is not a multiple of 4 fall back to scalar loads; `load_tile_2d`,
-/// with an unchecked path for interior tiles from 7 x 7 up). After a barrier the groups go to the shared stage with 16-byte stores;
-/// the threads issue the loads of the next tile, and while they are in flight thread `tid`
+/// with an unchecked path for interior tiles from 7 x 7 up). After a barrier the groups go
+/// to the shared stage with 16-byte stores; the threads issue the loads of the next tile,
+/// and while they are in flight thread `tid`
 /// computes the 4 x 4 outputs at tile columns `4 cg ..+4` and rows `4 rg ..+4`
 /// (`cg = tid % 16`, `rg = tid / 16`: a half-warp covers one row of 64 columns). Each of
 /// its `4 + 2R` input rows is read once, with three 16-byte shared loads (one for 1 x 1),
