@@ -16,10 +16,10 @@ use cudarc::nvrtc::Ptx;
 use crate::error::{DriverContext, Error, Result};
 use crate::ptx;
 
-/// The lab's PTX loaded on one context, with the state of its `__constant__` memory.
 /// A launch shape of [`Gpu::one_wave`]: kernel entry, threads per block, dynamic shared bytes.
 type WaveKey = (String, u32, usize);
 
+/// The lab's PTX loaded on one context, with the state of its `__constant__` memory.
 #[derive(Debug)]
 struct Module {
     module: Arc<CudaModule>,
