@@ -308,7 +308,9 @@ impl Variant2d {
     ///
     /// # Errors
     /// [`Error::GridTooLarge`] if the grid exceeds CUDA's limits (more than 65535 blocks along
-    /// y: over 524280 rows for the seed kernels); [`Error::ShapeOverflow`] if the tile count
+    /// y: over 524280 rows for the seed kernels), or for the vec4 kernels if `rows` or `cols`
+    /// exceeds [`k::VEC4_MAX_SIDE_2D`] (2^31, their 32-bit tile coordinates);
+    /// [`Error::ShapeOverflow`] if the tile count
     /// overflows; [`Error::Driver`] from the device queries.
     pub fn launch_config(
         self,
@@ -321,6 +323,7 @@ impl Variant2d {
         let (tx, ty) = self.tile();
         let block_dim = (k::TILE_2D_X, k::TILE_2D_Y, 1);
         if self == Variant2d::Convolution2dTiledVec4 {
+            check_vec4_sides(rows, cols)?;
             let tiles = (cols.div_ceil(tx) as u64)
                 .checked_mul(rows.div_ceil(ty) as u64)
                 .ok_or(Error::ShapeOverflow { rows, cols })?;
@@ -354,9 +357,43 @@ impl Variant2d {
     }
 }
 
+/// The `convolution_2d_tiled_vec4_w*` kernels walk 64 x 64 tiles with 32-bit coordinates:
+/// each side at most [`k::VEC4_MAX_SIDE_2D`].
+fn check_vec4_sides(rows: usize, cols: usize) -> Result<()> {
+    for (axis, side, tile) in [
+        ("x", cols, k::VEC4_TILE_2D_X),
+        ("y", rows, k::VEC4_TILE_2D_Y),
+    ] {
+        if side > k::VEC4_MAX_SIDE_2D {
+            return Err(Error::GridTooLarge {
+                kernel: k::CONVOLUTION_2D_TILED_VEC4,
+                axis,
+                elements: side as u64,
+                blocks: side.div_ceil(tile) as u64,
+                limit: (k::VEC4_MAX_SIDE_2D / tile) as u64,
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vec4_sides_fit_32_bit_tile_coordinates() {
+        assert!(check_vec4_sides(k::VEC4_MAX_SIDE_2D, 1).is_ok());
+        assert!(check_vec4_sides(1, k::VEC4_MAX_SIDE_2D).is_ok());
+        assert!(matches!(
+            check_vec4_sides(1, k::VEC4_MAX_SIDE_2D + 1),
+            Err(Error::GridTooLarge { axis: "x", elements, .. }) if elements == k::VEC4_MAX_SIDE_2D as u64 + 1
+        ));
+        assert!(matches!(
+            check_vec4_sides(k::VEC4_MAX_SIDE_2D + 1, 1),
+            Err(Error::GridTooLarge { axis: "y", .. })
+        ));
+    }
 
     #[test]
     fn seed_access_ratio_in_2d() {

@@ -115,6 +115,10 @@ pub const VEC4_TILE_2D_Y: usize = 64;
 /// Halo columns staged on each side of the 2D vec4 tile: the largest radius rounded up to a
 /// whole `float4`.
 pub const VEC4_HALO_2D_X: usize = (MAX_MASK_WIDTH_2D / 2).div_ceil(4) * 4;
+/// Largest number of rows or columns the `convolution_2d_tiled_vec4_w*` kernels take (2^31):
+/// their tile coordinates are 32-bit, which saves the 64-bit compares and adds of the tile
+/// walk, the interior checks and the stores. The launchers reject larger images.
+pub const VEC4_MAX_SIDE_2D: usize = 1 << 31;
 
 crate::constant_memory!(
     /// The 1D mask, `M[0..w]`, read by every 1D kernel but [`convolution_1d_basic`](basic::convolution_1d_basic)

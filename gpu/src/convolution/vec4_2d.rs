@@ -95,12 +95,16 @@ fn slot_2d<const R: usize>(tid: usize, l: usize) -> Option<(usize, usize, usize)
 #[inline(always)]
 unsafe fn load_tile_2d<const R: usize>(
     input: *const f32,
-    rows: usize,
-    cols: usize,
-    (row0, col0): (usize, usize),
+    rows: u32,
+    cols: u32,
+    (row0, col0): (u32, u32),
     tid: usize,
     v: &mut [[f32; 4]; LOADS_2D],
 ) {
+    const HALO: u32 = VEC4_HALO_2D_X as u32;
+    const TILE_X: u32 = VEC4_TILE_2D_X as u32;
+    const TILE_Y: u32 = VEC4_TILE_2D_Y as u32;
+    let r = R as u32;
     const _: () = assert!(LOADS_2D <= 6);
     let vector = cols.is_multiple_of(4);
     if row_strided_2d(R) && tid >= STAGING_THREADS_2D {
@@ -108,16 +112,22 @@ unsafe fn load_tile_2d<const R: usize>(
     }
     let interior = row_strided_2d(R)
         && vector
-        && row0 >= R
-        && rows - row0 >= VEC4_TILE_2D_Y + R
-        && col0 >= VEC4_HALO_2D_X
-        && cols - col0 >= VEC4_TILE_2D_X + VEC4_HALO_2D_X;
+        && row0 >= r
+        && rows - row0 >= TILE_Y + r
+        && col0 >= HALO
+        && cols - col0 >= TILE_X + HALO;
     if interior {
-        let (ly0, gx) = (tid / GROUPS_PER_ROW_2D, tid % GROUPS_PER_ROW_2D);
+        let (ly0, gx) = (
+            (tid / GROUPS_PER_ROW_2D) as u32,
+            (tid % GROUPS_PER_ROW_2D) as u32,
+        );
+        let cols = cols as usize;
         // SAFETY: `row0 >= R`, `col0 >= 4` and the staged rows and columns are inside the
         // image, so this thread's first staged float, image row `row0 - R + ly0`, column
         // `col0 - 4 + 4 gx`, is inside `input`.
-        let first = unsafe { input.add((row0 - R + ly0) * cols + col0 - VEC4_HALO_2D_X + 4 * gx) };
+        let first = unsafe {
+            input.add((row0 - r + ly0) as usize * cols + (col0 - HALO + 4 * gx) as usize)
+        };
         unroll!(l in [0 1 2 3 4 5] {
             if slot_2d::<R>(tid, l).is_some() {
                 // SAFETY: staged row `ly0 + 14 l < 64 + 2R` is image row
@@ -131,12 +141,19 @@ unsafe fn load_tile_2d<const R: usize>(
     }
     unroll!(l in [0 1 2 3 4 5] {
         if let Some((ly, gx, _)) = slot_2d::<R>(tid, l) {
-            let yy = (row0 + ly).wrapping_sub(R);
+            let yy = (row0 + ly as u32).wrapping_sub(r);
             v[l] = if yy < rows {
-                let xx = (col0 + 4 * gx).wrapping_sub(VEC4_HALO_2D_X);
+                let xx = (col0 + 4 * gx as u32).wrapping_sub(HALO);
                 // SAFETY: row `yy` holds `cols` floats from `yy * cols`; with `vector`,
                 // `cols % 4 == 0` and `xx % 4 == 0`, so the start is 16-byte aligned.
-                unsafe { load_group(input.add(yy * cols), xx, cols, vector) }
+                unsafe {
+                    load_group(
+                        input.add(yy as usize * cols as usize),
+                        xx as usize,
+                        cols as usize,
+                        vector,
+                    )
+                }
             } else {
                 [0.0; 4]
             };
@@ -149,7 +166,7 @@ unsafe fn load_tile_2d<const R: usize>(
 /// mask read is an immediate constant-bank operand.
 ///
 /// Algorithm: a grid-stride loop over 64 x 64 output tiles, row-major over the image (the
-/// walk kept as tile coordinates, one division per block). For each tile the block's 256
+/// walk kept as 32-bit tile coordinates, one division per block; addresses are 64-bit). For each tile the block's 256
 /// threads hold in registers the `(64 + 2R) x 72` input tile (64 columns plus a 4-column
 /// aligned halo each side) as `float4` groups loaded with `ld.global.v4` (ghosts as 0;
 /// images whose width is not a multiple of 4 fall back to scalar loads; `load_tile_2d`,
@@ -176,10 +193,14 @@ unsafe fn load_tile_2d<const R: usize>(
 /// from 7 x 7, stores at every width) and unchecked stage writes then took 7 x 7 from 0.189 to
 /// 0.165 ms and 9 x 9 from 0.271 to 0.233 ms: about 200 of the 9 x 9 body's 1770 instructions
 /// per warp and tile had been bounds checks and 64-bit index arithmetic of the staging.
+/// 32-bit tile coordinates (the tile walk, the interior checks, the store addresses' row
+/// and column) and launch bounds of 3 blocks per SM then took 7 x 7 to 0.157 ms and 9 x 9
+/// to 0.222 ms in a same-run A/B.
 ///
 /// # Safety
 /// `input` and `output` are valid for `rows * cols` floats, do not overlap, `input` is
-/// 16-byte aligned if `cols % 4 == 0`; block 32 x 8 (asserted).
+/// 16-byte aligned if `cols % 4 == 0`; `rows, cols <= VEC4_MAX_SIDE_2D`; block 32 x 8
+/// (asserted).
 #[inline(always)]
 unsafe fn convolution_2d_tiled_vec4<const R: usize>(
     input: *const f32,
@@ -188,8 +209,21 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
     rows: usize,
     cols: usize,
 ) {
+    // Three blocks of 256 threads per SM (at most 85 registers): measured faster than four
+    // (64 registers) at every width on an H200 (`docs/patterns/convolution.md`).
+    crate::launch_bounds!(256, 3);
     const TX: usize = TILE_2D_X as usize;
+    const TILE_X: u32 = VEC4_TILE_2D_X as u32;
+    const TILE_Y: u32 = VEC4_TILE_2D_Y as u32;
     assert!(mask_width == 2 * R + 1 && block_dim().x == TILE_2D_X && block_dim().y == TILE_2D_Y);
+    // SAFETY: both sides are at most `VEC4_MAX_SIDE_2D` (the caller's contract), so every
+    // coordinate below, up to a side plus a tile, fits in 32 bits.
+    unsafe {
+        core::hint::assert_unchecked(
+            rows <= super::VEC4_MAX_SIDE_2D && cols <= super::VEC4_MAX_SIDE_2D,
+        )
+    };
+    let (rows, cols) = (rows as u32, cols as u32);
     let w = 2 * R + 1;
     let stage = crate::static_shared!(
         s_convolution_2d_tiled_vec4: [F4; MAX_ROWS_2D * GROUPS_PER_ROW_2D]
@@ -198,16 +232,16 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
     let tid = ty * TX + tx;
     // SAFETY: the block is 32 x 8 (asserted above).
     unsafe { core::hint::assert_unchecked(tid < THREADS_2D) };
-    let tiles_x = cols.div_ceil(VEC4_TILE_2D_X);
-    let tiles_y = rows.div_ceil(VEC4_TILE_2D_Y);
+    let tiles_x = cols.div_ceil(TILE_X);
+    let tiles_y = rows.div_ceil(TILE_Y);
     // The grid-stride walk over tiles, row-major, as tile coordinates: one division at the
     // start, then a step of `stride` tiles is `stride / tiles_x` tile rows and
     // `stride % tiles_x` tile columns, with a carry.
-    let stride = grid_dim().x as usize;
+    let stride = grid_dim().x;
     let (stride_y, stride_x) = (stride / tiles_x, stride % tiles_x);
-    let block = block_idx().x as usize;
+    let block = block_idx().x;
     let mut tile = (block / tiles_x, block % tiles_x);
-    let step = |(y, x): (usize, usize)| {
+    let step = |(y, x): (u32, u32)| {
         let x = x + stride_x;
         if x >= tiles_x {
             (y + stride_y + 1, x - tiles_x)
@@ -215,9 +249,10 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
             (y + stride_y, x)
         }
     };
-    let origin = |(y, x): (usize, usize)| (y * VEC4_TILE_2D_Y, x * VEC4_TILE_2D_X);
+    let origin = |(y, x): (u32, u32)| (y * TILE_Y, x * TILE_X);
     // Rows of `cols % 4 == 0` floats from a 16-byte aligned `output` take `float4` stores.
     let vector_out = cols.is_multiple_of(4) && (output as usize).is_multiple_of(16);
+    let row_pitch = cols as usize;
     if tile.0 >= tiles_y {
         return;
     }
@@ -284,30 +319,32 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
                 });
             }
         });
-        let x = col0 + 4 * cg;
-        if vector_out && rows - row0 >= VEC4_TILE_2D_Y && cols - col0 >= VEC4_TILE_2D_X {
+        let x = col0 + 4 * cg as u32;
+        if vector_out && rows - row0 >= TILE_Y && cols - col0 >= TILE_X {
             // A whole tile: four unchecked `float4` stores, a row of `cols` floats apart.
             // SAFETY: rows `row0 + 4 rg ..+4 < rows` and columns `x ..+4 <= col0 + 64 <= cols`;
             // `vector_out` means `cols % 4 == 0` and a 16-byte aligned `output`, and `x` is a
             // multiple of 4, so each `float4` is aligned.
-            let first = unsafe { output.add((row0 + 4 * rg) * cols + x) };
+            let first =
+                unsafe { output.add((row0 + 4 * rg as u32) as usize * row_pitch + x as usize) };
             unroll!(r in [0 1 2 3] {
                 // SAFETY: as above.
-                unsafe { store_global_v4(first.add(r * cols), acc[r]) };
+                unsafe { store_global_v4(first.add(r * row_pitch), acc[r]) };
             });
         } else {
             unroll!(r in [0 1 2 3] {
-                let y = row0 + 4 * rg + r;
+                let y = row0 + (4 * rg + r) as u32;
                 if y < rows && x < cols {
+                    let at = y as usize * row_pitch + x as usize;
                     // SAFETY (both stores): `y < rows` and the columns written are below
                     // `cols`; `vector_out` means `cols % 4 == 0` and a 16-byte aligned
                     // `output`, so `x + 3 < cols` and the `float4` is aligned.
                     if vector_out {
-                        unsafe { store_global_v4(output.add(y * cols + x), acc[r]) };
+                        unsafe { store_global_v4(output.add(at), acc[r]) };
                     } else {
                         unroll!(j in [0 1 2 3] {
-                            if x + j < cols {
-                                unsafe { *output.add(y * cols + x + j) = acc[r][j] };
+                            if x + (j as u32) < cols {
+                                unsafe { *output.add(at + j) = acc[r][j] };
                             }
                         });
                     }
@@ -363,17 +400,20 @@ pub unsafe extern "ptx-kernel" fn convolution_2d_tiled_vec4_w3(
 ///
 /// Algorithm: see the shared body `convolution_2d_tiled_vec4::<R>` (radius `R` = 2 here).
 ///
-/// Launch: block [`TILE_2D_X`] x [`TILE_2D_Y`] (asserted); a one-dimensional grid of any
-/// size (the host uses one wave of resident blocks, at most one per tile); [`C_MASK_2D`]
-/// holds the mask; `mask_width` must be this kernel's (asserted).
+/// Launch: block [`TILE_2D_X`] x [`TILE_2D_Y`] (asserted); launch bounds 256 threads and
+/// 3 blocks per SM (`launch_bounds!(256, 3)`: at most 85 registers); a one-dimensional grid
+/// of any size (the host uses one wave of resident blocks, at most one per tile);
+/// [`C_MASK_2D`] holds the mask; `mask_width` must be this kernel's (asserted).
 ///
-/// Parameters: `input`, `output`: row-major `rows x cols` floats, any shape (16-byte loads
-/// when `cols % 4 == 0`, scalar loads otherwise).
+/// Parameters: `input`, `output`: row-major `rows x cols` floats, any shape with both sides
+/// at most [`VEC4_MAX_SIDE_2D`](super::VEC4_MAX_SIDE_2D) (16-byte loads when `cols % 4 == 0`,
+/// scalar loads otherwise).
 ///
 /// # Safety
-/// `input` and `output` are valid for `rows * cols` floats and do not overlap; if
-/// `cols % 4 == 0`, `input` is 16-byte aligned (device allocations are; rows of other
-/// widths are loaded element by element). `output` is stored one float at a time and
+/// `input` and `output` are valid for `rows * cols` floats and do not overlap; `rows` and
+/// `cols` are at most [`VEC4_MAX_SIDE_2D`](super::VEC4_MAX_SIDE_2D); if `cols % 4 == 0`,
+/// `input` is 16-byte aligned (device allocations are; rows of other widths are loaded
+/// element by element). `output` takes `float4` stores only where it is 16-byte aligned and
 /// needs no more than `f32` alignment.
 ///
 /// Performance: `72 (64 + 2R)` loads of `N` per 4096 outputs: ratio

@@ -128,3 +128,28 @@ pub unsafe fn atomic_cas(address: *mut u32, compare: u32, value: u32) -> u32 {
     }
     old
 }
+
+/// `atomicAdd` with acquire-release ordering at GPU scope on a global `u32` (PTX
+/// `atom.acq_rel.gpu.global.add.u32`, `cuda::atomic_ref<unsigned, thread_scope_device>::
+/// fetch_add(v, memory_order_acq_rel)`); returns the old value.
+///
+/// Release: this thread's earlier writes are visible to any thread that later acquires the
+/// counter. Acquire: after it, this thread sees every write released by earlier adders. This
+/// is the ticket of a last-block-done pattern without the two full `__threadfence()`s (PTX
+/// `membar.gl`, a sequentially consistent fence) of the CUDA sample `threadFenceReduction`.
+///
+/// # Safety
+/// `address` is valid for reads and writes, 4-byte aligned, and in global memory.
+#[inline(always)]
+pub unsafe fn atomic_add_acq_rel(address: *mut u32, value: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller guarantees a valid, aligned global address; the asm clobbers memory
+    // (no `nomem`) so accesses stay on their side of it, as the ordering requires.
+    unsafe {
+        core::arch::asm!(
+            "cvta.to.global.u64 {g}, {p};\n\tatom.acq_rel.gpu.global.add.u32 {o}, [{g}], {v};",
+            o = out(reg32) old, p = in(reg64) address, v = in(reg32) value, g = out(reg64) _,
+            options(nostack));
+    }
+    old
+}

@@ -168,3 +168,51 @@ pub unsafe fn load_global_nc_v4_u32(address: *const u32) -> [u32; 4] {
     }
     [a, b, c, d]
 }
+
+/// Types with a relaxed, GPU-scope global load ([`load_relaxed_gpu`]).
+pub trait RelaxedLoad: Copy {
+    /// `ld.relaxed.gpu.global` of one value.
+    ///
+    /// # Safety
+    /// As [`load_relaxed_gpu`].
+    unsafe fn ld_relaxed_gpu(address: *const Self) -> Self;
+}
+
+macro_rules! relaxed_load_impl {
+    ($($t:ty => $ptx:literal, $class:ident;)*) => {$(
+        impl RelaxedLoad for $t {
+            #[inline(always)]
+            unsafe fn ld_relaxed_gpu(address: *const Self) -> Self {
+                let value: $t;
+                // SAFETY: the caller guarantees a valid, aligned global address; not `pure`
+                // or `readonly`-movable past barriers: the asm clobbers memory.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("cvta.to.global.u64 {g}, {p};\n\tld.relaxed.gpu.global.", $ptx, " {v}, [{g}];"),
+                        v = out($class) value, p = in(reg64) address, g = out(reg64) _,
+                        options(nostack));
+                }
+                value
+            }
+        }
+    )*};
+}
+relaxed_load_impl! {
+    u32 => "b32", reg32;
+    i32 => "b32", reg32;
+    f32 => "b32", reg32;
+    f64 => "b64", reg64;
+}
+
+/// A relaxed load at GPU scope (PTX `ld.relaxed.gpu.global`, `cuda::atomic_ref<T,
+/// thread_scope_device>::load(memory_order_relaxed)`): a strong load served by the L2, never
+/// by a stale L1 line, that the hardware may keep in flight with others (unlike
+/// `ld.volatile`). `u32`, `i32`, `f32` and `f64`.
+///
+/// # Safety
+/// `address` is valid for reads, aligned for `T`, and in global memory.
+#[inline(always)]
+pub unsafe fn load_relaxed_gpu<T: RelaxedLoad>(address: *const T) -> T {
+    // SAFETY: forwarded from the caller.
+    unsafe { T::ld_relaxed_gpu(address) }
+}

@@ -2,7 +2,8 @@
 //!
 //! Everything a kernel needs beyond plain Rust: thread, block and grid indices, barriers,
 //! shared memory (dynamic and statically sized), `__constant__` memory, warp shuffles,
-//! atomics, the SM clock and the panic handler. `unsafe` stays in this module, behind small
+//! atomics, the SM clock, launch bounds ([`launch_bounds!`](crate::launch_bounds)) and the
+//! panic handler. `unsafe` stays in this module, behind small
 //! functions that read like their CUDA C++ counterparts (`threadIdx.x` is
 //! [`thread_idx()`]`.x`, `__syncthreads()` is [`syncthreads()`], `__shfl_down_sync` is
 //! [`shfl_down_sync`], `atomicAdd` is [`atomic_add`]).
@@ -32,6 +33,7 @@ mod constant;
 mod atomic;
 #[cfg(target_arch = "nvptx64")]
 mod index;
+mod launch;
 #[cfg(target_arch = "nvptx64")]
 mod memory;
 #[cfg(target_arch = "nvptx64")]
@@ -44,7 +46,9 @@ mod sync;
 mod warp;
 
 #[cfg(target_arch = "nvptx64")]
-pub use atomic::{AtomicAdd, AtomicMinMax, atomic_add, atomic_cas, atomic_max, atomic_min};
+pub use atomic::{
+    AtomicAdd, AtomicMinMax, atomic_add, atomic_add_acq_rel, atomic_cas, atomic_max, atomic_min,
+};
 #[cfg(target_arch = "nvptx64")]
 pub use index::{
     Dim3, block_dim, block_idx, global_index_x, global_index_y, grid_dim, grid_stride_x, lane_id,
@@ -52,8 +56,9 @@ pub use index::{
 };
 #[cfg(target_arch = "nvptx64")]
 pub use memory::{
-    clock64, load_global_ca, load_global_cg, load_global_nc, load_global_nc_v4_u32, load_global_v4,
-    load_global_v4_u32, store_global_v4, store_global_v4_u32, tex1d_fetch_f32,
+    RelaxedLoad, clock64, load_global_ca, load_global_cg, load_global_nc, load_global_nc_v4_u32,
+    load_global_v4, load_global_v4_u32, load_relaxed_gpu, store_global_v4, store_global_v4_u32,
+    tex1d_fetch_f32,
 };
 #[cfg(target_arch = "nvptx64")]
 #[doc(hidden)]

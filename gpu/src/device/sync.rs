@@ -40,8 +40,11 @@ pub fn syncthreads_or(predicate: bool) -> bool {
     any != 0
 }
 
-/// Device-wide fence (`__threadfence()`, PTX `fence.acq_rel.gpu` / `membar.gl`): this
-/// thread's writes before it are seen by every thread of the grid before its writes after it.
+/// Device-wide fence (`__threadfence()`, PTX `membar.gl`, which is `fence.sc.gpu`: a
+/// sequentially consistent fence, `MEMBAR.SC.GPU` in SASS): this thread's writes before it are
+/// seen by every thread of the grid before its writes after it. To publish data before a flag
+/// or ticket, an acquire-release atomic ([`atomic_add_acq_rel`](super::atomic_add_acq_rel)) is
+/// cheaper.
 #[inline(always)]
 pub fn threadfence() {
     // SAFETY: a fence has no preconditions; it clobbers memory so accesses stay on their side.
