@@ -166,8 +166,8 @@ unsafe fn load_tile_2d<const R: usize>(
 /// mask read is an immediate constant-bank operand.
 ///
 /// Algorithm: a grid-stride loop over 64 x 64 output tiles, row-major over the image (the
-/// walk kept as 32-bit tile coordinates, one division per block; addresses are 64-bit). For each tile the block's 256
-/// threads hold in registers the `(64 + 2R) x 72` input tile (64 columns plus a 4-column
+/// walk kept as 32-bit tile coordinates, one division per block; addresses are 64-bit). For
+/// each tile the block's 256 threads hold in registers the `(64 + 2R) x 72` input tile (64 columns plus a 4-column
 /// aligned halo each side) as `float4` groups loaded with `ld.global.v4` (ghosts as 0;
 /// images whose width is not a multiple of 4 fall back to scalar loads; `load_tile_2d`,
 /// with an unchecked path for interior tiles from 7 x 7 up). After a barrier the groups go
