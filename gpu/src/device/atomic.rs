@@ -3,7 +3,9 @@
 //!
 //! PTX `atom` with generic addressing: the same function works on a pointer into global memory
 //! and one into shared memory (the hardware resolves the state space). Semantics are CUDA's
-//! defaults: relaxed ordering, GPU scope. Each returns the value held before the operation.
+//! defaults: relaxed ordering, GPU scope. The exception is [`atomic_add_acq_rel`], global
+//! memory only, which also orders memory around it. Each returns the value held before the
+//! operation.
 
 /// Types with a hardware `atom.add`.
 pub trait AtomicAdd: Copy {

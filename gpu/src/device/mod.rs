@@ -19,7 +19,8 @@
 //! - statically sized shared arrays and `__constant__` arrays are module-level PTX
 //!   declarations written with `global_asm!`, addressed with inline PTX;
 //! - warp shuffles are the `llvm.nvvm.shfl.sync.*` intrinsics; atomics, `bar.warp.sync`,
-//!   fences and `%clock64` are inline PTX with CUDA's default semantics (relaxed, GPU scope).
+//!   fences and `%clock64` are inline PTX with CUDA's default semantics (relaxed, GPU scope),
+//!   except where the name says otherwise (`atomic_add_acq_rel`, `load_relaxed_gpu`).
 
 /// Threads in a warp on every NVIDIA GPU so far (`warpSize`).
 pub const WARP_SIZE: u32 = 32;
