@@ -37,9 +37,11 @@ const ROWS_PER_SLOT_2D: usize = THREADS_2D / GROUPS_PER_ROW_2D;
 const STAGING_THREADS_2D: usize = ROWS_PER_SLOT_2D * GROUPS_PER_ROW_2D;
 /// The staging of radius `r`: row-strided with an interior fast path for the widths whose
 /// multiply-adds bound the kernel (`r >= 3`, 7 x 7 and up); consecutive groups for the
-/// memory-bound widths, whose general path keeps them at 70-80 registers, 3 blocks per SM
-/// on an H200: at the 4 blocks per SM the row-strided staging's 56 registers allow, 1 x 1 to
-/// 5 x 5 ran 5-8% slower (`docs/patterns/convolution.md`).
+/// memory-bound widths. The split was measured before the kernels had launch bounds: the
+/// row-strided staging compiled 1 x 1 to 5 x 5 to 56 registers and 4 blocks per SM, where
+/// they ran 5-8% slower than the consecutive staging at 3 (`docs/patterns/convolution.md`).
+/// Row-strided staging for those widths at the 3 blocks per SM that `launch_bounds!` now
+/// fixes has not been measured.
 const fn row_strided_2d(r: usize) -> bool {
     r >= 3
 }

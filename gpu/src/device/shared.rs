@@ -160,8 +160,8 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
     #[inline(always)]
     pub unsafe fn read(&self, i: usize) -> T {
         assert!(i < N);
-        // SAFETY: in bounds; races are excluded by the caller.
-        unsafe { self.ptr.add(i).read() }
+        // SAFETY: in bounds (asserted); races are excluded by the caller.
+        unsafe { self.read_unchecked(i) }
     }
 
     /// Writes element `i` (traps if `i >= N`).
@@ -171,8 +171,8 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
     #[inline(always)]
     pub unsafe fn write(&self, i: usize, value: T) {
         assert!(i < N);
-        // SAFETY: in bounds; races are excluded by the caller.
-        unsafe { self.ptr.add(i).write(value) }
+        // SAFETY: in bounds (asserted); races are excluded by the caller.
+        unsafe { self.write_unchecked(i, value) }
     }
 
     /// Reads element `i` without the bounds check (no compare and trap branch: for the inner
