@@ -13,7 +13,8 @@ With --sweep, times the cases of `demo sweep` instead (the same sizes, shapes, m
 types; see `sweep_cases`, which mirrors `demo::sweep::cases`), every timed run preceded by the L2
 flush at every size as the sweep does, and writes the object `demo sweep --peers FILE` reads:
 {"kind": "demo-sweep-peers", "device": ..., "rows": [{"pattern", "shape", "width", "peer",
-"operation", "library", "median_ms", "reps"}, ...], "skipped": [...]}:
+"operation", "library", "median_ms", "reps"}, ...], "skipped": [...], "fp32_gemm": {"operation",
+"library", "m", "n", "k", "median_ms", "reps"} or null (cuBLAS SGEMM, when a convolution is swept)}:
 
     python3 peers.py --sweep OUT.json [--reps 50] [--device 0] [--patterns conv1d ...]
                      [--max-elements N]
@@ -275,14 +276,39 @@ def sweep_peers(torch, args, dev, lib, timed):
                 skipped.append(dict(pattern=pattern, shape=shape, width=width, reason=why))
                 print(f"peers: sweep {pattern} {shape} w{width}: skipped: {why}", file=sys.stderr)
             torch.cuda.empty_cache()
+    gemm = None
+    if not args.patterns or "conv2d" in args.patterns or "conv1d" in args.patterns:
+        gemm = fp32_gemm(torch, dev, lib, timed, uniform, args.reps)
     out = dict(kind="demo-sweep-peers", device=torch.cuda.get_device_name(dev), reps=args.reps,
-               rows=rows, skipped=skipped)
+               rows=rows, skipped=skipped, fp32_gemm=gemm)
     tmp = f"{args.sweep}.partial"
     with open(tmp, "w") as f:
         json.dump(out, f, indent=1)
     os.replace(tmp, args.sweep)
     print(f"peers: wrote {len(rows)} sweep timings ({len(skipped)} cases skipped) to {args.sweep}",
           file=sys.stderr)
+
+
+def fp32_gemm(torch, dev, lib, timed, uniform, reps, k=8192):
+    """cuBLAS SGEMM (torch.mm on FP32 with TF32 off) of k x k by k x k, timed as every peer
+    (median, no flush: 768 MiB of operands, and a launch of tens of ms): the multiply-add rate
+    a vendor's FMA-bound kernel reaches in this run, which `demo sweep` prints beside the peak
+    it takes the convolutions' FMA floor from."""
+    if 3 * 4 * k * k > 0.8 * torch.cuda.mem_get_info(dev)[0]:
+        return None
+    allow = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        a, b = uniform(k, k), uniform(k, k)
+        c = torch.empty(k, k, device=dev)
+        ms = timed(lambda: torch.mm(a, b, out=c))
+        del a, b, c
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = allow
+    print(f"peers: sweep fp32 gemm {k}^3 torch.mm {ms:.3f} ms, {k ** 3 / ms / 1e9:.1f} TFMA/s",
+          file=sys.stderr)
+    return dict(operation=f"torch.mm(a, b, out=c), FP32 with TF32 off (cuBLAS SGEMM), {k}^3",
+                library=lib, m=k, n=k, k=k, median_ms=ms, reps=reps)
 
 
 def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cupy_lib, gen, dev):

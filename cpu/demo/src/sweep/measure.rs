@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::Result;
 use cpu::Gpu;
 use cpu::convolution::{self, Comparison, Mask1d, Mask2d, Reference, Variant1d, Variant2d};
+use cpu::error::DriverContext;
 use cpu::launch::{VEC4_ALIGNMENT, is_aligned};
 use cpu::reduce::{ReduceSum, SumF32, SumI32, SumKind, reference};
 use cpu::verify::Mismatch;
@@ -17,9 +18,11 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::peers::{self, PeerRow};
-use super::{Case, CaseError, Ceilings, FloorRecord, Row, Skipped, SweepPattern, cases};
+use super::{
+    Case, CaseError, Ceilings, FloorRecord, Row, SameSizeCopy, Skipped, SweepPattern, cases,
+};
 use crate::Cli;
-use crate::harness::{self, Footprint, Plan, SMALL, Verdict};
+use crate::harness::{self, Footprint, Plan, SMALL, Verdict, WARMUP};
 use crate::timing::{self, Ceiling, Floor, Fp32Throughput, L2Flush};
 
 /// Outputs per chunk of the parallel convolution checks (each chunk's `f64` reference and
@@ -216,6 +219,7 @@ impl<'a> Sweep<'a> {
                 bound: f.bound().into(),
                 ratio: f.ratio(t.median_ms),
             }),
+            same_size_copy: None,
             max_error: trial.check.max_error(),
             passed: trial.passed(),
             verdict: trial.verdict(),
@@ -348,6 +352,7 @@ impl<'a> Sweep<'a> {
             let aligned = is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT)
                 && is_aligned(gpu.address(&d_out), VEC4_ALIGNMENT);
             let kernel = transpose::Variant::fastest(rows, cols, aligned).kernel_name();
+            let label = case.clone();
             self.measure(
                 case,
                 kernel,
@@ -363,6 +368,26 @@ impl<'a> Sweep<'a> {
                     ))
                 },
             )?;
+            // The copy of the same bytes, once the output has been checked.
+            if let Some(row) = self.rows.last_mut().filter(|r| r.case == label) {
+                let copy = timing::time_gpu_with_setup(
+                    gpu,
+                    "same-size device-to-device memcpy",
+                    WARMUP,
+                    self.cli.reps as usize,
+                    &mut (&mut self.flush, &mut d_out),
+                    |s| s.0.flush(gpu),
+                    |s| {
+                        gpu.stream()
+                            .memcpy_dtod(&d_in, s.1)
+                            .during("same-size device-to-device memcpy")
+                    },
+                )?;
+                row.same_size_copy = Some(SameSizeCopy {
+                    median_ms: copy.median_ms,
+                    percent: 100.0 * copy.median_ms / row.median_ms,
+                });
+            }
         }
         Ok(())
     }

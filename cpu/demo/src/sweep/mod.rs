@@ -1,8 +1,9 @@
 //! `demo sweep [PATTERN]...`: every pattern's library entry point (the call a user makes, so
 //! a better kernel behind it shows here by itself) over a range of sizes and shapes, each
 //! verified once against the CPU reference and then timed, beside this run's ceilings (the
-//! device-to-device copy, the read-only stream, the datasheet bandwidth) and, with `--peers
-//! FILE` (`peers.py --sweep`), PyTorch / CuPy on the same sizes.
+//! device-to-device copy, the read-only stream, the datasheet bandwidth, the FP32 peak; for
+//! each transpose, a copy of its own bytes) and, with `--peers FILE` (`peers.py --sweep`),
+//! PyTorch / CuPy on the same sizes and cuBLAS SGEMM's multiply-add rate.
 //!
 //! Timing, the same for every case: CUDA events, [`WARMUP`](crate::harness::WARMUP) untimed
 //! launches, the median of `--reps` timed launches, and the L2 cache flushed
@@ -26,7 +27,7 @@ use crate::report::{CeilingRecord, DeviceInfo, SCHEMA_VERSION};
 use crate::timing::{self, CEILING_COPY_BYTES, CEILING_READ_BYTES, ReadCeiling};
 use crate::{Cli, Format};
 
-pub use peers::{PeerRow, PeerTiming, PeersFile};
+pub use peers::{GemmTiming, PeerRow, PeerTiming, PeersFile};
 
 /// The patterns a sweep runs, in this order when none is named.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -282,6 +283,14 @@ pub struct Ceilings {
     pub read: ReadRecord,
     /// `2 x memory clock x bus width / 8`, GB/s.
     pub theoretical_gbps: f64,
+    /// The peak FP32 multiply-add rate, FMA/s (SMs x FP32 lanes x SM clock,
+    /// [`timing::Fp32Throughput`]): the rate the convolutions' FMA floor assumes.
+    #[serde(default)]
+    pub fp32_peak_fma_per_second: f64,
+    /// cuBLAS SGEMM from the peers file (`peers.py --sweep`), when it has one: the rate a
+    /// vendor's FMA-bound kernel reaches in this run.
+    #[serde(default)]
+    pub fp32_gemm: Option<GemmTiming>,
 }
 
 /// A case the sweep did not run, and why.
@@ -320,6 +329,18 @@ pub struct FloorRecord {
     pub ratio: f64,
 }
 
+/// A device-to-device copy of a case's bytes (`cuMemcpyDtoDAsync` of its input into its
+/// output), timed as the case was (the L2 flushed before every launch): the copy speed of
+/// that size, beside the run's copy ceiling of [`CEILING_COPY_BYTES`] (a copy of 64 MiB
+/// runs a few % below one of 512 MiB, its grid's ramp-up and tail costing more of it).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SameSizeCopy {
+    /// Median of the timed copies, ms.
+    pub median_ms: f64,
+    /// Our bandwidth as a share of the copy's: its median over ours, %.
+    pub percent: f64,
+}
+
 /// One measured case: our entry point's launch, timing and verdict, its share of each
 /// ceiling, its floor (convolutions), and the peers' timings of the same case.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -354,6 +375,9 @@ pub struct Row {
     pub percent_of_theoretical: f64,
     /// The floor (convolutions).
     pub floor: Option<FloorRecord>,
+    /// A copy of the same bytes, timed the same way (transposes).
+    #[serde(default)]
+    pub same_size_copy: Option<SameSizeCopy>,
     /// Largest error against the CPU reference where the check has one (relative for the
     /// convolutions, |error| / bound for the float sum).
     pub max_error: Option<f64>,
@@ -449,6 +473,8 @@ pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
         copy: CeilingRecord::from(&copy),
         read: ReadRecord::from(&read),
         theoretical_gbps: device.theoretical_gbps,
+        fp32_peak_fma_per_second: timing::Fp32Throughput::of(&gpu)?.fma_per_second(),
+        fp32_gemm: peers.fp32_gemm.clone(),
     };
     say(&output::ceilings_text(&ceilings));
     let method = format!(

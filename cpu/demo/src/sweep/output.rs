@@ -24,7 +24,8 @@ pub(super) fn ceilings_text(c: &Ceilings) -> String {
          - copy: device-to-device memcpy of {} MiB, median {:.3} ms, {:.1} GB/s (bytes read + written)\n\
          - read-only: read stream of {} MiB, median {:.3} ms, {:.1} GB/s (bytes read); fastest of {} shapes: {} ({})\n\
          {}\n\
-         - theoretical: {:.1} GB/s (2 x memory clock x bus width / 8)",
+         - theoretical: {:.1} GB/s (2 x memory clock x bus width / 8)\n\
+         - FP32 peak: {:.2} TFMA/s (SMs x FP32 lanes x SM clock; the convolutions' FMA floor){}",
         (c.copy.bytes / 2) >> 20,
         c.copy.median_ms,
         c.copy.gbps,
@@ -39,8 +40,26 @@ pub(super) fn ceilings_text(c: &Ceilings) -> String {
             .map(|t| format!("    - {t}"))
             .collect::<Vec<_>>()
             .join("\n"),
-        c.theoretical_gbps
+        c.theoretical_gbps,
+        c.fp32_peak_fma_per_second / 1e12,
+        gemm_text(c)
+            .map(|g| format!("\n- FP32 matrix product (peer): {g}"))
+            .unwrap_or_default()
     )
+}
+
+/// cuBLAS SGEMM's rate from the peers file, as `"<operation>: <ms> ms, <rate> TFMA/s, <p>% of
+/// the FP32 peak"`.
+fn gemm_text(c: &Ceilings) -> Option<String> {
+    let g = c.fp32_gemm.as_ref()?;
+    let rate = g.fma_per_second();
+    Some(format!(
+        "{}: median {:.3} ms, {:.2} TFMA/s, {:.1}% of the FP32 peak",
+        g.operation,
+        g.median_ms,
+        rate / 1e12,
+        100.0 * rate / c.fp32_peak_fma_per_second
+    ))
 }
 
 /// The header cell of the speed ratio, saying which way it reads.
@@ -152,11 +171,23 @@ fn table(
         c.read.gbps,
         c.theoretical_gbps
     );
-    if conv {
+    let transpose = pattern == SweepPattern::Transpose;
+    if transpose {
         title.push_str(
-            "; floor = max(bytes / copy GB/s, width^d x outputs FMAs / (SMs x FP32 lanes x SM clock)), \
-             ours/floor 1.00x at the floor",
+            "; % of same-size copy = a device-to-device memcpy of the same bytes, timed the same way, \
+             over ours",
         );
+    }
+    if conv {
+        title.push_str(&format!(
+            "; floor = max(bytes / copy GB/s, width^d x outputs FMAs / (SMs x FP32 lanes x SM clock)), \
+             ours/floor 1.00x at the floor; % of FP32 peak = our multiply-add rate over the peak \
+             {:.2} TFMA/s",
+            c.fp32_peak_fma_per_second / 1e12
+        ));
+        if let Some(g) = gemm_text(c) {
+            title.push_str(&format!(" (peer in this run: {g})"));
+        }
     }
     let mut header = vec![
         "size",
@@ -166,12 +197,15 @@ fn table(
         "GB/s",
         "% of copy",
     ];
+    if transpose {
+        header.push("% of same-size copy");
+    }
     if pattern.reads_only() {
         header.push("% of read-only");
     }
     header.push("% of theoretical");
     if conv {
-        header.extend(["floor ms", "bound", "ours/floor"]);
+        header.extend(["floor ms", "bound", "ours/floor", "% of FP32 peak"]);
     }
     header.extend(["peer", "peer ms", SPEED, "verdict"]);
     let mut t = Table::new(id, title, ChartKind::None, header);
@@ -184,6 +218,13 @@ fn table(
             format!("{:.1}", r.gbps),
             pct(r.percent_of_copy),
         ];
+        if transpose {
+            cells.push(
+                r.same_size_copy
+                    .as_ref()
+                    .map_or("-".into(), |c| pct(c.percent)),
+            );
+        }
         if pattern.reads_only() {
             cells.push(pct(r.percent_of_read));
         }
@@ -194,8 +235,9 @@ fn table(
                     format!("{:.4}", f.floor_ms),
                     f.bound.clone(),
                     format!("{:.2}x", f.ratio),
+                    pct(100.0 * f.fma_ms / r.median_ms),
                 ]),
-                None => cells.extend(["-".into(), "-".into(), "-".into()]),
+                None => cells.extend(["-".into(), "-".into(), "-".into(), "-".into()]),
             }
         }
         match r.best_peer() {
@@ -326,6 +368,7 @@ pub(super) fn csv(rows: &[Row]) -> Result<String> {
         "percent_of_copy",
         "percent_of_read",
         "percent_of_theoretical",
+        "percent_of_same_size_copy",
         "floor_ms",
         "floor_bound",
         "ratio_to_floor",
@@ -366,6 +409,7 @@ pub(super) fn csv(rows: &[Row]) -> Result<String> {
             r.percent_of_copy.to_string(),
             r.percent_of_read.to_string(),
             r.percent_of_theoretical.to_string(),
+            opt(r.same_size_copy.as_ref().map(|c| c.percent)),
             opt(r.floor.as_ref().map(|f| f.floor_ms)),
             r.floor
                 .as_ref()
@@ -538,7 +582,7 @@ pub(super) fn write_files(dir: &Path, report: &SweepReport) -> Result<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{FloorRecord, PeerTiming, ReadRecord, Skipped};
+    use super::super::{FloorRecord, GemmTiming, PeerTiming, ReadRecord, SameSizeCopy, Skipped};
     use super::*;
     use crate::report::{CeilingRecord, DeviceInfo};
 
@@ -560,6 +604,16 @@ mod tests {
                 tried: vec![("8 loads".into(), "1056 x 256".into(), 0.25, 4300.0)],
             },
             theoretical_gbps: 4800.0,
+            fp32_peak_fma_per_second: 33.45e12,
+            fp32_gemm: Some(GemmTiming {
+                operation: "torch.mm".into(),
+                library: "torch 2".into(),
+                m: 8192,
+                n: 8192,
+                k: 8192,
+                median_ms: 21.4,
+                reps: 5,
+            }),
         }
     }
 
@@ -591,6 +645,10 @@ mod tests {
                 floor_ms: ms / 2.0,
                 bound: "memory".into(),
                 ratio: 2.0,
+            }),
+            same_size_copy: (pattern == SweepPattern::Transpose).then_some(SameSizeCopy {
+                median_ms: 0.9 * ms,
+                percent: 90.0,
             }),
             max_error: None,
             passed: true,
@@ -675,6 +733,28 @@ mod tests {
         let conv = pattern_tables(SweepPattern::Conv1d, &r.rows, &r.errors, &r.ceilings);
         assert_eq!(conv.len(), 2, "by size and by width");
         assert!(conv[0].header.iter().any(|c| c == "ours/floor"));
+        let peak = conv[0]
+            .header
+            .iter()
+            .position(|c| c == "% of FP32 peak")
+            .unwrap();
+        assert_eq!(
+            conv[0].rows[0][peak], "25.0%",
+            "fma_ms is a quarter of ours"
+        );
+        assert!(
+            conv[0].title.contains("peer in this run: torch.mm"),
+            "{}",
+            conv[0].title
+        );
+        let t = pattern_tables(SweepPattern::Transpose, &r.rows, &r.errors, &r.ceilings);
+        let same = t[0]
+            .header
+            .iter()
+            .position(|c| c == "% of same-size copy")
+            .unwrap();
+        assert_eq!(t[0].rows[0][same], "90.0%");
+        assert!(ceilings_text(&r.ceilings).contains("FP32 matrix product (peer): torch.mm"));
         assert_eq!(conv[0].rows.len(), 2, "the width-7 rows");
         assert_eq!(conv[1].rows.len(), 2, "the 2^26 rows");
         assert_eq!(conv[1].rows[0][0], "2^26, w 3", "sorted by width");

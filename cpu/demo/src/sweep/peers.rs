@@ -38,6 +38,34 @@ pub struct PeerRow {
     pub timing: PeerTiming,
 }
 
+/// A peer's FP32 matrix product, timed in the same run: cuBLAS SGEMM (`torch.mm` with TF32
+/// off), `m x k` by `k x n`. Its multiply-add rate is what a vendor's FMA-bound kernel
+/// reaches on this device, printed beside the peak rate the convolutions' FMA floor assumes.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct GemmTiming {
+    /// The call timed, in full.
+    pub operation: String,
+    /// Library and version.
+    pub library: String,
+    /// Rows of the product.
+    pub m: u64,
+    /// Columns of the product.
+    pub n: u64,
+    /// The inner dimension.
+    pub k: u64,
+    /// Median time, ms.
+    pub median_ms: f64,
+    /// Timed repetitions.
+    pub reps: usize,
+}
+
+impl GemmTiming {
+    /// Multiply-adds per second: `m x n x k` over the median.
+    pub fn fma_per_second(&self) -> f64 {
+        (self.m as f64) * (self.n as f64) * (self.k as f64) / (self.median_ms * 1e-3)
+    }
+}
+
 /// What `peers.py --sweep` writes.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct PeersFile {
@@ -48,6 +76,9 @@ pub struct PeersFile {
     pub device: Option<String>,
     /// One row per case and peer.
     pub rows: Vec<PeerRow>,
+    /// cuBLAS SGEMM's timing, when a convolution was swept.
+    #[serde(default)]
+    pub fp32_gemm: Option<GemmTiming>,
 }
 
 impl PeersFile {
@@ -108,9 +139,12 @@ mod tests {
              "operation": "torch.sum(x)", "library": "torch 2.9", "median_ms": 0.02, "reps": 50},
             {"pattern": "reduce-f32", "shape": [1024], "peer": "cupy.sum (CUB)",
              "operation": "cupy.sum(x)", "library": "cupy 13", "median_ms": 0.01, "reps": 50}
-        ]}"#;
+        ], "fp32_gemm": {"operation": "torch.mm(a, b, out=c)", "library": "torch 2.9",
+             "m": 1024, "n": 2048, "k": 512, "median_ms": 0.5, "reps": 50}}"#;
         let file = PeersFile::parse(text).unwrap();
         assert_eq!(file.device.as_deref(), Some("NVIDIA H200"));
+        let gemm = file.fp32_gemm.as_ref().unwrap();
+        assert_eq!(gemm.fma_per_second(), 1024.0 * 2048.0 * 512.0 / 0.5e-3);
         let conv = Case {
             pattern: "conv1d".into(),
             shape: vec![1 << 26],
@@ -147,5 +181,10 @@ mod tests {
         );
         assert!(e.contains("expected `demo-sweep-peers`"), "{e}");
         assert!(PeersFile::parse("{").is_err());
+        let without = PeersFile::parse(r#"{"kind": "demo-sweep-peers", "rows": []}"#).unwrap();
+        assert_eq!(
+            without.fp32_gemm, None,
+            "files of earlier runs have no fp32_gemm"
+        );
     }
 }
