@@ -331,8 +331,8 @@ pub struct FloorRecord {
 
 /// A device-to-device copy of a case's bytes (`cuMemcpyDtoDAsync` of its input into its
 /// output), timed as the case was (the L2 flushed before every launch): the copy speed of
-/// that size, beside the run's copy ceiling of [`CEILING_COPY_BYTES`] (a copy of 64 MiB
-/// runs a few % below one of 512 MiB, its grid's ramp-up and tail costing more of it).
+/// that size, beside the run's copy ceiling of [`CEILING_COPY_BYTES`] (on an H200 a copy
+/// of 64 MiB runs a few % below one of 512 MiB).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SameSizeCopy {
     /// Median of the timed copies, ms.
