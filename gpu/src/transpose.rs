@@ -1045,33 +1045,6 @@ pub mod kernels {
             }
         }
 
-        /// Writes chunk `j` (shift `s`) of the output segment of `len` elements that starts at
-        /// element `start` of `b`: one 16-byte store if the chunk lies inside the segment,
-        /// else one store per element inside it ([`any_shape::access`]).
-        ///
-        /// # Safety
-        /// `b + start .. + len` lies in `b`'s matrix and belongs to this block alone; `b` is
-        /// 4-byte aligned and `s` is the segment's shift.
-        #[inline(always)]
-        unsafe fn store_chunk(b: *mut f32, start: usize, j: u32, s: u32, len: u32, v: [f32; 4]) {
-            match any_shape::access(j, s, len, 0, len as usize) {
-                Access::Vector => {
-                    // SAFETY: the chunk `start + 4j - s .. + 4` lies inside the segment;
-                    // 16-byte aligned by the definition of `s`.
-                    unsafe { store_global_v4(b.add(start + 4 * j as usize - s as usize), v) };
-                }
-                Access::Scalar => {
-                    for (q, &x) in (0..4).zip(v.iter()) {
-                        if let Some(p) = any_shape::position(j, q, s, len) {
-                            // SAFETY: `p < len`: inside the segment.
-                            unsafe { *b.add(start + p as usize) = x };
-                        }
-                    }
-                }
-                Access::Skip => {}
-            }
-        }
-
         /// First element of input segment `i` (input row `row0 + i`, from column `col0`).
         #[inline(always)]
         fn input_start(&self, i: u32) -> usize {
@@ -1192,8 +1165,23 @@ pub mod kernels {
             let Some((start, _, len, s)) = self.output_segment(b, i) else {
                 return;
             };
-            // SAFETY: the span `start .. + len` is inside the matrix and this block's alone.
-            unsafe { Self::store_chunk(b, start, j, s, len, v) }
+            // The span `start .. + len` is inside the matrix and this block's alone.
+            match any_shape::access(j, s, len, 0, len as usize) {
+                Access::Vector => {
+                    // SAFETY: the chunk `start + 4j - s .. + 4` lies inside the span; 16-byte
+                    // aligned by the definition of `s`.
+                    unsafe { store_global_v4(b.add(start + 4 * j as usize - s as usize), v) };
+                }
+                Access::Scalar => {
+                    for (q, &x) in (0..4).zip(v.iter()) {
+                        if let Some(p) = any_shape::position(j, q, s, len) {
+                            // SAFETY: `p < len`: inside the span.
+                            unsafe { *b.add(start + p as usize) = x };
+                        }
+                    }
+                }
+                Access::Skip => {}
+            }
         }
     }
 

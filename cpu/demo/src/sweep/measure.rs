@@ -46,14 +46,16 @@ pub(super) struct Sweep<'a> {
 }
 
 impl<'a> Sweep<'a> {
-    /// A sweep on `gpu` judged against `copy` (the copy ceiling, also in `ceilings`).
+    /// A sweep on `gpu` judged against `copy` (the copy ceiling, also in `ceilings`) and
+    /// `fp32` (the peak the convolutions' FMA floor assumes, also in `ceilings`).
     ///
     /// # Errors
-    /// If the flush buffer cannot be allocated or a device query fails.
+    /// If the flush buffer cannot be allocated.
     pub(super) fn new(
         gpu: &'a Gpu,
         cli: &'a Cli,
         copy: Ceiling,
+        fp32: Fp32Throughput,
         ceilings: &'a Ceilings,
         peers: &'a [PeerRow],
         max_elements: Option<u64>,
@@ -64,7 +66,7 @@ impl<'a> Sweep<'a> {
             flush: L2Flush::new(gpu)?,
             copy,
             ceilings,
-            fp32: Fp32Throughput::of(gpu)?,
+            fp32,
             peers,
             max_elements,
             rows: Vec::new(),

@@ -469,11 +469,12 @@ pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
         .context("measuring the copy ceiling")?;
     let read = timing::read_ceiling(&gpu, CEILING_READ_BYTES, WARMUP, reps)
         .context("measuring the read-only ceiling")?;
+    let fp32 = timing::Fp32Throughput::of(&gpu)?;
     let ceilings = Ceilings {
         copy: CeilingRecord::from(&copy),
         read: ReadRecord::from(&read),
         theoretical_gbps: device.theoretical_gbps,
-        fp32_peak_fma_per_second: timing::Fp32Throughput::of(&gpu)?.fma_per_second(),
+        fp32_peak_fma_per_second: fp32.fma_per_second(),
         fp32_gemm: peers.fp32_gemm.clone(),
     };
     say(&output::ceilings_text(&ceilings));
@@ -495,8 +496,15 @@ pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
                 .unwrap_or_default()
         ));
     }
-    let mut sweep =
-        measure::Sweep::new(&gpu, cli, copy, &ceilings, &peers.rows, args.max_elements)?;
+    let mut sweep = measure::Sweep::new(
+        &gpu,
+        cli,
+        copy,
+        fp32,
+        &ceilings,
+        &peers.rows,
+        args.max_elements,
+    )?;
     for pattern in patterns {
         sweep.run(pattern)?;
         if cli.format == Format::Table {
