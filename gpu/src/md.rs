@@ -40,12 +40,12 @@ pub const MD_BLOCK: u32 = 128;
 pub const MD_STRIDE: usize = 4;
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
+    use gpu_std::kernel;
     use core::ops::{Add, Mul, Sub};
 
     use super::MD_STRIDE;
-    use crate::device::{AtomicAdd, atomic_add, global_index_x, load_global_v4, store_global_v4};
+    use gpu_std::{AtomicAdd, atomic_add, global_index_x, load_global_v4, store_global_v4};
 
     /// Four `f64` with the alignment of one 32-byte atom, so the compiler may load and store
     /// them with vector accesses.
@@ -91,7 +91,7 @@ pub mod kernels {
         }
         #[inline(always)]
         fn round_even(self) -> f32 {
-            core::intrinsics::round_ties_even_f32(self)
+            gpu_std::math::round_ties_even_f32(self)
         }
         #[inline(always)]
         unsafe fn load_xyz(p: *const f32, i: usize) -> [f32; 3] {
@@ -118,7 +118,7 @@ pub mod kernels {
         }
         #[inline(always)]
         fn round_even(self) -> f64 {
-            core::intrinsics::round_ties_even_f64(self)
+            gpu_std::math::round_ties_even_f64(self)
         }
         #[inline(always)]
         unsafe fn load_xyz(p: *const f64, i: usize) -> [f64; 3] {
@@ -279,8 +279,8 @@ pub mod kernels {
     /// Performance: per pair, a 16-byte gather and a 4-byte index load (L1/L2 hits for a
     /// spatially sorted system), about 20 flops including one division: bound by the gathers'
     /// latency and, in `f64`, by FP64 throughput on consumer GPUs.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn md_lj_full_f32(
+    #[kernel]
+    pub unsafe fn md_lj_full_f32(
         positions: *const f32,
         n: usize,
         offsets: *const u32,
@@ -306,8 +306,8 @@ pub mod kernels {
     /// # Safety
     /// As [`md_lj_full_f32`], with `positions` and `forces` 32-byte aligned and valid for `4 n`
     /// doubles.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn md_lj_full_f64(
+    #[kernel]
+    pub unsafe fn md_lj_full_f64(
         positions: *const f64,
         n: usize,
         offsets: *const u32,
@@ -346,8 +346,8 @@ pub mod kernels {
     ///
     /// Performance: half the gathers and flops of the full list, but the atomics serialise in
     /// L2 where neighbouring threads hit the same atom.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn md_lj_half_atomic_f32(
+    #[kernel]
+    pub unsafe fn md_lj_half_atomic_f32(
         positions: *const f32,
         n: usize,
         offsets: *const u32,
@@ -373,8 +373,8 @@ pub mod kernels {
     /// # Safety
     /// As [`md_lj_half_atomic_f32`], with `positions` and `forces` 32-byte aligned and valid
     /// for `4 n` doubles.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn md_lj_half_atomic_f64(
+    #[kernel]
+    pub unsafe fn md_lj_half_atomic_f64(
         positions: *const f64,
         n: usize,
         offsets: *const u32,

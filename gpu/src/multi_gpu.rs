@@ -15,9 +15,9 @@ pub const ADD_INTO: &str = "add_into";
 pub const ADD_INTO_BLOCK: u32 = 256;
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
-    use crate::device::{global_index_x, grid_stride_x};
+    use gpu_std::kernel;
+    use gpu_std::{global_index_x, grid_stride_x};
 
     /// `dst[i] += src[i]` for `i < n`: one reduce-scatter step of the ring all-reduce adds the
     /// chunk received from the previous GPU (`src`, a staging buffer on this GPU) into this
@@ -37,8 +37,8 @@ pub mod kernels {
     /// Both pointers are valid for `n` elements; `dst` does not overlap `src`.
     ///
     /// Performance: 12 bytes per element, one FADD: memory-bound.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn add_into(dst: *mut f32, src: *const f32, n: usize) {
+    #[kernel]
+    pub unsafe fn add_into(dst: *mut f32, src: *const f32, n: usize) {
         let stride = grid_stride_x();
         let mut i = global_index_x();
         while i < n {

@@ -12,11 +12,11 @@ pub const SAXPY: &str = "saxpy";
 pub const BLOCK_SIZE: u32 = 256;
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
-    use core::intrinsics::fmaf32;
+    use gpu_std::kernel;
+    use gpu_std::math::fmaf32;
 
-    use crate::device::{global_index_x, grid_stride_x};
+    use gpu_std::{global_index_x, grid_stride_x};
 
     /// `y[i] = a * x[i] + y[i]` for `i < n`, with a grid-stride loop.
     ///
@@ -32,8 +32,8 @@ pub mod kernels {
     /// `x` and `y` are valid for `n` elements and do not overlap.
     ///
     /// Performance: 12 bytes per element, one FMA: memory-bound.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn saxpy(a: f32, x: *const f32, y: *mut f32, n: usize) {
+    #[kernel]
+    pub unsafe fn saxpy(a: f32, x: *const f32, y: *mut f32, n: usize) {
         let mut i = global_index_x();
         let stride = grid_stride_x();
         while i < n {

@@ -1,4 +1,4 @@
-//! Smoke kernels: each exercises one feature of the [`device`](crate::device) support module
+//! Smoke kernels: each exercises one feature of the [`device`](gpu_std) support module
 //! end to end (declaration in Rust, PTX, launch from the host, result checked on the CPU), so a
 //! broken feature shows up here by name before a pattern that relies on it fails.
 
@@ -30,17 +30,17 @@ pub const HISTOGRAM_BINS: usize = 64;
 /// and a count made with compare-and-swap.
 pub const GLOBAL_ATOMICS_SLOTS: usize = 4;
 
-crate::constant_memory!(
+gpu_std::constant_memory!(
     /// Coefficients `c[0..8]` of the polynomial `c[0] + c[1] x + ... + c[7] x^7` that
     /// [`smoke_constant_polynomial`](kernels::smoke_constant_polynomial) evaluates.
     pub C_SMOKE_COEFFICIENTS: [f32; 8]
 );
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
+    use gpu_std::kernel;
     use super::{C_SMOKE_COEFFICIENTS, HISTOGRAM_BINS, STATIC_REVERSE_BLOCK};
-    use crate::device::{
+    use gpu_std::{
         DynamicShared, FULL_MASK, WARP_SIZE, atomic_add, atomic_cas, atomic_max, atomic_min,
         block_dim, block_idx, global_index_x, grid_stride_x, lane_id, shfl_down_sync,
         shfl_idx_sync, shfl_up_sync, shfl_xor_sync, syncthreads, thread_idx,
@@ -90,13 +90,13 @@ pub mod kernels {
     /// # Safety
     /// `input` and `output` are valid for `n` floats and do not overlap; the block size is
     /// [`STATIC_REVERSE_BLOCK`] (a larger one traps on the shared-array bound).
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn smoke_static_shared_reverse(
+    #[kernel]
+    pub unsafe fn smoke_static_shared_reverse(
         input: *const f32,
         output: *mut f32,
         n: usize,
     ) {
-        let s = crate::static_shared!(s_smoke_reverse: [f32; STATIC_REVERSE_BLOCK as usize]);
+        let s = gpu_std::static_shared!(s_smoke_reverse: [f32; STATIC_REVERSE_BLOCK as usize]);
         // SAFETY: forwarded; the block size is at most the array's length (else the bound traps).
         unsafe { reverse_segment(input, output, n, |i, v| s.write(i, v), |i| s.read(i)) }
     }
@@ -108,8 +108,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `input` and `output` are valid for `n` floats and do not overlap.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn smoke_dynamic_shared_reverse(
+    #[kernel]
+    pub unsafe fn smoke_dynamic_shared_reverse(
         input: *const f32,
         output: *mut f32,
         n: usize,
@@ -127,8 +127,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `x` and `y` are valid for `n` floats.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn smoke_constant_polynomial(
+    #[kernel]
+    pub unsafe fn smoke_constant_polynomial(
         x: *const f32,
         y: *mut f32,
         n: usize,
@@ -164,8 +164,8 @@ pub mod kernels {
     /// # Safety
     /// `input`, `butterfly`, `scan`, `broadcast` are valid for `n` elements, `warp_sums` for
     /// `ceil(n / 32)`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn smoke_warp_shuffle(
+    #[kernel]
+    pub unsafe fn smoke_warp_shuffle(
         input: *const i32,
         n: usize,
         warp_sums: *mut i32,
@@ -222,13 +222,13 @@ pub mod kernels {
     ///
     /// # Safety
     /// `values` is valid for `n` elements, `bins` for [`HISTOGRAM_BINS`] and zeroed by the host.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn smoke_shared_atomic_histogram(
+    #[kernel]
+    pub unsafe fn smoke_shared_atomic_histogram(
         values: *const u32,
         n: usize,
         bins: *mut u32,
     ) {
-        let s = crate::static_shared!(s_smoke_histogram: [u32; HISTOGRAM_BINS]);
+        let s = gpu_std::static_shared!(s_smoke_histogram: [u32; HISTOGRAM_BINS]);
         let t = thread_idx().x as usize;
         if t < HISTOGRAM_BINS {
             // SAFETY: one writer per bin before the barrier.
@@ -264,8 +264,8 @@ pub mod kernels {
     /// # Safety
     /// `values` is valid for `n` elements; `results` for 4, initialised by the host to
     /// `[0, i32::MIN, i32::MAX, 0]`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn smoke_global_atomics(
+    #[kernel]
+    pub unsafe fn smoke_global_atomics(
         values: *const i32,
         n: usize,
         results: *mut i32,
@@ -308,8 +308,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `x` is valid for `n` floats; `sum` for one, zeroed by the host.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn smoke_global_atomic_add_f32(
+    #[kernel]
+    pub unsafe fn smoke_global_atomic_add_f32(
         x: *const f32,
         n: usize,
         sum: *mut f32,
@@ -331,8 +331,8 @@ pub mod kernels {
     /// # Safety
     /// `data` is valid for `n` floats. The launch faults by design and leaves the context
     /// unusable (a sticky error): launch it only in a process of its own.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn smoke_trap_out_of_bounds(data: *mut f32, n: usize) {
+    #[kernel]
+    pub unsafe fn smoke_trap_out_of_bounds(data: *mut f32, n: usize) {
         // SAFETY: the caller guarantees `n` valid elements.
         let slice = unsafe { core::slice::from_raw_parts_mut(data, n) };
         let i = global_index_x();

@@ -280,7 +280,7 @@ pub mod any_shape {
 /// staged before its stores, the tall-narrow input after its loads.
 pub mod thin {
     use super::{THIN_CELLS, THIN_MAX, THIN_THREADS};
-    use crate::device::WARP_SIZE;
+    use gpu_std::WARP_SIZE;
 
     /// `float4` slots of one warp's stage on the staged path ([`Thin::staged`]): the 4 rows
     /// of each of its 32 cells on the short side, 2 KiB.
@@ -435,12 +435,12 @@ pub mod thin {
 }
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
+    use gpu_std::kernel;
     use super::any_shape::{self, Access};
     use super::thin::{self, Thin};
     use super::{BLOCK_ROWS, THIN_THREADS, TILE, VEC4_THREADS, VEC4_TILE};
-    use crate::device::{
+    use gpu_std::{
         FULL_MASK, WARP_SIZE, block_dim, block_idx, load_global_v4, store_global_v4, syncthreads,
         syncwarp, thread_idx,
     };
@@ -481,8 +481,8 @@ pub mod kernels {
     /// `a` and `b` hold `rows * cols` floats each and do not overlap.
     ///
     /// Performance: 8 bytes per element, memory-bound.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn copy(a: *const f32, b: *mut f32, rows: usize, cols: usize) {
+    #[kernel]
+    pub unsafe fn copy(a: *const f32, b: *mut f32, rows: usize, cols: usize) {
         let c = block_idx().x as usize * TILE as usize + thread_idx().x as usize;
         let r0 = block_idx().y as usize * TILE as usize + thread_idx().y as usize;
         let mut k = 0;
@@ -507,8 +507,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `a` and `b` hold `rows * cols` floats each and do not overlap.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn transpose_naive_row(
+    #[kernel]
+    pub unsafe fn transpose_naive_row(
         a: *const f32,
         b: *mut f32,
         rows: usize,
@@ -532,8 +532,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `a` and `b` hold `rows * cols` floats each and do not overlap.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn transpose_naive_col(
+    #[kernel]
+    pub unsafe fn transpose_naive_col(
         a: *const f32,
         b: *mut f32,
         rows: usize,
@@ -558,14 +558,14 @@ pub mod kernels {
     ///
     /// # Safety
     /// `a` and `b` hold `rows * cols` floats each and do not overlap; block 8 x 32.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn transpose_shared_tile(
+    #[kernel]
+    pub unsafe fn transpose_shared_tile(
         a: *const f32,
         b: *mut f32,
         rows: usize,
         cols: usize,
     ) {
-        let t = crate::static_shared!(s_transpose_shared_tile: [f32; 32 * 8]);
+        let t = gpu_std::static_shared!(s_transpose_shared_tile: [f32; 32 * 8]);
         let (tx, ty) = (thread_idx().x as usize, thread_idx().y as usize);
         let row0 = block_idx().x as usize * 8;
         let col0 = block_idx().y as usize * 32;
@@ -595,8 +595,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `a` and `b` hold `rows * cols` floats each and do not overlap.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn transpose_l1_8x32(
+    #[kernel]
+    pub unsafe fn transpose_l1_8x32(
         a: *const f32,
         b: *mut f32,
         rows: usize,
@@ -615,8 +615,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `a` and `b` hold `rows * cols` floats each and do not overlap.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn transpose_l1_4x32(
+    #[kernel]
+    pub unsafe fn transpose_l1_4x32(
         a: *const f32,
         b: *mut f32,
         rows: usize,
@@ -639,15 +639,15 @@ pub mod kernels {
     ///
     /// # Safety
     /// `a` and `b` hold `rows * cols` floats each and do not overlap; block 32 x 8.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn transpose_shared_padded(
+    #[kernel]
+    pub unsafe fn transpose_shared_padded(
         a: *const f32,
         b: *mut f32,
         rows: usize,
         cols: usize,
     ) {
         const PITCH: usize = TILE as usize + 1;
-        let tile = crate::static_shared!(s_transpose_padded: [f32; 32 * 33]);
+        let tile = gpu_std::static_shared!(s_transpose_padded: [f32; 32 * 33]);
         let (tx, ty) = (thread_idx().x as usize, thread_idx().y as usize);
         let col0 = block_idx().x as usize * TILE as usize;
         let row0 = block_idx().y as usize * TILE as usize;
@@ -693,8 +693,8 @@ pub mod kernels {
     ///
     /// Performance: 8 bytes per element; twice the bytes in flight per instruction of the
     /// scalar tiles, a quarter of the load/store instructions.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn transpose_tiled_vec4(
+    #[kernel]
+    pub unsafe fn transpose_tiled_vec4(
         a: *const f32,
         b: *mut f32,
         rows: usize,
@@ -703,7 +703,7 @@ pub mod kernels {
         const N: usize = VEC4_TILE as usize;
         const PITCH: usize = N + 1;
         const STEP: usize = VEC4_THREADS as usize;
-        let tile = crate::static_shared!(s_transpose_vec4: [f32; 64 * 65]);
+        let tile = gpu_std::static_shared!(s_transpose_vec4: [f32; 64 * 65]);
         let (tx, ty) = (thread_idx().x as usize, thread_idx().y as usize);
         let col0 = block_idx().x as usize * N;
         let row0 = block_idx().y as usize * N;
@@ -800,14 +800,14 @@ pub mod kernels {
     /// Source: this project, beyond the seed's five versions and NVIDIA's sample (whose
     /// `transpose.cu` runs only multiples of its tile); splitting each row into a head,
     /// aligned `float4`s and a tail is the classic treatment of misaligned vector copies.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn transpose_tiled_vec4_any(
+    #[kernel]
+    pub unsafe fn transpose_tiled_vec4_any(
         a: *const f32,
         b: *mut f32,
         rows: usize,
         cols: usize,
     ) {
-        let tile = crate::static_shared!(s_transpose_vec4_any: [f32; ANY_TILE_FLOATS]);
+        let tile = gpu_std::static_shared!(s_transpose_vec4_any: [f32; ANY_TILE_FLOATS]);
         let (tx, ty) = (thread_idx().x, thread_idx().y);
         let at = AnyTile::new(b, rows, cols);
         if at.interior() {
@@ -884,7 +884,7 @@ pub mod kernels {
     }
 
     /// `tile[71][65]` of [`transpose_tiled_vec4_any`].
-    type AnyShared = crate::device::SharedArray<f32, ANY_TILE_FLOATS>;
+    type AnyShared = gpu_std::SharedArray<f32, ANY_TILE_FLOATS>;
 
     impl AnyTile {
         const PITCH: u32 = VEC4_TILE + 1;
@@ -1261,8 +1261,8 @@ pub mod kernels {
     /// every shape alike). The in-register 4 x 4 transpose of four vector rows is the SIMD
     /// idiom of `_MM_TRANSPOSE4_PS` (`xmmintrin.h`), here on `float4` loads and stores; the
     /// warp-private stage is the CUB `WarpExchange` idea (blocked to striped arrangement).
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn transpose_thin_vec4(
+    #[kernel]
+    pub unsafe fn transpose_thin_vec4(
         a: *const f32,
         b: *mut f32,
         rows: usize,
@@ -1373,7 +1373,7 @@ pub mod kernels {
     ) {
         const W: usize = WARP_SIZE as usize;
         const ZERO: [[f32; 4]; 4] = [[0.0; 4]; 4];
-        let stage = crate::static_shared!(s_transpose_thin: [Quad; thin::BLOCK_STAGE_SLOTS]);
+        let stage = gpu_std::static_shared!(s_transpose_thin: [Quad; thin::BLOCK_STAGE_SLOTS]);
         let lane = y % W;
         let y0 = y - lane;
         // This warp's stage: slots `base .. base + STAGE_SLOTS`, no other warp's.

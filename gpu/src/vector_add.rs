@@ -25,9 +25,9 @@ pub const SEED_GRID: u32 = 8;
 pub const SEED_BLOCK: u32 = 128;
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
-    use crate::device::{global_index_x, grid_stride_x, load_global_v4, store_global_v4};
+    use gpu_std::kernel;
+    use gpu_std::{global_index_x, grid_stride_x, load_global_v4, store_global_v4};
 
     /// `z[i] = x[i] + y[i]`, one element per thread (the seed's `vecAdd`).
     ///
@@ -43,8 +43,8 @@ pub mod kernels {
     /// The three pointers are valid for `n` elements; `z` overlaps neither input.
     ///
     /// Performance: 12 bytes per element, one FADD: memory-bound.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn vector_add(
+    #[kernel]
+    pub unsafe fn vector_add(
         x: *const f32,
         y: *const f32,
         z: *mut f32,
@@ -72,8 +72,8 @@ pub mod kernels {
     /// As [`vector_add`]: the three pointers are valid for `n` elements; `z` overlaps neither input.
     ///
     /// Performance: 12 bytes per element, one FADD: memory-bound.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn vector_add_grid_stride(
+    #[kernel]
+    pub unsafe fn vector_add_grid_stride(
         x: *const f32,
         y: *const f32,
         z: *mut f32,
@@ -107,8 +107,8 @@ pub mod kernels {
     /// As [`vector_add`], and the three pointers are 16-byte aligned (device allocations are).
     ///
     /// Performance: 12 bytes per element, one FADD: memory-bound.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn vector_add_vec4(
+    #[kernel]
+    pub unsafe fn vector_add_vec4(
         x: *const f32,
         y: *const f32,
         z: *mut f32,

@@ -2,10 +2,11 @@
 //! kernels (mask in global memory, seed 1.2) and the same with the mask in `__constant__`
 //! memory (seed 2.1.4), in 1D and 2D.
 
-use core::intrinsics::fmaf32;
+use gpu_std::kernel;
+use gpu_std::math::fmaf32;
 
 use super::{C_MASK_1D, C_MASK_2D};
-use crate::device::{global_index_x, global_index_y};
+use gpu_std::{global_index_x, global_index_y};
 
 /// Seed 1.2, `convolution_1D_basic_kernel`: one output per thread, the mask in global
 /// memory, ghost elements skipped by a bounds test inside the loop.
@@ -23,8 +24,8 @@ use crate::device::{global_index_x, global_index_y};
 /// Performance: per multiply-add two global loads (`N` and `M`): CGMA 1. Neighbouring
 /// threads load overlapping inputs, so L1/L2 absorb most of the `w`-fold re-reading, but
 /// every load is still an instruction through the memory pipeline.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn convolution_1d_basic(
+#[kernel]
+pub unsafe fn convolution_1d_basic(
     input: *const f32,
     mask: *const f32,
     output: *mut f32,
@@ -62,8 +63,8 @@ pub unsafe extern "ptx-kernel" fn convolution_1d_basic(
 /// `input` and `output` are valid for `n` floats and do not overlap.
 ///
 /// Performance: one global load per multiply-add: CGMA 2.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn convolution_1d_constant_mask(
+#[kernel]
+pub unsafe fn convolution_1d_constant_mask(
     input: *const f32,
     output: *mut f32,
     mask_width: usize,
@@ -98,8 +99,8 @@ pub unsafe extern "ptx-kernel" fn convolution_1d_constant_mask(
 /// The pointers are valid for those lengths; `output` overlaps neither input.
 ///
 /// Performance: two global loads per multiply-add (CGMA 1).
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn convolution_2d_basic(
+#[kernel]
+pub unsafe fn convolution_2d_basic(
     input: *const f32,
     mask: *const f32,
     output: *mut f32,
@@ -143,8 +144,8 @@ pub unsafe extern "ptx-kernel" fn convolution_2d_basic(
 /// `input` and `output` are valid for `rows * cols` floats and do not overlap.
 ///
 /// Performance: one global load per multiply-add (CGMA 2).
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn convolution_2d_constant_mask(
+#[kernel]
+pub unsafe fn convolution_2d_constant_mask(
     input: *const f32,
     output: *mut f32,
     mask_width: usize,

@@ -120,40 +120,35 @@ pub const VEC4_HALO_2D_X: usize = (MAX_MASK_WIDTH_2D / 2).div_ceil(4) * 4;
 /// walk, the interior checks and the stores. The launchers reject larger images.
 pub const VEC4_MAX_SIDE_2D: usize = 1 << 31;
 
-crate::constant_memory!(
+gpu_std::constant_memory!(
     /// The 1D mask, `M[0..w]`, read by every 1D kernel but [`convolution_1d_basic`](basic::convolution_1d_basic)
     /// (the seed's `__constant__ float M[MAX_MASK_WIDTH]`). Only the first `w` entries are used.
     pub C_MASK_1D: [f32; MAX_MASK_WIDTH]
 );
 
-crate::constant_memory!(
+gpu_std::constant_memory!(
     /// The 2D mask, row-major `w x w` in its first `w * w` entries, read by every 2D kernel but
     /// [`convolution_2d_basic`](basic::convolution_2d_basic).
     pub C_MASK_2D: [f32; MAX_MASK_WIDTH_2D * MAX_MASK_WIDTH_2D]
 );
 
 // The kernels (device build only), one module per family.
-#[cfg(target_arch = "nvptx64")]
 pub mod basic;
-#[cfg(target_arch = "nvptx64")]
 pub mod tiled;
 // Loops over per-thread register arrays are written as index loops with constant bounds:
 // LLVM unrolls those fully and the arrays stay in registers; the equivalent iterator chains
 // (`iter_mut().take(..).enumerate()`) were not unrolled here, which put the arrays in local
 // memory (ptxas reported a 96-byte stack frame).
-#[cfg(target_arch = "nvptx64")]
 #[allow(clippy::needless_range_loop)]
 pub mod vec4_1d;
-#[cfg(target_arch = "nvptx64")]
 #[allow(clippy::needless_range_loop)]
 pub mod vec4_2d;
 
 /// Device helpers the kernel families share: ghost-aware reads of the input and the `float4`
 /// element of the vec4 kernels' shared stages.
-#[cfg(target_arch = "nvptx64")]
 #[allow(clippy::needless_range_loop)]
 mod common {
-    use crate::device::load_global_v4;
+    use gpu_std::load_global_v4;
 
     /// Reads `input[k]`, or 0 for a ghost element (`k >= n`; a "negative" index wraps to a
     /// huge `usize` and is a ghost too).
@@ -202,6 +197,7 @@ mod common {
     /// earlier ones, which kept every row of the 9 x 9 2D body live at once (242 registers;
     /// 80 with `ordered_load` as well).
     #[inline(always)]
+    #[gpu_std::gpu_only]
     pub(super) fn ordered_fma(a: f32, b: f32, c: f32) -> f32 {
         let d: f32;
         // SAFETY: arithmetic on registers only.
@@ -219,6 +215,7 @@ mod common {
     /// # Safety
     /// `p` is the shared-window address of a staged group, written before the last barrier.
     #[inline(always)]
+    #[gpu_std::gpu_only]
     pub(super) unsafe fn ordered_load(p: u32) -> [f32; 4] {
         let (a, b, c, d): (f32, f32, f32, f32);
         // SAFETY: a valid, 16-byte aligned address (caller); not `pure`, so it keeps its

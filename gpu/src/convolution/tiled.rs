@@ -2,13 +2,14 @@
 //! in 1D and 2D) and internal cells only, halo cells from global memory through the caches
 //! (seed 3.3, 1D).
 
-use core::intrinsics::fmaf32;
+use gpu_std::kernel;
+use gpu_std::math::fmaf32;
 
 use super::common::read_or_ghost;
 use super::{
     BLOCK_1D, C_MASK_1D, C_MASK_2D, MAX_MASK_WIDTH, MAX_MASK_WIDTH_2D, TILE_2D_X, TILE_2D_Y,
 };
-use crate::device::{block_idx, syncthreads, thread_idx};
+use gpu_std::{block_idx, syncthreads, thread_idx};
 
 /// Seed 3.1: each block stages its tile of `blockDim.x` inputs plus `r` halo cells on each
 /// side in `__shared__ float N_ds[TILE_SIZE + MAX_MASK_WIDTH - 1]`; boundary blocks write
@@ -29,14 +30,14 @@ use crate::device::{block_idx, syncthreads, thread_idx};
 ///
 /// Performance: `B + 2r` global loads of `N` per block of `B` outputs instead of `B w`:
 /// the seed's ratio `B (2n + 1) / (B + 2n)`, 6.84 for `B` = 256, `w` = 7.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn convolution_1d_tiled_halo(
+#[kernel]
+pub unsafe fn convolution_1d_tiled_halo(
     input: *const f32,
     output: *mut f32,
     mask_width: usize,
     n: usize,
 ) {
-    let n_ds = crate::static_shared!(
+    let n_ds = gpu_std::static_shared!(
         s_convolution_1d_tiled_halo: [f32; BLOCK_1D as usize + MAX_MASK_WIDTH - 1]
     );
     let b = block_idx().x as usize;
@@ -91,14 +92,14 @@ pub unsafe extern "ptx-kernel" fn convolution_1d_tiled_halo(
 /// Performance: `B` staged loads plus `r (r + 1)` halo loads per block (cache hits):
 /// ratio `B (2n + 1) / (B + n (n + 1))`, simpler code than [`convolution_1d_tiled_halo`]
 /// at the price of a branch per tap.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn convolution_1d_tiled_cached_halo(
+#[kernel]
+pub unsafe fn convolution_1d_tiled_cached_halo(
     input: *const f32,
     output: *mut f32,
     mask_width: usize,
     n: usize,
 ) {
-    let n_ds = crate::static_shared!(s_convolution_1d_tiled_cached_halo: [f32; BLOCK_1D as usize]);
+    let n_ds = gpu_std::static_shared!(s_convolution_1d_tiled_cached_halo: [f32; BLOCK_1D as usize]);
     let block = BLOCK_1D as usize;
     let t = thread_idx().x as usize;
     let tile_start = block_idx().x as usize * block;
@@ -148,8 +149,8 @@ pub unsafe extern "ptx-kernel" fn convolution_1d_tiled_cached_halo(
 /// Performance: `(32 + 2r)(8 + 2r)` loads per 256 outputs instead of `256 w^2`: ratio
 /// `256 w^2 / ((32 + 2r)(8 + 2r))`, 14.8 for a 5 x 5 mask. Thin tiles pay a large halo; the
 /// ratio grows with the tile, as the seed notes.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn convolution_2d_tiled_halo(
+#[kernel]
+pub unsafe fn convolution_2d_tiled_halo(
     input: *const f32,
     output: *mut f32,
     mask_width: usize,
@@ -159,7 +160,7 @@ pub unsafe extern "ptx-kernel" fn convolution_2d_tiled_halo(
     const TX: usize = TILE_2D_X as usize;
     const TY: usize = TILE_2D_Y as usize;
     const PITCH: usize = TX + MAX_MASK_WIDTH_2D - 1;
-    let n_ds = crate::static_shared!(
+    let n_ds = gpu_std::static_shared!(
         s_convolution_2d_tiled_halo: [f32; (TILE_2D_X as usize + MAX_MASK_WIDTH_2D - 1)
             * (TILE_2D_Y as usize + MAX_MASK_WIDTH_2D - 1)]
     );

@@ -1,11 +1,12 @@
 //! The 1D convolutions to call: the `convolution_1d_tiled_vec4_w*` family, one entry per mask
 //! width, generated from one const-generic body (beyond the seed).
 
-use core::intrinsics::fmaf32;
+use gpu_std::kernel;
+use gpu_std::math::fmaf32;
 
 use super::common::{F4, load_group, ordered_fma, ordered_load};
 use super::{BLOCK_1D, C_MASK_1D, VEC4_HALO_1D, VEC4_TILE_1D};
-use crate::device::{block_dim, block_idx, grid_dim, store_global_v4, syncthreads, thread_idx};
+use gpu_std::{block_dim, block_idx, grid_dim, store_global_v4, syncthreads, thread_idx};
 
 /// The radius from which the 1D body emits its window loads and multiply-adds in program
 /// order (17 taps and wider): below it the compiler's own schedule fits in 4 or more blocks
@@ -86,7 +87,7 @@ unsafe fn convolution_1d_tiled_vec4<const R: usize>(
     const MAX_WINDOW: usize = 2 * HALO_GROUPS_1D + 1;
     assert!(block_dim().x == BLOCK_1D && mask_width == 2 * R + 1 && R <= VEC4_HALO_1D);
     let g = R.div_ceil(4);
-    let stage = crate::static_shared!(
+    let stage = gpu_std::static_shared!(
         s_convolution_1d_tiled_vec4: [F4; TILE_GROUPS_1D + 2 * HALO_GROUPS_1D]
     );
     let t = thread_idx().x as usize;
@@ -191,8 +192,8 @@ macro_rules! convolution_1d_tiled_vec4_entries {
             "`4096 w / 4128`; 8 bytes of DRAM traffic per output, so the copy bandwidth is ",
             "the limit; shared memory moves 16 bytes per lane per access."
         )]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(
+        #[kernel]
+        pub unsafe fn $name(
             input: *const f32,
             output: *mut f32,
             mask_width: usize,

@@ -1,12 +1,13 @@
 //! The 2D convolutions to call: the `convolution_2d_tiled_vec4_w*` family, one entry per mask
 //! width, sharing one const-generic body (beyond the seed).
 
+use gpu_std::kernel;
 use super::common::{F4, load_group, ordered_fma, ordered_load};
 use super::{
     C_MASK_2D, MAX_MASK_WIDTH_2D, TILE_2D_X, TILE_2D_Y, VEC4_HALO_2D_X, VEC4_TILE_2D_X,
     VEC4_TILE_2D_Y,
 };
-use crate::device::{
+use gpu_std::{
     block_dim, block_idx, grid_dim, load_global_v4, store_global_v4, syncthreads, thread_idx,
 };
 
@@ -213,7 +214,7 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
 ) {
     // Three blocks of 256 threads per SM (at most 85 registers): measured faster than four
     // (64 registers) at every width on an H200 (`docs/patterns/convolution.md`).
-    crate::launch_bounds!(256, 3);
+    gpu_std::launch_bounds!(256, 3);
     const TX: usize = TILE_2D_X as usize;
     const TILE_X: u32 = VEC4_TILE_2D_X as u32;
     const TILE_Y: u32 = VEC4_TILE_2D_Y as u32;
@@ -227,7 +228,7 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
     };
     let (rows, cols) = (rows as u32, cols as u32);
     let w = 2 * R + 1;
-    let stage = crate::static_shared!(
+    let stage = gpu_std::static_shared!(
         s_convolution_2d_tiled_vec4: [F4; MAX_ROWS_2D * GROUPS_PER_ROW_2D]
     );
     let (tx, ty) = (thread_idx().x as usize, thread_idx().y as usize);
@@ -367,8 +368,8 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
 ///
 /// # Safety
 /// As [`convolution_2d_tiled_vec4_w5`].
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn convolution_2d_tiled_vec4_w1(
+#[kernel]
+pub unsafe fn convolution_2d_tiled_vec4_w1(
     input: *const f32,
     output: *mut f32,
     mask_width: usize,
@@ -383,8 +384,8 @@ pub unsafe extern "ptx-kernel" fn convolution_2d_tiled_vec4_w1(
 ///
 /// # Safety
 /// As [`convolution_2d_tiled_vec4_w5`].
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn convolution_2d_tiled_vec4_w3(
+#[kernel]
+pub unsafe fn convolution_2d_tiled_vec4_w3(
     input: *const f32,
     output: *mut f32,
     mask_width: usize,
@@ -420,8 +421,8 @@ pub unsafe extern "ptx-kernel" fn convolution_2d_tiled_vec4_w3(
 ///
 /// Performance: `72 (64 + 2R)` loads of `N` per 4096 outputs: ratio
 /// `4096 w^2 / (72 (64 + 2R))`, 20.9 for 5 x 5; 8 bytes of DRAM traffic per output.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn convolution_2d_tiled_vec4_w5(
+#[kernel]
+pub unsafe fn convolution_2d_tiled_vec4_w5(
     input: *const f32,
     output: *mut f32,
     mask_width: usize,
@@ -436,8 +437,8 @@ pub unsafe extern "ptx-kernel" fn convolution_2d_tiled_vec4_w5(
 ///
 /// # Safety
 /// As [`convolution_2d_tiled_vec4_w5`].
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn convolution_2d_tiled_vec4_w7(
+#[kernel]
+pub unsafe fn convolution_2d_tiled_vec4_w7(
     input: *const f32,
     output: *mut f32,
     mask_width: usize,
@@ -452,8 +453,8 @@ pub unsafe extern "ptx-kernel" fn convolution_2d_tiled_vec4_w7(
 ///
 /// # Safety
 /// As [`convolution_2d_tiled_vec4_w5`].
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn convolution_2d_tiled_vec4_w9(
+#[kernel]
+pub unsafe fn convolution_2d_tiled_vec4_w9(
     input: *const f32,
     output: *mut f32,
     mask_width: usize,

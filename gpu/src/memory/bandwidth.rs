@@ -18,9 +18,9 @@ pub const BLOCK_SIZE: u32 = 256;
 pub const GROUP_BYTES: usize = 16;
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
-    use crate::device::{global_index_x, grid_stride_x, load_global_v4_u32, store_global_v4_u32};
+    use gpu_std::kernel;
+    use gpu_std::{global_index_x, grid_stride_x, load_global_v4_u32, store_global_v4_u32};
 
     /// `dst[g] = src[g]` for `groups` 16-byte groups, with a grid-stride loop: the zero-copy
     /// kernel (either pointer may be mapped pinned host memory, read or written over the bus)
@@ -40,8 +40,8 @@ pub mod kernels {
     /// one else writes `src` or touches `dst` during the launch (the host included).
     ///
     /// Performance: 16 bytes read and 16 written per group; over the bus, bound by the link.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn bandwidth_copy_v4(
+    #[kernel]
+    pub unsafe fn bandwidth_copy_v4(
         src: *const u32,
         dst: *mut u32,
         groups: usize,
@@ -61,6 +61,6 @@ pub mod kernels {
     ///
     /// # Safety
     /// Always safe to launch; `unsafe` only as every kernel entry is.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn bandwidth_empty_kernel() {}
+    #[kernel]
+    pub unsafe fn bandwidth_empty_kernel() {}
 }

@@ -22,11 +22,11 @@ pub const SHARED_WORDS: usize = 4096;
 pub const MAX_STRIDE: u32 = 128;
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
+    use gpu_std::kernel;
     use super::SHARED_WORDS;
-    use crate::device::{block_dim, block_idx, clock64, lane_id, syncthreads, thread_idx};
-    use crate::static_shared;
+    use gpu_std::{block_dim, block_idx, clock64, lane_id, syncthreads, thread_idx};
+    use gpu_std::static_shared;
 
     /// `ld.volatile.shared.u32` of the word at generic address `p`: an explicit shared-space
     /// load (not a generic one), kept even though its value repeats.
@@ -34,6 +34,7 @@ pub mod kernels {
     /// # Safety
     /// `p` points into this block's shared memory.
     #[inline(always)]
+    #[gpu_std::gpu_only]
     unsafe fn load_shared(p: *const u32) -> u32 {
         let v: u32;
         // SAFETY: the caller guarantees a shared-memory address; `cvta.to.shared` converts it.
@@ -58,8 +59,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `cycles` holds `gridDim.x` `u64`; `sink` holds `gridDim.x * blockDim.x` `u32`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn bank_conflicts_read(
+    #[kernel]
+    pub unsafe fn bank_conflicts_read(
         stride: u32,
         group: u32,
         reps: u32,

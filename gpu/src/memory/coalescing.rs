@@ -34,9 +34,9 @@ pub const MAX_OFFSET: usize = 32;
 pub const MAX_STRIDE: usize = 32;
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
-    use crate::device::{global_index_x, load_global_ca, load_global_cg};
+    use gpu_std::kernel;
+    use gpu_std::{global_index_x, load_global_ca, load_global_cg};
 
     /// `y[i] = x[i + offset]` with cached loads (`ld.global.ca`): *Professional CUDA C
     /// Programming*'s `readOffset`.
@@ -57,8 +57,8 @@ pub mod kernels {
     /// Performance: 4 bytes requested read and 4 written per element; the read moves 5/4 of that
     /// between L2 and the SM when misaligned, but neighbouring warps share the extra sector in
     /// L2, so DRAM traffic barely changes.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn coalescing_read_offset_ca(
+    #[kernel]
+    pub unsafe fn coalescing_read_offset_ca(
         x: *const f32,
         y: *mut f32,
         n: usize,
@@ -78,8 +78,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// As [`coalescing_read_offset_ca`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn coalescing_read_offset_cg(
+    #[kernel]
+    pub unsafe fn coalescing_read_offset_cg(
         x: *const f32,
         y: *mut f32,
         n: usize,
@@ -108,8 +108,8 @@ pub mod kernels {
     ///
     /// Performance: 4 bytes requested read and 4 written per element; the read moves
     /// `min(stride, 8) * 4` bytes of sectors per element from DRAM.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn coalescing_read_stride_ca(
+    #[kernel]
+    pub unsafe fn coalescing_read_stride_ca(
         x: *const f32,
         y: *mut f32,
         n: usize,
@@ -129,8 +129,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// As [`coalescing_read_stride_ca`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn coalescing_read_stride_cg(
+    #[kernel]
+    pub unsafe fn coalescing_read_stride_cg(
         x: *const f32,
         y: *mut f32,
         n: usize,

@@ -11,7 +11,7 @@
 //!
 //! Also the seed's example: `__constant__ int devVar = 100; a[i] = devVar + i` (`xminus`).
 
-use crate::constant_memory;
+use gpu_std::constant_memory;
 
 /// Entry name of [`constant_memory_table`](kernels::constant_memory_table).
 pub const CONSTANT_MEMORY_TABLE: &str = "constant_memory_table";
@@ -38,10 +38,10 @@ constant_memory!(
 );
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
+    use gpu_std::kernel;
     use super::{C_DEV_VAR, C_TABLE, TABLE_LEN};
-    use crate::device::{global_index_x, lane_id, load_global_nc, thread_idx};
+    use gpu_std::{global_index_x, lane_id, load_global_nc, thread_idx};
 
     /// The shared loop: `sum_k read((k + lane * spread) % TABLE_LEN)` for `k < reads`.
     #[inline(always)]
@@ -63,8 +63,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `out` is valid for `n` floats; the host wrote [`C_TABLE`] before the launch.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn constant_memory_table(
+    #[kernel]
+    pub unsafe fn constant_memory_table(
         out: *mut f32,
         n: usize,
         reads: u32,
@@ -84,8 +84,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `table` holds [`TABLE_LEN`] floats; `out` holds `n`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn constant_memory_global_table(
+    #[kernel]
+    pub unsafe fn constant_memory_global_table(
         table: *const f32,
         out: *mut f32,
         n: usize,
@@ -107,8 +107,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// As [`constant_memory_global_table`], and nothing writes `table` during the launch.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn constant_memory_readonly_table(
+    #[kernel]
+    pub unsafe fn constant_memory_readonly_table(
         table: *const f32,
         out: *mut f32,
         n: usize,
@@ -130,8 +130,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `a` holds `blockDim.x` `i32`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn constant_memory_dev_var(a: *mut i32) {
+    #[kernel]
+    pub unsafe fn constant_memory_dev_var(a: *mut i32) {
         let i = thread_idx().x as usize;
         // SAFETY: `i < blockDim.x`.
         unsafe { *a.add(i) = C_DEV_VAR::read(0).wrapping_add(i as i32) };

@@ -28,12 +28,13 @@ core::arch::global_asm!(
 );
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
-    use crate::device::thread_idx;
+    use gpu_std::kernel;
+    use gpu_std::thread_idx;
 
     /// Generic pointers to `DEV_U` and `DEV_V`.
     #[inline(always)]
+    #[gpu_std::gpu_only]
     fn symbols() -> (*mut f32, *mut f32) {
         let (u, v): (u64, u64);
         // SAFETY: `mov` of a `.global` variable yields its global address and `cvta` turns it
@@ -55,8 +56,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// No other launch uses the symbols concurrently.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn device_globals_add_symbols() {
+    #[kernel]
+    pub unsafe fn device_globals_add_symbols() {
         let i = thread_idx().x as usize;
         if i < super::DEVICE_GLOBAL_LEN {
             let (u, v) = symbols();
@@ -71,8 +72,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `u` and `v` hold `blockDim.x` floats and do not overlap.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn device_globals_add_pointers(u: *mut f32, v: *const f32) {
+    #[kernel]
+    pub unsafe fn device_globals_add_pointers(u: *mut f32, v: *const f32) {
         let i = thread_idx().x as usize;
         // SAFETY: `i < blockDim.x`.
         unsafe { *u.add(i) += *v.add(i) };

@@ -48,10 +48,10 @@ pub struct InnerStructAligned {
 }
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
+    use gpu_std::kernel;
     use super::{ADD_X, ADD_Y, InnerStruct, InnerStructAligned};
-    use crate::device::global_index_x;
+    use gpu_std::global_index_x;
 
     /// `result[i] = {data[i].x + 10, data[i].y + 20}` on an array of structs (the book's
     /// `testInnerStruct`).
@@ -67,8 +67,8 @@ pub mod kernels {
     /// Both pointers are valid for `n` elements and do not overlap.
     ///
     /// Performance: 8 bytes read and 8 written per element, two FADDs: memory-bound.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn layout_aos(
+    #[kernel]
+    pub unsafe fn layout_aos(
         data: *const InnerStruct,
         result: *mut InnerStruct,
         n: usize,
@@ -92,8 +92,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// As [`layout_aos`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn layout_aos_aligned(
+    #[kernel]
+    pub unsafe fn layout_aos_aligned(
         data: *const InnerStructAligned,
         result: *mut InnerStructAligned,
         n: usize,
@@ -124,8 +124,8 @@ pub mod kernels {
     /// The four pointers are valid for `n` elements; the outputs overlap nothing.
     ///
     /// Performance: as [`layout_aos`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn layout_soa(
+    #[kernel]
+    pub unsafe fn layout_soa(
         x: *const f32,
         y: *const f32,
         x_out: *mut f32,

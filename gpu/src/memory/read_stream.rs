@@ -18,13 +18,13 @@ pub const READ_STREAM_ENTRIES: [(&str, usize); 2] = [(READ_STREAM_X4, 4), (READ_
 pub const READ_STREAM_BLOCK: u32 = 256;
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
-    use crate::device::{
+    use gpu_std::kernel;
+    use gpu_std::{
         FULL_MASK, SharedArray, block_dim, block_idx, grid_dim, load_global_nc_v4_u32,
         shfl_down_sync, syncthreads, thread_idx,
     };
-    use crate::static_shared;
+    use gpu_std::static_shared;
 
     /// The four words of a 16-byte group added to `acc`, modulo 2^32.
     #[inline(always)]
@@ -152,8 +152,8 @@ pub mod kernels {
     ///
     /// Performance: 4 bytes read per word, 4 bytes written per block; bound by DRAM read
     /// bandwidth for inputs beyond the L2.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn read_stream_x4(
+    #[kernel]
+    pub unsafe fn read_stream_x4(
         input: *const u32,
         n: usize,
         partials: *mut u32,
@@ -169,8 +169,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// As [`read_stream_x4`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn read_stream_x8(
+    #[kernel]
+    pub unsafe fn read_stream_x8(
         input: *const u32,
         n: usize,
         partials: *mut u32,

@@ -25,10 +25,10 @@ pub const OFFSET: u32 = 3;
 pub const BLOCK_SIZE: u32 = 256;
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
+    use gpu_std::kernel;
     use super::ARRAY_LEN;
-    use crate::device::global_index_x;
+    use gpu_std::global_index_x;
 
     /// `a[k]` of the private array: `(x ^ (k * 0x9E3779B9)).rotate_left(k)`.
     #[inline(always)]
@@ -56,8 +56,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `x` and `out` are valid for `n` `u32`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn registers_array(x: *const u32, out: *mut u32, n: usize) {
+    #[kernel]
+    pub unsafe fn registers_array(x: *const u32, out: *mut u32, n: usize) {
         let i = global_index_x();
         if i >= n {
             return;
@@ -92,8 +92,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `x` and `out` are valid for `n` `u32`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn registers_local_array(
+    #[kernel]
+    pub unsafe fn registers_local_array(
         x: *const u32,
         out: *mut u32,
         n: usize,

@@ -19,10 +19,10 @@ pub const SHARED_MEMORY_DYNAMIC: &str = "shared_memory_dynamic";
 pub const MAX_BLOCK: u32 = 1024;
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
-    use crate::device::{DynamicShared, block_dim, block_idx, syncthreads, thread_idx};
-    use crate::static_shared;
+    use gpu_std::kernel;
+    use gpu_std::{DynamicShared, block_dim, block_idx, syncthreads, thread_idx};
+    use gpu_std::static_shared;
 
     /// `tmp[i] = u[i]` (truncated to `int`), barrier, `u[i] = tmp[i]^2 + tmp[mirror]`, where
     /// `tmp` is any shared array of at least `blockDim.x` ints given by `store`/`load`.
@@ -51,8 +51,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `u` is valid for `gridDim.x * blockDim.x` floats.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn shared_memory_static(u: *mut f32) {
+    #[kernel]
+    pub unsafe fn shared_memory_static(u: *mut f32) {
         let tmp = static_shared!(s_shared_memory_static: [i32; 1024]);
         // SAFETY: indices are below `blockDim.x <= 1024`; each thread writes only its slot,
         // and reads happen after the barrier in `example`.
@@ -69,8 +69,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `u` is valid for `gridDim.x * blockDim.x` floats.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn shared_memory_dynamic(u: *mut f32) {
+    #[kernel]
+    pub unsafe fn shared_memory_dynamic(u: *mut f32) {
         let tmp = DynamicShared::<i32>::get();
         // SAFETY: as in `shared_memory_static`; the dynamic array holds `blockDim.x` ints.
         unsafe {

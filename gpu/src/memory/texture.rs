@@ -22,9 +22,9 @@ pub const TEXTURE_LOOKUP_LDG: &str = "texture_lookup_ldg";
 pub const BLOCK_SIZE: u32 = 256;
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
-    use crate::device::{global_index_x, load_global_nc, tex1d_fetch_f32};
+    use gpu_std::kernel;
+    use gpu_std::{global_index_x, load_global_nc, tex1d_fetch_f32};
 
     /// `out[i] = table[idx[i]]` through a texture object (`tex1Dfetch`).
     ///
@@ -41,8 +41,8 @@ pub mod kernels {
     /// overlap; every index is below the table's length (the host checks).
     ///
     /// Performance: 4 bytes of index, one table lookup and 4 bytes of output per element.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn texture_lookup_tex1d(
+    #[kernel]
+    pub unsafe fn texture_lookup_tex1d(
         table: u64,
         idx: *const u32,
         out: *mut f32,
@@ -65,8 +65,8 @@ pub mod kernels {
     /// # Safety
     /// `table` is valid for every index in `idx`, `idx` and `out` for `n` elements; `out`
     /// overlaps nothing.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn texture_lookup_global(
+    #[kernel]
+    pub unsafe fn texture_lookup_global(
         table: *const f32,
         idx: *const u32,
         out: *mut f32,
@@ -86,8 +86,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// As [`texture_lookup_global`], and no thread writes `table` during the launch.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn texture_lookup_ldg(
+    #[kernel]
+    pub unsafe fn texture_lookup_ldg(
         table: *const f32,
         idx: *const u32,
         out: *mut f32,

@@ -64,17 +64,14 @@ pub const REDUCE_SUM_UNROLL: usize = 4;
 
 // The kernel families. `seed` and `sum` are kernels only (device build); `square_sum` also
 // holds its host-visible constants, with its kernels in `square_sum::kernels`.
-#[cfg(target_arch = "nvptx64")]
 pub mod seed;
 pub mod square_sum;
-#[cfg(target_arch = "nvptx64")]
 pub mod sum;
 
 /// This thread's index in the block and the block's size and index, as `usize`.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 fn coordinates() -> (usize, usize, usize) {
-    use crate::device::{block_dim, block_idx, thread_idx};
+    use gpu_std::{block_dim, block_idx, thread_idx};
     (
         thread_idx().x as usize,
         block_dim().x as usize,

@@ -21,8 +21,9 @@
 //! but order the steps with `__syncwarp()` ([`syncwarp`]), and each step only lets the lanes
 //! that add write, so no lane reads a word another lane writes in the same step.
 
+use gpu_std::kernel;
 use super::coordinates;
-use crate::device::{FULL_MASK, block_idx, syncthreads, syncwarp, thread_idx};
+use gpu_std::{FULL_MASK, block_idx, syncthreads, syncwarp, thread_idx};
 
 /// `*p += *q` on global memory, wrapping.
 ///
@@ -119,8 +120,8 @@ unsafe fn unroll_data_blocks<const U: usize>(data: *mut i32) -> *mut i32 {
 /// # Safety
 /// `data` is a device array of `gridDim.x * blockDim.x` `i32` (destroyed); `partials` holds
 /// `gridDim.x` `i32`.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn reduce_neighbored(data: *mut i32, partials: *mut i32) {
+#[kernel]
+pub unsafe fn reduce_neighbored(data: *mut i32, partials: *mut i32) {
     let (tid, block, bid) = coordinates();
     // SAFETY: the block owns `data[bid*block .. (bid+1)*block]`.
     let idata = unsafe { data.add(bid * block) };
@@ -149,8 +150,8 @@ pub unsafe extern "ptx-kernel" fn reduce_neighbored(data: *mut i32, partials: *m
 ///
 /// # Safety
 /// As [`reduce_neighbored`].
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn reduce_neighbored_less(data: *mut i32, partials: *mut i32) {
+#[kernel]
+pub unsafe fn reduce_neighbored_less(data: *mut i32, partials: *mut i32) {
     let (tid, block, bid) = coordinates();
     // SAFETY: the block owns `data[bid*block .. (bid+1)*block]`.
     let idata = unsafe { data.add(bid * block) };
@@ -180,8 +181,8 @@ pub unsafe extern "ptx-kernel" fn reduce_neighbored_less(data: *mut i32, partial
 ///
 /// # Safety
 /// As [`reduce_neighbored`].
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn reduce_interleaved(data: *mut i32, partials: *mut i32) {
+#[kernel]
+pub unsafe fn reduce_interleaved(data: *mut i32, partials: *mut i32) {
     let (tid, block, bid) = coordinates();
     // SAFETY: the block owns `data[bid*block .. (bid+1)*block]`; all threads call the tree.
     unsafe {
@@ -221,8 +222,8 @@ unsafe fn unrolling<const U: usize>(data: *mut i32, partials: *mut i32) {
 ///
 /// # Safety
 /// `data` holds `gridDim.x * blockDim.x * 2` `i32` (destroyed); `partials` `gridDim.x`.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn reduce_unroll2(data: *mut i32, partials: *mut i32) {
+#[kernel]
+pub unsafe fn reduce_unroll2(data: *mut i32, partials: *mut i32) {
     // SAFETY: forwarded to the caller's contract.
     unsafe { unrolling::<2>(data, partials) }
 }
@@ -234,8 +235,8 @@ pub unsafe extern "ptx-kernel" fn reduce_unroll2(data: *mut i32, partials: *mut 
 ///
 /// # Safety
 /// As [`reduce_unroll2`] with 4 for 2.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn reduce_unroll4(data: *mut i32, partials: *mut i32) {
+#[kernel]
+pub unsafe fn reduce_unroll4(data: *mut i32, partials: *mut i32) {
     // SAFETY: forwarded to the caller's contract.
     unsafe { unrolling::<4>(data, partials) }
 }
@@ -246,8 +247,8 @@ pub unsafe extern "ptx-kernel" fn reduce_unroll4(data: *mut i32, partials: *mut 
 ///
 /// # Safety
 /// As [`reduce_unroll2`] with 8 for 2.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn reduce_unroll8(data: *mut i32, partials: *mut i32) {
+#[kernel]
+pub unsafe fn reduce_unroll8(data: *mut i32, partials: *mut i32) {
     // SAFETY: forwarded to the caller's contract.
     unsafe { unrolling::<8>(data, partials) }
 }
@@ -261,8 +262,8 @@ pub unsafe extern "ptx-kernel" fn reduce_unroll8(data: *mut i32, partials: *mut 
 ///
 /// # Safety
 /// As [`reduce_unroll8`].
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn reduce_unroll_warps8(data: *mut i32, partials: *mut i32) {
+#[kernel]
+pub unsafe fn reduce_unroll_warps8(data: *mut i32, partials: *mut i32) {
     let (tid, block, bid) = coordinates();
     // SAFETY: forwarded to the caller's contract; every thread runs the barriers, and only
     // warp 0 (`tid < 32`) the last-warp steps.
@@ -311,8 +312,8 @@ unsafe fn complete_tree(idata: *mut i32, tid: usize, block: usize) {
 ///
 /// # Safety
 /// As [`reduce_unroll_warps8`].
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn reduce_complete_unroll_warps8(
+#[kernel]
+pub unsafe fn reduce_complete_unroll_warps8(
     data: *mut i32,
     partials: *mut i32,
 ) {
@@ -365,8 +366,8 @@ macro_rules! complete_unroll_entries {
             " threads: the block size is a compile-time constant, so the `blockDim.x >= 2s` tests",
             " fold away.\n\n# Safety\nLaunched with blocks of ",
             stringify!($b), " threads; otherwise as [`reduce_unroll_warps8`].")]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(data: *mut i32, partials: *mut i32) {
+        #[kernel]
+        pub unsafe fn $name(data: *mut i32, partials: *mut i32) {
             // SAFETY: forwarded to the caller's contract.
             unsafe { complete_unroll::<$b>(data, partials) }
         }

@@ -50,14 +50,14 @@ pub const BLOCK_NUM: u32 = 32;
 pub const DATA_SIZE: usize = 1_048_576;
 
 /// The kernels (device build only).
-#[cfg(target_arch = "nvptx64")]
 pub mod kernels {
+    use gpu_std::kernel;
     use super::THREAD_NUM;
-    use crate::device::{
+    use gpu_std::{
         FULL_MASK, SharedArray, block_dim, block_idx, grid_dim, syncthreads, syncwarp, thread_idx,
     };
     use crate::reduce::sum::{Summand, reduce_sum};
-    use crate::static_shared;
+    use gpu_std::static_shared;
 
     const THREADS: usize = THREAD_NUM as usize;
 
@@ -95,8 +95,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `input` is valid for `n` `i32`; `out` for one.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_single_thread(
+    #[kernel]
+    pub unsafe fn square_sum_single_thread(
         input: *const i32,
         n: usize,
         out: *mut i32,
@@ -122,8 +122,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `input` is valid for `n` `i32`; `out` for `blockDim.x`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_one_block_chunked(
+    #[kernel]
+    pub unsafe fn square_sum_one_block_chunked(
         input: *const i32,
         n: usize,
         out: *mut i32,
@@ -149,8 +149,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// As [`square_sum_one_block_chunked`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_one_block_strided(
+    #[kernel]
+    pub unsafe fn square_sum_one_block_strided(
         input: *const i32,
         n: usize,
         out: *mut i32,
@@ -167,8 +167,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `input` is valid for `n` `i32`; `out` for `gridDim.x * blockDim.x`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_grid_stride(
+    #[kernel]
+    pub unsafe fn square_sum_grid_stride(
         input: *const i32,
         n: usize,
         out: *mut i32,
@@ -197,8 +197,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// `input` is valid for `n` `i32`; `out` for `gridDim.x`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_shared_serial(
+    #[kernel]
+    pub unsafe fn square_sum_shared_serial(
         input: *const i32,
         n: usize,
         out: *mut i32,
@@ -226,8 +226,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// As [`square_sum_shared_serial`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_shared_tree(
+    #[kernel]
+    pub unsafe fn square_sum_shared_tree(
         input: *const i32,
         n: usize,
         out: *mut i32,
@@ -267,8 +267,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// As [`square_sum_shared_serial`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_shared_tree_unrolled(
+    #[kernel]
+    pub unsafe fn square_sum_shared_tree_unrolled(
         input: *const i32,
         n: usize,
         out: *mut i32,
@@ -338,8 +338,8 @@ pub mod kernels {
     ///
     /// # Safety
     /// As `reduce_sum_i32` (blocks of [`REDUCE_SUM_BLOCK`](crate::reduce::REDUCE_SUM_BLOCK) threads; `input` 4-byte aligned (any view), `n` elements; `partials` `gridDim.x`; `counter` a zero `u32`; `result` one `i32`).
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn square_sum_reduce(
+    #[kernel]
+    pub unsafe fn square_sum_reduce(
         input: *const i32,
         n: usize,
         partials: *mut i32,

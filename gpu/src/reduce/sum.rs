@@ -5,13 +5,14 @@
 //!
 //! [`square_sum_reduce`]: super::square_sum::kernels::square_sum_reduce
 
+use gpu_std::kernel;
 use super::coordinates;
-use crate::device::{
+use gpu_std::{
     FULL_MASK, RelaxedLoad, SharedArray, WarpShuffle, atomic_add_acq_rel, block_dim, grid_dim,
     load_global_nc_v4_u32, load_relaxed_gpu, shfl_down_sync, syncthreads, syncthreads_or,
     thread_idx,
 };
-use crate::static_shared;
+use gpu_std::static_shared;
 
 /// An element type `reduce_sum` reads with 16-byte loads and the type it accumulates in.
 pub(crate) trait Summand: Copy {
@@ -267,8 +268,8 @@ pub(crate) unsafe fn reduce_sum<S: Summand>(
 /// concurrent launch; `result` points to one `i32`.
 ///
 /// Performance: reads each element once (4 bytes); bound by DRAM bandwidth.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn reduce_sum_i32(
+#[kernel]
+pub unsafe fn reduce_sum_i32(
     input: *const i32,
     n: usize,
     partials: *mut i32,
@@ -290,8 +291,8 @@ pub unsafe extern "ptx-kernel" fn reduce_sum_i32(
 ///
 /// # Safety
 /// As [`reduce_sum_i32`] with `f32` for `i32`.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn reduce_sum_f32(
+#[kernel]
+pub unsafe fn reduce_sum_f32(
     input: *const f32,
     n: usize,
     partials: *mut f32,
@@ -311,8 +312,8 @@ pub unsafe extern "ptx-kernel" fn reduce_sum_f32(
 ///
 /// # Safety
 /// As [`reduce_sum_i32`], with `input` of `f32` and `partials` and `result` of `f64`.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn reduce_sum_f32_f64(
+#[kernel]
+pub unsafe fn reduce_sum_f32_f64(
     input: *const f32,
     n: usize,
     partials: *mut f64,

@@ -163,6 +163,8 @@ impl PtxBuild {
     pub fn inputs(&self) -> Vec<PathBuf> {
         [
             "gpu/src",
+            "gpu/std",
+            "gpu/macros",
             "gpu/Cargo.toml",
             "rust-toolchain.toml",
             "Cargo.lock",

@@ -1,4 +1,5 @@
-//! Device support: this project's counterpart of rust-cuda's `cuda_std`.
+//! `gpu_std`: device support for kernels written in Rust and compiled by rustc's
+//! `nvptx64-nvidia-cuda` backend, this project's counterpart of rust-cuda's `cuda_std`.
 //!
 //! Everything a kernel needs beyond plain Rust: thread, block and grid indices, barriers,
 //! shared memory (dynamic and statically sized), `__constant__` memory, warp shuffles,
@@ -22,54 +23,77 @@
 //!   fences and `%clock64` are inline PTX with CUDA's default semantics (relaxed, GPU scope),
 //!   except where the name says otherwise (`atomic_add_acq_rel`, `load_relaxed_gpu`).
 
+#![no_std]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        stdarch_nvptx,
+        asm_experimental_arch,
+        core_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem,
+        link_llvm_intrinsics
+    )
+)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+// The host build keeps the signatures (for code that calls them to type-check) but not the
+// device bodies, which alone read some private items.
+#![cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
+
 /// Threads in a warp on every NVIDIA GPU so far (`warpSize`).
 pub const WARP_SIZE: u32 = 32;
 
 /// Member mask naming all 32 lanes of a warp (`0xffffffff` in CUDA's `*_sync` intrinsics).
 pub const FULL_MASK: u32 = 0xffff_ffff;
 
-mod constant;
+pub use gpu_std_macros::{gpu_only, kernel};
 
-#[cfg(target_arch = "nvptx64")]
 mod atomic;
-#[cfg(target_arch = "nvptx64")]
+mod constant;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod host;
 mod index;
 mod launch;
-#[cfg(target_arch = "nvptx64")]
+pub mod math;
 mod memory;
 #[cfg(target_arch = "nvptx64")]
 mod panic;
-#[cfg(target_arch = "nvptx64")]
 mod shared;
-#[cfg(target_arch = "nvptx64")]
 mod sync;
-#[cfg(target_arch = "nvptx64")]
 mod warp;
 
-#[cfg(target_arch = "nvptx64")]
 pub use atomic::{
     AtomicAdd, AtomicMinMax, atomic_add, atomic_add_acq_rel, atomic_cas, atomic_max, atomic_min,
 };
-#[cfg(target_arch = "nvptx64")]
+pub use constant::ConstWord;
 pub use index::{
     Dim3, block_dim, block_idx, global_index_x, global_index_y, grid_dim, grid_stride_x, lane_id,
     thread_idx, warp_id,
 };
-#[cfg(target_arch = "nvptx64")]
 pub use memory::{
     RelaxedLoad, clock64, load_global_ca, load_global_cg, load_global_nc, load_global_nc_v4_u32,
     load_global_v4, load_global_v4_u32, load_relaxed_gpu, store_global_v4, store_global_v4_u32,
     tex1d_fetch_f32,
 };
-#[cfg(target_arch = "nvptx64")]
 #[doc(hidden)]
-pub use shared::shared_window;
-#[cfg(target_arch = "nvptx64")]
+pub use shared::{shared_window, static_shared_host};
 pub use shared::{DynamicShared, SharedArray};
-#[cfg(target_arch = "nvptx64")]
 pub use sync::{syncthreads, syncthreads_or, syncwarp, threadfence, threadfence_block};
-#[cfg(target_arch = "nvptx64")]
 pub use warp::{WarpShuffle, shfl_down_sync, shfl_idx_sync, shfl_up_sync, shfl_xor_sync};
 
-#[cfg(target_arch = "nvptx64")]
-pub use constant::ConstWord;
+/// Plain data a kernel may take by value: copied bit for bit into the launch's parameter
+/// space (rust-cuda's `DeviceCopy`).
+///
+/// # Safety
+/// The type is `Copy`, has no pointers the device cannot follow (references, boxes), and every
+/// bit pattern the host writes is a valid value on the device: `#[repr(C)]` (or a primitive) so
+/// both sides agree on its layout.
+pub unsafe trait DeviceCopy: Copy {}
+
+macro_rules! device_copy {
+    ($($t:ty),*) => {$(
+        // SAFETY: a primitive: `Copy`, no pointers, one layout on host and device.
+        unsafe impl DeviceCopy for $t {}
+    )*};
+}
+device_copy!(u8, i8, u16, i16, u32, i32, u64, i64, usize, isize, f32, f64, bool);

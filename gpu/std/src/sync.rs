@@ -5,6 +5,7 @@
 ///
 /// Must be reached by all threads of the block (not inside a branch some threads skip).
 #[inline(always)]
+#[crate::gpu_only]
 pub fn syncthreads() {
     // SAFETY: `bar.sync` has no memory-safety preconditions; a divergent barrier is a
     // correctness bug the caller must avoid, reported by compute-sanitizer's synccheck.
@@ -18,6 +19,7 @@ pub fn syncthreads() {
 /// lock step, so warp-synchronous code that exchanges values through shared memory needs this
 /// between steps. Every lane named in `mask` must execute it with the same `mask`.
 #[inline(always)]
+#[crate::gpu_only]
 pub fn syncwarp(mask: u32) {
     // SAFETY: `bar.warp.sync` only synchronises; the asm clobbers memory (no `nomem`) so the
     // compiler does not move shared-memory accesses across it.
@@ -28,6 +30,7 @@ pub fn syncwarp(mask: u32) {
 /// the block (`__syncthreads_or(predicate)`, PTX `bar.red.or.pred`). Same rules as
 /// [`syncthreads`]: every thread of the block must reach it.
 #[inline(always)]
+#[crate::gpu_only]
 pub fn syncthreads_or(predicate: bool) -> bool {
     let any: u32;
     // SAFETY: as for `syncthreads`; the asm clobbers memory so accesses stay on their side.
@@ -46,6 +49,7 @@ pub fn syncthreads_or(predicate: bool) -> bool {
 /// or ticket, an acquire-release atomic ([`atomic_add_acq_rel`](super::atomic_add_acq_rel)) is
 /// cheaper.
 #[inline(always)]
+#[crate::gpu_only]
 pub fn threadfence() {
     // SAFETY: a fence has no preconditions; it clobbers memory so accesses stay on their side.
     unsafe { core::arch::asm!("membar.gl;", options(nostack)) }
@@ -53,6 +57,7 @@ pub fn threadfence() {
 
 /// Block-wide fence (`__threadfence_block()`, PTX `membar.cta`).
 #[inline(always)]
+#[crate::gpu_only]
 pub fn threadfence_block() {
     // SAFETY: as for `threadfence`.
     unsafe { core::arch::asm!("membar.cta;", options(nostack)) }

@@ -25,6 +25,7 @@ pub struct DynamicShared<T> {
 impl<T: Copy> DynamicShared<T> {
     /// The dynamic shared memory of this launch. Every call in a block returns the same memory.
     #[inline(always)]
+    #[crate::gpu_only]
     pub fn get() -> Self {
         let bytes: u32;
         // SAFETY: reading `%dynamic_smem_size` has no side effects.
@@ -40,18 +41,21 @@ impl<T: Copy> DynamicShared<T> {
 
     /// Elements of `T` that fit in the launch's dynamic shared memory.
     #[inline(always)]
+    #[crate::gpu_only]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether the launch gave no dynamic shared memory.
     #[inline(always)]
+    #[crate::gpu_only]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Generic pointer to element 0.
     #[inline(always)]
+    #[crate::gpu_only]
     pub fn as_ptr(&self) -> *mut T {
         self.ptr
     }
@@ -61,6 +65,7 @@ impl<T: Copy> DynamicShared<T> {
     /// # Safety
     /// No other thread may write element `i` between the barriers around this read.
     #[inline(always)]
+    #[crate::gpu_only]
     pub unsafe fn read(&self, i: usize) -> T {
         assert!(i < self.len);
         // SAFETY: `i` is in bounds; races are excluded by the caller.
@@ -72,6 +77,7 @@ impl<T: Copy> DynamicShared<T> {
     /// # Safety
     /// No other thread may access element `i` between the barriers around this write.
     #[inline(always)]
+    #[crate::gpu_only]
     pub unsafe fn write(&self, i: usize, value: T) {
         assert!(i < self.len);
         // SAFETY: `i` is in bounds; races are excluded by the caller.
@@ -84,6 +90,7 @@ impl<T: Copy> DynamicShared<T> {
     /// As [`read`](Self::read); within a warp, the writer and this read must be separated by
     /// [`syncwarp`](super::syncwarp).
     #[inline(always)]
+    #[crate::gpu_only]
     pub unsafe fn read_volatile(&self, i: usize) -> T {
         assert!(i < self.len);
         // SAFETY: in bounds; ordering is the caller's.
@@ -95,6 +102,7 @@ impl<T: Copy> DynamicShared<T> {
     /// # Safety
     /// As [`write`](Self::write).
     #[inline(always)]
+    #[crate::gpu_only]
     pub unsafe fn write_volatile(&self, i: usize, value: T) {
         assert!(i < self.len);
         // SAFETY: in bounds; ordering is the caller's.
@@ -120,6 +128,7 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
     /// [`static_shared!`](crate::static_shared) rather than calling this.
     #[doc(hidden)]
     #[inline(always)]
+    #[crate::gpu_only]
     pub unsafe fn from_declaration(ptr: *mut T, window: u32) -> Self {
         Self {
             ptr,
@@ -131,6 +140,7 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
     /// The 32-bit shared-window address of element 0, for `ld.shared` / `st.shared` in inline
     /// asm (element `i` is at `shared_address() + i * size_of::<T>()`).
     #[inline(always)]
+    #[crate::gpu_only]
     pub fn shared_address(&self) -> u32 {
         self.window
     }
@@ -149,6 +159,7 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
 
     /// Generic pointer to element 0.
     #[inline(always)]
+    #[crate::gpu_only]
     pub fn as_ptr(&self) -> *mut T {
         self.ptr
     }
@@ -158,6 +169,7 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
     /// # Safety
     /// No other thread may write element `i` between the barriers around this read.
     #[inline(always)]
+    #[crate::gpu_only]
     pub unsafe fn read(&self, i: usize) -> T {
         assert!(i < N);
         // SAFETY: in bounds (asserted); races are excluded by the caller.
@@ -169,6 +181,7 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
     /// # Safety
     /// No other thread may access element `i` between the barriers around this write.
     #[inline(always)]
+    #[crate::gpu_only]
     pub unsafe fn write(&self, i: usize, value: T) {
         assert!(i < N);
         // SAFETY: in bounds (asserted); races are excluded by the caller.
@@ -181,6 +194,7 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
     /// # Safety
     /// `i < N`, and as [`read`](Self::read).
     #[inline(always)]
+    #[crate::gpu_only]
     pub unsafe fn read_unchecked(&self, i: usize) -> T {
         // SAFETY: in bounds and race-free by the caller's contract.
         unsafe { self.ptr.add(i).read() }
@@ -191,6 +205,7 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
     /// # Safety
     /// `i < N`, and as [`write`](Self::write).
     #[inline(always)]
+    #[crate::gpu_only]
     pub unsafe fn write_unchecked(&self, i: usize, value: T) {
         // SAFETY: in bounds and race-free by the caller's contract.
         unsafe { self.ptr.add(i).write(value) }
@@ -202,6 +217,7 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
     /// As [`read`](Self::read); within a warp, separate writer and reader with
     /// [`syncwarp`](super::syncwarp).
     #[inline(always)]
+    #[crate::gpu_only]
     pub unsafe fn read_volatile(&self, i: usize) -> T {
         assert!(i < N);
         // SAFETY: in bounds; ordering is the caller's.
@@ -213,6 +229,7 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
     /// # Safety
     /// As [`write`](Self::write).
     #[inline(always)]
+    #[crate::gpu_only]
     pub unsafe fn write_volatile(&self, i: usize, value: T) {
         assert!(i < N);
         // SAFETY: in bounds; ordering is the caller's.
@@ -228,8 +245,17 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
 /// arithmetic.
 #[doc(hidden)]
 #[inline(always)]
+#[crate::gpu_only]
 pub fn shared_window() -> *mut u8 {
     core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u8>()
+}
+
+/// The host stand-in of [`static_shared!`](crate::static_shared), which the host build of a
+/// kernel crate type-checks but never runs.
+#[doc(hidden)]
+#[crate::gpu_only]
+pub fn static_shared_host<T: Copy, const N: usize>() -> SharedArray<T, N> {
+    unreachable!()
 }
 
 /// Declares a statically sized shared array and evaluates to its [`SharedArray`] handle:
@@ -241,13 +267,26 @@ pub fn shared_window() -> *mut u8 {
 #[macro_export]
 macro_rules! static_shared {
     ($name:ident : [$t:ty; $n:expr]) => {{
+        #[cfg(not(target_arch = "nvptx64"))]
+        let array = $crate::static_shared_host::<$t, { $n }>();
+        #[cfg(target_arch = "nvptx64")]
+        let array = $crate::static_shared_device!($name: [$t; $n]);
+        array
+    }};
+}
+
+/// The device expansion of [`static_shared!`](crate::static_shared).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! static_shared_device {
+    ($name:ident : [$t:ty; $n:expr]) => {{
         ::core::arch::global_asm!(
             concat!(".shared .align {align} .b8 ", stringify!($name), "[{bytes}];"),
             align = const if ::core::mem::align_of::<$t>() < 4 { 4 } else { ::core::mem::align_of::<$t>() },
             bytes = const ($n) * ::core::mem::size_of::<$t>(),
         );
         let delta: u64;
-        let window = $crate::device::shared_window();
+        let window = $crate::shared_window();
         // SAFETY: `cvta.to.shared` of the dynamic array's generic address and `mov` of the
         // `.shared` variable's name yield two shared-window addresses; no memory is accessed.
         unsafe {
@@ -275,7 +314,7 @@ macro_rules! static_shared {
         // SAFETY: `window + delta` is the generic address of the declaration above, and
         // `address` its shared-window address; it holds `$n` elements of `$t`, aligned for `$t`.
         unsafe {
-            $crate::device::SharedArray::<$t, { $n }>::from_declaration(
+            $crate::SharedArray::<$t, { $n }>::from_declaration(
                 window.wrapping_add(delta as usize).cast::<$t>(),
                 address,
             )

@@ -7,6 +7,7 @@
 /// `address` is a valid, aligned pointer into global memory that no thread writes during the
 /// launch.
 #[inline(always)]
+#[crate::gpu_only]
 pub unsafe fn load_global_nc(address: *const f32) -> f32 {
     let value: f32;
     // SAFETY: the caller guarantees a valid global address that is read-only for this launch;
@@ -30,6 +31,7 @@ macro_rules! cached_load {
         /// `address` is a valid, 4-byte aligned pointer into global memory that no thread
         /// writes during the launch.
         #[inline(always)]
+        #[crate::gpu_only]
         pub unsafe fn $name(address: *const f32) -> f32 {
             let value: f32;
             // SAFETY: the caller guarantees a valid global address that is read-only for this
@@ -65,6 +67,7 @@ cached_load!(
 /// `texture` is a live texture object over single-channel `f32` linear memory. Indices out of
 /// range read 0 (the texture unit clamps; nothing is accessed out of bounds).
 #[inline(always)]
+#[crate::gpu_only]
 pub unsafe fn tex1d_fetch_f32(texture: u64, index: i32) -> f32 {
     let value: f32;
     // SAFETY: the caller guarantees a live texture object; the texture unit bounds-checks the
@@ -82,6 +85,7 @@ pub unsafe fn tex1d_fetch_f32(texture: u64, index: i32) -> f32 {
 /// The SM's 64-bit cycle counter (`clock64()`, PTX `%clock64`). Differences between two reads
 /// on the same SM count SM clock cycles.
 #[inline(always)]
+#[crate::gpu_only]
 pub fn clock64() -> u64 {
     let cycles: u64;
     // SAFETY: reads a special register. Not `pure`: each read must happen where it is written.
@@ -95,6 +99,7 @@ pub fn clock64() -> u64 {
 /// # Safety
 /// `address` points into global memory, is 16-byte aligned and valid for four words.
 #[inline(always)]
+#[crate::gpu_only]
 pub unsafe fn load_global_v4_u32(address: *const u32) -> [u32; 4] {
     let (a, b, c, d): (u32, u32, u32, u32);
     // SAFETY: the caller guarantees a valid, 16-byte aligned global address; the asm does not
@@ -114,6 +119,7 @@ pub unsafe fn load_global_v4_u32(address: *const u32) -> [u32; 4] {
 /// # Safety
 /// `address` points into global memory, is 16-byte aligned and valid for four floats.
 #[inline(always)]
+#[crate::gpu_only]
 pub unsafe fn load_global_v4(address: *const f32) -> [f32; 4] {
     // SAFETY: forwarded; `f32` and `u32` have the same size and alignment.
     unsafe { load_global_v4_u32(address.cast()) }.map(f32::from_bits)
@@ -126,6 +132,7 @@ pub unsafe fn load_global_v4(address: *const f32) -> [f32; 4] {
 /// `address` points into global memory, is 16-byte aligned and valid for four words, and no
 /// other thread accesses them concurrently.
 #[inline(always)]
+#[crate::gpu_only]
 pub unsafe fn store_global_v4_u32(address: *mut u32, value: [u32; 4]) {
     // SAFETY: the caller guarantees a valid, 16-byte aligned, exclusively owned global address.
     unsafe {
@@ -142,6 +149,7 @@ pub unsafe fn store_global_v4_u32(address: *mut u32, value: [u32; 4]) {
 /// # Safety
 /// As [`store_global_v4_u32`].
 #[inline(always)]
+#[crate::gpu_only]
 pub unsafe fn store_global_v4(address: *mut f32, value: [f32; 4]) {
     // SAFETY: forwarded; `f32` and `u32` have the same size and alignment.
     unsafe { store_global_v4_u32(address.cast(), value.map(f32::to_bits)) }
@@ -155,6 +163,7 @@ pub unsafe fn store_global_v4(address: *mut f32, value: [f32; 4]) {
 /// `address` points into global memory, is 16-byte aligned, is valid for four words, and no
 /// thread writes them during the launch.
 #[inline(always)]
+#[crate::gpu_only]
 pub unsafe fn load_global_nc_v4_u32(address: *const u32) -> [u32; 4] {
     let (a, b, c, d): (u32, u32, u32, u32);
     // SAFETY: the caller guarantees a valid, 16-byte aligned global address that is read-only
@@ -182,6 +191,7 @@ macro_rules! relaxed_load_impl {
     ($($t:ty => $ptx:literal, $class:ident;)*) => {$(
         impl RelaxedLoad for $t {
             #[inline(always)]
+            #[crate::gpu_only]
             unsafe fn ld_relaxed_gpu(address: *const Self) -> Self {
                 let value: $t;
                 // SAFETY: the caller guarantees a valid, aligned global address; not `pure`
@@ -212,6 +222,7 @@ relaxed_load_impl! {
 /// # Safety
 /// `address` is valid for reads, aligned for `T`, and in global memory.
 #[inline(always)]
+#[crate::gpu_only]
 pub unsafe fn load_relaxed_gpu<T: RelaxedLoad>(address: *const T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::ld_relaxed_gpu(address) }

@@ -39,10 +39,10 @@ macro_rules! constant_memory {
             bytes = const ($n) * ::core::mem::size_of::<$t>(),
         );
 
-        #[cfg(target_arch = "nvptx64")]
         impl $name {
             /// Reads element `i` with `ld.const` (traps if `i >= LEN`).
             #[inline(always)]
+            #[$crate::gpu_only]
             pub fn read(i: usize) -> $t {
                 assert!(i < $n);
                 let base: u64;
@@ -57,14 +57,13 @@ macro_rules! constant_memory {
                 }
                 let address = base + (i * ::core::mem::size_of::<$t>()) as u64;
                 // SAFETY: `i < LEN`, so `address` lies inside the declaration above.
-                unsafe { <$t as $crate::device::ConstWord>::load_const(address) }
+                unsafe { <$t as $crate::ConstWord>::load_const(address) }
             }
         }
     };
 }
 
 /// Element types that [`constant_memory!`](crate::constant_memory) arrays can hold.
-#[cfg(target_arch = "nvptx64")]
 pub trait ConstWord: Copy {
     /// `ld.const` of one element.
     ///
@@ -73,11 +72,11 @@ pub trait ConstWord: Copy {
     unsafe fn load_const(address: u64) -> Self;
 }
 
-#[cfg(target_arch = "nvptx64")]
 macro_rules! const_word {
     ($t:ty, $ptx:literal, $class:ident) => {
         impl ConstWord for $t {
             #[inline(always)]
+            #[crate::gpu_only]
             unsafe fn load_const(address: u64) -> Self {
                 let value: $t;
                 // SAFETY: the caller passes an in-bounds, aligned constant-space address;
@@ -93,15 +92,9 @@ macro_rules! const_word {
     };
 }
 
-#[cfg(target_arch = "nvptx64")]
 const_word!(f32, "f32", reg32);
-#[cfg(target_arch = "nvptx64")]
 const_word!(i32, "s32", reg32);
-#[cfg(target_arch = "nvptx64")]
 const_word!(u32, "u32", reg32);
-#[cfg(target_arch = "nvptx64")]
 const_word!(f64, "f64", reg64);
-#[cfg(target_arch = "nvptx64")]
 const_word!(i64, "s64", reg64);
-#[cfg(target_arch = "nvptx64")]
 const_word!(u64, "u64", reg64);

@@ -30,6 +30,7 @@ pub trait AtomicMinMax: Copy {
     unsafe fn atom_min(address: *mut Self, value: Self) -> Self;
 }
 
+#[cfg_attr(not(target_arch = "nvptx64"), allow(unused_macros))]
 macro_rules! atom {
     ($op:literal, $t:ty, $ptx:literal, $class:ident, $address:ident, $value:ident) => {{
         let old: $t;
@@ -47,6 +48,7 @@ macro_rules! atomic_add_impl {
     ($($t:ty => $ptx:literal, $class:ident;)*) => {$(
         impl AtomicAdd for $t {
             #[inline(always)]
+            #[crate::gpu_only]
             unsafe fn atom_add(address: *mut Self, value: Self) -> Self {
                 atom!("add", $t, $ptx, $class, address, value)
             }
@@ -65,10 +67,12 @@ macro_rules! atomic_min_max_impl {
     ($($t:ty => $ptx:literal, $class:ident;)*) => {$(
         impl AtomicMinMax for $t {
             #[inline(always)]
+            #[crate::gpu_only]
             unsafe fn atom_max(address: *mut Self, value: Self) -> Self {
                 atom!("max", $t, $ptx, $class, address, value)
             }
             #[inline(always)]
+            #[crate::gpu_only]
             unsafe fn atom_min(address: *mut Self, value: Self) -> Self {
                 atom!("min", $t, $ptx, $class, address, value)
             }
@@ -89,6 +93,7 @@ atomic_min_max_impl! {
 /// # Safety
 /// `address` is valid for reads and writes, aligned, and in global or shared memory.
 #[inline(always)]
+#[crate::gpu_only]
 pub unsafe fn atomic_add<T: AtomicAdd>(address: *mut T, value: T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::atom_add(address, value) }
@@ -99,6 +104,7 @@ pub unsafe fn atomic_add<T: AtomicAdd>(address: *mut T, value: T) -> T {
 /// # Safety
 /// As [`atomic_add`].
 #[inline(always)]
+#[crate::gpu_only]
 pub unsafe fn atomic_max<T: AtomicMinMax>(address: *mut T, value: T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::atom_max(address, value) }
@@ -109,6 +115,7 @@ pub unsafe fn atomic_max<T: AtomicMinMax>(address: *mut T, value: T) -> T {
 /// # Safety
 /// As [`atomic_add`].
 #[inline(always)]
+#[crate::gpu_only]
 pub unsafe fn atomic_min<T: AtomicMinMax>(address: *mut T, value: T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::atom_min(address, value) }
@@ -120,6 +127,7 @@ pub unsafe fn atomic_min<T: AtomicMinMax>(address: *mut T, value: T) -> T {
 /// # Safety
 /// As [`atomic_add`].
 #[inline(always)]
+#[crate::gpu_only]
 pub unsafe fn atomic_cas(address: *mut u32, compare: u32, value: u32) -> u32 {
     let old: u32;
     // SAFETY: the caller guarantees a valid, aligned global or shared address.
@@ -143,6 +151,7 @@ pub unsafe fn atomic_cas(address: *mut u32, compare: u32, value: u32) -> u32 {
 /// # Safety
 /// `address` is valid for reads and writes, 4-byte aligned, and in global memory.
 #[inline(always)]
+#[crate::gpu_only]
 pub unsafe fn atomic_add_acq_rel(address: *mut u32, value: u32) -> u32 {
     let old: u32;
     // SAFETY: the caller guarantees a valid, aligned global address; the asm clobbers memory

@@ -4,6 +4,7 @@
 //! Every lane named in `mask` must execute the same shuffle. A lane whose source lies outside
 //! the warp gets its own value back (CUDA semantics with `width = 32`).
 
+#[cfg(target_arch = "nvptx64")]
 unsafe extern "C" {
     #[link_name = "llvm.nvvm.shfl.sync.down.i32"]
     fn shfl_sync_down_i32(mask: u32, value: i32, delta: u32, clamp: u32) -> i32;
@@ -30,6 +31,7 @@ pub enum Mode {
 }
 
 #[inline(always)]
+#[crate::gpu_only]
 fn shuffle_word(mode: Mode, mask: u32, word: i32, operand: u32) -> i32 {
     // SAFETY: `shfl.sync` reads only registers; the caller's lanes agree on `mask`
     // (a mismatch is undefined in CUDA too and reported by compute-sanitizer's synccheck).
@@ -53,6 +55,7 @@ macro_rules! shuffle_32 {
     ($($t:ty),*) => {$(
         impl WarpShuffle for $t {
             #[inline(always)]
+            #[crate::gpu_only]
             fn shuffle(self, mode: Mode, mask: u32, operand: u32) -> Self {
                 <$t>::from_ne_bytes(shuffle_word(mode, mask, i32::from_ne_bytes(self.to_ne_bytes()), operand).to_ne_bytes())
             }
@@ -65,6 +68,7 @@ macro_rules! shuffle_64 {
     ($($t:ty),*) => {$(
         impl WarpShuffle for $t {
             #[inline(always)]
+            #[crate::gpu_only]
             fn shuffle(self, mode: Mode, mask: u32, operand: u32) -> Self {
                 let bits = u64::from_ne_bytes(self.to_ne_bytes());
                 let lo = shuffle_word(mode, mask, bits as u32 as i32, operand) as u32 as u64;
@@ -79,6 +83,7 @@ shuffle_64!(i64, u64, f64);
 /// `__shfl_down_sync(mask, value, delta)`: the value of lane `lane_id() + delta`
 /// (own value where that is past lane 31). The step of a warp tree reduction.
 #[inline(always)]
+#[crate::gpu_only]
 pub fn shfl_down_sync<T: WarpShuffle>(mask: u32, value: T, delta: u32) -> T {
     value.shuffle(Mode::Down, mask, delta)
 }
@@ -86,6 +91,7 @@ pub fn shfl_down_sync<T: WarpShuffle>(mask: u32, value: T, delta: u32) -> T {
 /// `__shfl_up_sync(mask, value, delta)`: the value of lane `lane_id() - delta`
 /// (own value below lane `delta`). The step of a warp scan.
 #[inline(always)]
+#[crate::gpu_only]
 pub fn shfl_up_sync<T: WarpShuffle>(mask: u32, value: T, delta: u32) -> T {
     value.shuffle(Mode::Up, mask, delta)
 }
@@ -93,6 +99,7 @@ pub fn shfl_up_sync<T: WarpShuffle>(mask: u32, value: T, delta: u32) -> T {
 /// `__shfl_xor_sync(mask, value, lane_mask)`: the value of lane `lane_id() ^ lane_mask`.
 /// A butterfly reduction with it leaves the total in every lane.
 #[inline(always)]
+#[crate::gpu_only]
 pub fn shfl_xor_sync<T: WarpShuffle>(mask: u32, value: T, lane_mask: u32) -> T {
     value.shuffle(Mode::Xor, mask, lane_mask)
 }
@@ -100,6 +107,7 @@ pub fn shfl_xor_sync<T: WarpShuffle>(mask: u32, value: T, lane_mask: u32) -> T {
 /// `__shfl_sync(mask, value, src_lane)`: the value of lane `src_lane` (a broadcast when all
 /// lanes pass the same `src_lane`).
 #[inline(always)]
+#[crate::gpu_only]
 pub fn shfl_idx_sync<T: WarpShuffle>(mask: u32, value: T, src_lane: u32) -> T {
     value.shuffle(Mode::Idx, mask, src_lane)
 }

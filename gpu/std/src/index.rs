@@ -1,5 +1,6 @@
 //! Thread, block and grid indices (CUDA's `threadIdx`, `blockIdx`, `blockDim`, `gridDim`).
 
+#[cfg(target_arch = "nvptx64")]
 use core::arch::nvptx;
 
 /// A three-component launch index or extent, as CUDA's `uint3` / `dim3`.
@@ -15,6 +16,7 @@ pub struct Dim3 {
 
 /// This thread's index within its block (`threadIdx`); `x < block_dim().x`, and so on.
 #[inline(always)]
+#[crate::gpu_only]
 pub fn thread_idx() -> Dim3 {
     // SAFETY: reading the `%tid` special registers has no side effects and is valid in any kernel.
     unsafe {
@@ -28,6 +30,7 @@ pub fn thread_idx() -> Dim3 {
 
 /// This block's index within the grid (`blockIdx`).
 #[inline(always)]
+#[crate::gpu_only]
 pub fn block_idx() -> Dim3 {
     // SAFETY: reading the `%ctaid` special registers has no side effects.
     unsafe {
@@ -41,6 +44,7 @@ pub fn block_idx() -> Dim3 {
 
 /// Threads per block in each dimension (`blockDim`), as given at launch.
 #[inline(always)]
+#[crate::gpu_only]
 pub fn block_dim() -> Dim3 {
     // SAFETY: reading the `%ntid` special registers has no side effects.
     unsafe {
@@ -54,6 +58,7 @@ pub fn block_dim() -> Dim3 {
 
 /// Blocks per grid in each dimension (`gridDim`), as given at launch.
 #[inline(always)]
+#[crate::gpu_only]
 pub fn grid_dim() -> Dim3 {
     // SAFETY: reading the `%nctaid` special registers has no side effects.
     unsafe {
@@ -68,24 +73,28 @@ pub fn grid_dim() -> Dim3 {
 /// `blockIdx.x * blockDim.x + threadIdx.x`, computed in 64 bits so that grids covering more
 /// than 2^32 elements do not wrap.
 #[inline(always)]
+#[crate::gpu_only]
 pub fn global_index_x() -> usize {
     block_idx().x as usize * block_dim().x as usize + thread_idx().x as usize
 }
 
 /// `blockIdx.y * blockDim.y + threadIdx.y`, in 64 bits.
 #[inline(always)]
+#[crate::gpu_only]
 pub fn global_index_y() -> usize {
     block_idx().y as usize * block_dim().y as usize + thread_idx().y as usize
 }
 
 /// Threads in the whole grid along x (`blockDim.x * gridDim.x`): the step of a grid-stride loop.
 #[inline(always)]
+#[crate::gpu_only]
 pub fn grid_stride_x() -> usize {
     block_dim().x as usize * grid_dim().x as usize
 }
 
 /// This thread's lane within its warp (`%laneid`, 0..32).
 #[inline(always)]
+#[crate::gpu_only]
 pub fn lane_id() -> u32 {
     let lane: u32;
     // SAFETY: reads a special register; no memory access.
@@ -98,6 +107,7 @@ pub fn lane_id() -> u32 {
 
 /// This thread's warp within a one-dimensional block (`threadIdx.x / warpSize`).
 #[inline(always)]
+#[crate::gpu_only]
 pub fn warp_id() -> u32 {
     thread_idx().x / super::WARP_SIZE
 }

@@ -1,0 +1,103 @@
+//! What the host build sees of the kernels: one typed [`Kernel`] handle per
+//! [`#[kernel]`](crate::kernel) function, and the list of them all ([`KERNELS`]).
+//!
+//! The handle carries the entry's name and, in its type parameter, the kernel's parameter types
+//! in order (`&[T]` as [`Slice<T>`]). A host launcher (the `cpu` crate's `Gpu::launch`) accepts
+//! an argument tuple only if each argument matches its parameter, so a missing, extra, swapped or
+//! mistyped argument does not compile. No CUDA library is involved here: the launcher lives in
+//! the host crate.
+
+use core::fmt;
+use core::marker::PhantomData;
+
+#[doc(hidden)]
+pub use linkme::{self, distributed_slice};
+
+/// Every kernel of every crate linked into the program, as [`KernelInfo`] (filled at link time
+/// by [`#[kernel]`](crate::kernel)); in no particular order.
+#[distributed_slice]
+pub static KERNELS: [KernelInfo];
+
+/// A kernel's entry as the PTX declares it: name, parameters in order, launch bounds.
+#[derive(Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// The `.entry` name (the function's name).
+    pub name: &'static str,
+    /// The PTX parameters in order (a `&[T]` is two: `x_ptr` and `x_len`).
+    pub params: &'static [ParamInfo],
+    /// `launch_bounds(max_threads, min_blocks)` if the kernel declares them.
+    pub launch_bounds: Option<(u32, u32)>,
+}
+
+/// One PTX parameter of a kernel: its name, size and alignment in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamInfo {
+    /// The parameter's name in the Rust signature (`x_ptr` / `x_len` for a slice `x`).
+    pub name: &'static str,
+    /// Size in bytes (8 for pointers and `usize`).
+    pub bytes: usize,
+    /// Alignment in bytes.
+    pub align: usize,
+}
+
+/// The parameter type of a `&[T]` kernel parameter in a [`Kernel`]'s signature: passed as a
+/// device pointer and a length.
+pub struct Slice<T>(PhantomData<*const T>);
+
+/// A typed handle to one kernel, the host-side twin of a [`#[kernel]`](crate::kernel)
+/// function: `Params` is the tuple of its parameter types in order (`&[T]` as [`Slice<T>`]).
+///
+/// Made only by `#[kernel]` (the constructor is `unsafe`): holding a `Kernel<P>` means the PTX
+/// entry [`Kernel::name`] takes exactly the parameters `P`.
+pub struct Kernel<Params> {
+    info: &'static KernelInfo,
+    params: PhantomData<fn(Params)>,
+}
+
+impl<Params> Kernel<Params> {
+    /// The handle of the kernel described by `info`.
+    ///
+    /// # Safety
+    /// `Params` lists the PTX entry's parameters in order with the types the device build
+    /// declares, and `info` describes the same entry. `#[kernel]` generates both from the
+    /// function's signature.
+    #[doc(hidden)]
+    pub const unsafe fn new(info: &'static KernelInfo) -> Self {
+        Self {
+            info,
+            params: PhantomData,
+        }
+    }
+
+    /// The PTX entry's name.
+    pub const fn name(&self) -> &'static str {
+        self.info.name
+    }
+
+    /// The entry's description (name, PTX parameters, launch bounds).
+    pub const fn info(&self) -> &'static KernelInfo {
+        self.info
+    }
+}
+
+impl<P> Clone for Kernel<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P> Copy for Kernel<P> {}
+
+impl<P> PartialEq for Kernel<P> {
+    fn eq(&self, other: &Self) -> bool {
+        core::ptr::eq(self.info, other.info)
+    }
+}
+
+impl<P> Eq for Kernel<P> {}
+
+impl<P> fmt::Debug for Kernel<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Kernel({})", self.info.name)
+    }
+}
