@@ -5,29 +5,34 @@
 //! its `__constant__` memory is shared too: [`Gpu::constant_memory`] orders every use of it
 //! across the handles and streams of the context.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
-    DeviceSlice, ValidAsZeroBits, sys,
+    DeviceSlice, LaunchConfig, ValidAsZeroBits, sys,
 };
 use cudarc::nvrtc::Ptx;
 
 use crate::error::{DriverContext, Error, Result};
+use crate::kernel::{Kernel, KernelArgs};
 use crate::ptx;
 
-/// A launch shape of [`Gpu::one_wave`]: kernel entry, threads per block, dynamic shared bytes.
-type WaveKey = (String, u32, usize);
+/// [`Gpu::resident_blocks_per_sm`] answers of one kernel: `((threads per block, dynamic shared
+/// bytes), blocks per SM)`.
+type Occupancy = Vec<((u32, usize), u32)>;
 
 /// The lab's PTX loaded on one context, with the state of its `__constant__` memory.
 #[derive(Debug)]
 struct Module {
     module: Arc<CudaModule>,
     /// Kernels looked up so far, by entry name: each launch reuses its `CUfunction`.
-    functions: Mutex<Vec<(String, CudaFunction)>>,
-    /// [`Gpu::one_wave`] answers so far, by `(kernel, block, dynamic shared bytes)`: the
-    /// occupancy query and the SM count are asked once per context, not at every launch.
-    waves: Mutex<Vec<(WaveKey, u32)>>,
+    functions: Mutex<HashMap<String, CudaFunction>>,
+    /// [`Gpu::resident_blocks_per_sm`] answers so far, by kernel: the occupancy calculator
+    /// runs once per context and launch shape.
+    occupancy: Mutex<HashMap<String, Occupancy>>,
+    /// The device's SM count, read once.
+    sm_count: OnceLock<u32>,
     constants: Mutex<ConstantTimeline>,
 }
 
@@ -81,8 +86,9 @@ fn module_for(ctx: &Arc<CudaContext>) -> Result<Arc<Module>> {
         module: ctx
             .load_module(Ptx::from_src(text))
             .during(format!("loading the sm_{ptx_arch} PTX"))?,
-        functions: Mutex::new(Vec::new()),
-        waves: Mutex::new(Vec::new()),
+        functions: Mutex::new(HashMap::new()),
+        occupancy: Mutex::new(HashMap::new()),
+        sm_count: OnceLock::new(),
         constants: Mutex::new(ConstantTimeline::default()),
     });
     table.push((key, Arc::downgrade(&module)));
@@ -227,13 +233,17 @@ impl Gpu {
             .during("reading the compute capability")
     }
 
-    /// Number of streaming multiprocessors.
+    /// Number of streaming multiprocessors (asked of the driver once per context).
     pub fn sm_count(&self) -> Result<u32> {
+        let module = self.module()?;
+        if let Some(&n) = module.sm_count.get() {
+            return Ok(n);
+        }
         let n = self
             .ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-            .during("reading the multiprocessor count")?;
-        Ok(n as u32)
+            .during("reading the multiprocessor count")? as u32;
+        Ok(*module.sm_count.get_or_init(|| n))
     }
 
     /// Maximum resident threads per multiprocessor (2048 on Volta to Hopper).
@@ -247,7 +257,8 @@ impl Gpu {
 
     /// Blocks of `kernel` that fit on one SM at once (the occupancy calculator,
     /// `cuOccupancyMaxActiveBlocksPerMultiprocessor`) for `block` threads and
-    /// `dynamic_shared_bytes` of dynamic shared memory; at least 1.
+    /// `dynamic_shared_bytes` of dynamic shared memory; at least 1. Asked of the driver once
+    /// per context and launch shape, then remembered, so launchers may call it at every launch.
     ///
     /// # Errors
     /// [`Error::Driver`] if the kernel is missing or the query fails.
@@ -257,38 +268,42 @@ impl Gpu {
         block: u32,
         dynamic_shared_bytes: usize,
     ) -> Result<u32> {
-        let n = self
+        let module = self.module()?;
+        let lock = || module.occupancy.lock().unwrap_or_else(|p| p.into_inner());
+        let shape = (block, dynamic_shared_bytes);
+        let cached = |table: &HashMap<String, Occupancy>| {
+            table
+                .get(kernel)?
+                .iter()
+                .find(|(s, _)| *s == shape)
+                .map(|(_, blocks)| *blocks)
+        };
+        if let Some(blocks) = cached(&lock()) {
+            return Ok(blocks);
+        }
+        let blocks = self
             .function(kernel)?
             .occupancy_max_active_blocks_per_multiprocessor(block, dynamic_shared_bytes, None)
-            .during(format!("occupancy of {kernel}"))?;
-        Ok(n.max(1))
+            .map_err(|source| Error::Driver {
+                during: format!("occupancy of {kernel}"),
+                source,
+            })?
+            .max(1);
+        lock()
+            .entry(kernel.to_string())
+            .or_default()
+            .push((shape, blocks));
+        Ok(blocks)
     }
 
     /// Blocks of `block` threads of `kernel` that fit on the whole device at once (one wave):
-    /// SMs x [`Gpu::resident_blocks_per_sm`], at least one per SM. Asked of the driver once per
-    /// context and launch shape, then remembered, so launchers may call it at every launch.
+    /// SMs x [`Gpu::resident_blocks_per_sm`], at least one per SM. Both are asked of the driver
+    /// once per context (and launch shape), so launchers may call it at every launch.
     ///
     /// # Errors
     /// [`Error::Driver`] if the kernel is missing or a query fails.
     pub fn one_wave(&self, kernel: &str, block: u32, dynamic_shared_bytes: usize) -> Result<u32> {
-        let module = self.module()?;
-        let cached = |waves: &[(WaveKey, u32)]| {
-            waves
-                .iter()
-                .find(|((k, b, d), _)| k == kernel && *b == block && *d == dynamic_shared_bytes)
-                .map(|(_, wave)| *wave)
-        };
-        let lock = || module.waves.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(wave) = cached(&lock()) {
-            return Ok(wave);
-        }
-        let wave =
-            self.sm_count()? * self.resident_blocks_per_sm(kernel, block, dynamic_shared_bytes)?;
-        let mut waves = lock();
-        if cached(&waves).is_none() {
-            waves.push(((kernel.to_string(), block, dynamic_shared_bytes), wave));
-        }
-        Ok(wave)
+        Ok(self.sm_count()? * self.resident_blocks_per_sm(kernel, block, dynamic_shared_bytes)?)
     }
 
     /// The SM clock rate in kHz (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`, the peak clock).
@@ -350,21 +365,58 @@ impl Gpu {
 
     /// The kernel named `name` (an `.entry` of the PTX), looked up in the module once per
     /// context and reused by every launch.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the module has no such entry.
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
         let module = self.module()?;
         let mut functions = module
             .functions
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some((_, f)) = functions.iter().find(|(n, _)| n == name) {
+        if let Some(f) = functions.get(name) {
             return Ok(f.clone());
         }
         let f = module
             .module
             .load_function(name)
-            .during(format!("looking up kernel {name}"))?;
-        functions.push((name.to_string(), f.clone()));
+            .map_err(|source| Error::Driver {
+                during: format!("looking up kernel {name}"),
+                source,
+            })?;
+        functions.insert(name.to_string(), f.clone());
         Ok(f)
+    }
+
+    /// Queues `kernel` on this handle's stream with launch configuration `cfg` and the
+    /// arguments `args`, a tuple matching the kernel's parameters one by one (see
+    /// [`crate::kernel`] for the forms: device buffers for pointers and slices, values for
+    /// scalars). A wrong count, order or type of arguments does not compile. Every buffer's use
+    /// is recorded on the stream, so freeing or reusing it waits for the kernel.
+    ///
+    /// The kernel's function is looked up once per context; nothing else is asked of the
+    /// driver, and no error text is built unless the launch fails.
+    ///
+    /// # Safety
+    /// The launch meets the kernel's `# Safety` contract, which types cannot express: every
+    /// pointer is valid for what the kernel reads or writes at these sizes, outputs do not
+    /// overlap inputs where it says so, and `cfg` has the shape it requires. Buffers belong to
+    /// this handle's context (check with [`Gpu::check_buffer`]).
+    ///
+    /// # Errors
+    /// [`Error::Driver`] naming the kernel if the lookup or the launch fails.
+    pub unsafe fn launch<'s, P, A: KernelArgs<'s, P>>(
+        &'s self,
+        kernel: Kernel<P>,
+        cfg: LaunchConfig,
+        args: A,
+    ) -> Result<()> {
+        let f = self.function(kernel.name())?;
+        // SAFETY: the caller's contract above.
+        unsafe { args.queue(&self.stream, &f, cfg) }.map_err(|source| Error::Driver {
+            during: format!("launching {}", kernel.name()),
+            source,
+        })
     }
 
     /// Copies `data` to the device.

@@ -18,6 +18,7 @@
 pub mod context;
 pub mod convolution;
 pub mod error;
+pub mod kernel;
 pub mod launch;
 pub mod md;
 pub mod memory;

@@ -198,7 +198,7 @@ pub fn warp_shuffle(gpu: &Gpu, input: &[i32], block: u32) -> Result<WarpShuffleO
     let kernel = k::SMOKE_WARP_SHUFFLE;
     launch::check_block(kernel, block, true)?;
     let n = input.len();
-    let warps = n.div_ceil(gpu::device::WARP_SIZE as usize);
+    let warps = n.div_ceil(gpu_std::WARP_SIZE as usize);
     let d_in = gpu.upload(input)?;
     let mut d_sums = gpu.poisoned(warps, i32::MIN)?;
     let mut d_butterfly = gpu.poisoned(n, i32::MIN)?;
