@@ -1,18 +1,19 @@
 //! The embedded PTX, checked on any machine: one file per architecture, each with the right
-//! `.target`, no unresolved external function, and an `.entry` for every kernel the host knows.
+//! `.target`, no unresolved external function, and an `.entry` for every typed kernel handle
+//! with the same parameters (count, order, byte sizes), and a handle for every `.entry`.
 
+use cpu::kernel::{KERNELS, KernelInfo};
 use cpu::ptx::PTX_BY_ARCH;
-use ptx_builder::{Arch, entry_names, validate_ptx};
+use ptx_builder::{Arch, EntryParam, entry_params, validate_ptx};
 
-/// Every kernel the host knows: those of the demo's pattern registry, and the trap kernel
-/// `tests/fault.rs` launches on purpose (a test fixture, not a pattern) and the guide's `saxpy`
-/// (`docs/writing_a_kernel.md`, launched by example 04).
-fn host_kernel_names() -> Vec<&'static str> {
-    let mut names = demo::registry::kernel_names();
-    names.push(gpu::smoke::SMOKE_TRAP_OUT_OF_BOUNDS);
-    // The kernel of docs/writing_a_kernel.md, launched by cpu/examples/04_your_own_kernel.rs.
-    names.push(gpu::saxpy::SAXPY);
-    names
+/// Every kernel the host has a typed handle for (`#[kernel]` lists them all at link time),
+/// by name.
+fn handles() -> Vec<&'static KernelInfo> {
+    // The test refers to the crate so that its handles are linked in.
+    let _ = gpu::saxpy::kernels::saxpy;
+    let mut all: Vec<&'static KernelInfo> = KERNELS.iter().collect();
+    all.sort_by_key(|k| k.name);
+    all
 }
 
 #[test]
@@ -37,26 +38,61 @@ fn every_ptx_targets_its_arch_and_is_self_contained() {
 }
 
 #[test]
-fn every_host_kernel_is_an_entry() {
+fn kernel_names_are_unique() {
+    let all = handles();
+    assert!(all.len() >= 80, "only {} kernel handles linked", all.len());
+    for pair in all.windows(2) {
+        assert_ne!(pair[0].name, pair[1].name, "two handles for one entry");
+    }
+}
+
+/// Both ways: every handle has its `.entry` with the same parameters (count, order, byte
+/// sizes), and every `.entry` has its handle.
+#[test]
+fn every_entry_matches_its_handle() {
+    let all = handles();
     for (arch, text) in PTX_BY_ARCH {
-        let entries = entry_names(text);
-        for name in host_kernel_names() {
+        let entries = entry_params(text).unwrap_or_else(|e| panic!("sm_{arch}: {e}"));
+        for handle in &all {
+            let Some((_, params)) = entries.iter().find(|(name, _)| *name == handle.name) else {
+                panic!("sm_{arch}: no .entry {} for its handle", handle.name);
+            };
+            let ptx: Vec<usize> = params.iter().map(|p: &EntryParam| p.bytes).collect();
+            let host: Vec<usize> = handle.params.iter().map(|p| p.bytes).collect();
+            assert_eq!(
+                ptx, host,
+                "sm_{arch}: .entry {} takes parameters of {ptx:?} bytes, its handle {host:?} ({:?})",
+                handle.name, handle.params
+            );
+        }
+        for (entry, _) in &entries {
             assert!(
-                entries.contains(&name),
-                "sm_{arch}: no .entry {name} (entries: {entries:?})"
+                all.iter().any(|h| h.name == *entry),
+                "sm_{arch}: .entry {entry} has no typed handle"
             );
         }
     }
 }
 
+/// A kernel declared with `#[kernel(launch_bounds(T, B))]` carries `.maxntid T, 1, 1` and
+/// `.minnctapersm B` in every PTX.
 #[test]
-fn every_entry_is_known_to_the_host() {
-    let known = host_kernel_names();
+fn launch_bounds_reach_the_ptx() {
+    let bounded: Vec<_> = handles()
+        .into_iter()
+        .filter_map(|h| Some((h.name, h.launch_bounds?)))
+        .collect();
     for (arch, text) in PTX_BY_ARCH {
-        for entry in entry_names(text) {
+        for (name, (threads, blocks)) in &bounded {
+            let start = text
+                .find(&format!(".entry {name}("))
+                .unwrap_or_else(|| panic!("sm_{arch}: no .entry {name}"));
+            let body = &text[start..];
+            let header = &body[..body.find('{').unwrap_or(body.len())];
             assert!(
-                known.contains(&entry),
-                "sm_{arch}: .entry {entry} has no host launcher"
+                header.contains(&format!(".maxntid {threads}, 1, 1"))
+                    && header.contains(&format!(".minnctapersm {blocks}")),
+                "sm_{arch}: {name} lacks its launch bounds ({threads}, {blocks}):\n{header}"
             );
         }
     }

@@ -17,13 +17,15 @@ use syn::{
     parse_macro_input,
 };
 
-/// The path under which the `gpu_std` crate is visible where a macro expands: `crate` inside
-/// `gpu_std` itself, `::gpu_std` by default, or the name a dependency line gave it
+/// The path under which the `gpu_std` crate is visible where a macro expands: `::gpu_std` by
+/// default (inside `gpu_std` too), or the name a dependency line gave it
 /// (`cuda_std = { package = "gpu_std", ... }`).
 fn gpu_std_path() -> TokenStream2 {
     use proc_macro_crate::{FoundCrate, crate_name};
     match crate_name("gpu_std") {
-        Ok(FoundCrate::Itself) => quote!(crate),
+        // `gpu_std` names itself `gpu_std` (`extern crate self as gpu_std`), which also covers
+        // its doctests, where the package is "itself" but `crate` is the doctest.
+        Ok(FoundCrate::Itself) => quote!(::gpu_std),
         Ok(FoundCrate::Name(name)) => {
             let ident = Ident::new(&name, Span::call_site());
             quote!(::#ident)

@@ -6,6 +6,62 @@
 //! an argument tuple only if each argument matches its parameter, so a missing, extra, swapped or
 //! mistyped argument does not compile. No CUDA library is involved here: the launcher lives in
 //! the host crate.
+//!
+//! A `#[kernel]` function becomes, on the host, a constant of the same name:
+//!
+//! ```
+//! use gpu_std::host::{Kernel, Slice};
+//! use gpu_std::kernel;
+//!
+//! /// `y[i] = a * x[i]` for `i < x.len()`.
+//! ///
+//! /// # Safety
+//! /// `y` is valid for `x.len()` floats.
+//! #[kernel(launch_bounds(256, 4))]
+//! pub unsafe fn scale(a: f32, x: &[f32], y: *mut f32) {}
+//!
+//! let handle: Kernel<(f32, Slice<f32>, *mut f32)> = scale;
+//! assert_eq!(handle.name(), "scale");
+//! let wire: Vec<(&str, usize)> = handle.info().params.iter().map(|p| (p.name, p.bytes)).collect();
+//! assert_eq!(wire, [("a", 4), ("x_ptr", 8), ("x_len", 8), ("y", 8)]);
+//! assert_eq!(handle.info().launch_bounds, Some((256, 4)));
+//! ```
+//!
+//! What cannot be a kernel does not compile. A safe `fn`:
+//!
+//! ```compile_fail
+//! #[gpu_std::kernel]
+//! pub fn add(x: *const f32) {}
+//! ```
+//!
+//! A return value:
+//!
+//! ```compile_fail
+//! #[gpu_std::kernel]
+//! pub unsafe fn add(x: *const f32) -> f32 { 0.0 }
+//! ```
+//!
+//! A `&mut [T]` parameter (every thread would hold the same `&mut`):
+//!
+//! ```compile_fail
+//! #[gpu_std::kernel]
+//! pub unsafe fn add(x: &mut [f32]) {}
+//! ```
+//!
+//! A parameter that is not `Copy` plain data:
+//!
+//! ```compile_fail
+//! struct Owned(Vec<f32>);
+//! #[gpu_std::kernel]
+//! pub unsafe fn add(x: Owned) {}
+//! ```
+//!
+//! Launch bounds out of range:
+//!
+//! ```compile_fail
+//! #[gpu_std::kernel(launch_bounds(2048, 1))]
+//! pub unsafe fn add(x: *const f32) {}
+//! ```
 
 use core::fmt;
 use core::marker::PhantomData;
