@@ -54,7 +54,7 @@ fn trap_names_the_kernel() -> Result<(), Failed> {
         pipe.read_to_string(&mut stderr)
             .map_err(|e| e.to_string())?;
     }
-    let kernel = gpu::smoke::SMOKE_TRAP_OUT_OF_BOUNDS;
+    let kernel = gpu::smoke::kernels::smoke_trap_out_of_bounds.name();
     if status.code() != Some(FAULTED) {
         return Err(format!("child exited with {status}, stderr: {stderr}").into());
     }

@@ -8,6 +8,8 @@
 
 use cpu::{Error, smoke, transpose, vector_add, verify};
 
+#[path = "gpu/cuda_std_style.rs"]
+mod cuda_std_style;
 #[path = "gpu/entry_points.rs"]
 mod entry_points;
 #[path = "gpu/hostile.rs"]
@@ -302,6 +304,7 @@ fn main() {
     trials.extend(properties::trials());
     trials.extend(convolution::trials());
     trials.extend(entry_points::trials());
+    trials.extend(cuda_std_style::trials());
     trials.extend(md::trials());
     trials.extend(multi_gpu::trials());
     trials.extend(error_trials());

@@ -1,13 +1,15 @@
 //! 04: launch a kernel of your own.
 //!
 //! `gpu::saxpy` (`y = a x + y`) is the kernel `docs/writing_a_kernel.md` adds to the `gpu`
-//! crate, step by step. Once it is there, `cargo build` embeds it in the PTX every [`Gpu`]
-//! loads, and any program launches it by name through cudarc's launch builder, as here.
+//! crate, step by step, with `#[kernel]`. Once it is there, `cargo build` embeds it in the PTX
+//! every [`Gpu`] loads, and the host sees it as a typed handle: [`Gpu::launch`] takes the
+//! handle, the launch configuration and the arguments as a tuple, checked against the kernel's
+//! signature by the compiler (no name string, no hand-built argument list).
 //!
 //! Run: `cargo run --release -p cpu --example 04_your_own_kernel` (needs an NVIDIA GPU).
 
-use cpu::Gpu;
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cpu::{Gpu, launch};
+use gpu::saxpy::{BLOCK_SIZE, kernels::saxpy};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let gpu = Gpu::new(0)?;
@@ -18,19 +20,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let d_x = gpu.upload(&x)?;
     let mut d_y = gpu.upload(&y)?;
-    let saxpy = gpu.function(gpu::saxpy::SAXPY)?;
-    let block = gpu::saxpy::BLOCK_SIZE;
-    let cfg = LaunchConfig {
-        grid_dim: (n.div_ceil(block as usize) as u32, 1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let mut args = gpu.stream().launch_builder(&saxpy);
-    args.arg(&a).arg(&d_x).arg(&mut d_y).arg(&n);
-    // SAFETY: the arguments match `saxpy(a: f32, x: *const f32, y: *mut f32, n: usize)`; `d_x`
-    // and `d_y` are two allocations of `n` floats each.
-    unsafe { args.launch(cfg) }?;
-    let got = gpu.download(&d_y, gpu::saxpy::SAXPY)?;
+    let cfg = launch::linear(n.div_ceil(BLOCK_SIZE as usize) as u32, BLOCK_SIZE, 0);
+    // SAFETY: `d_y` holds as many floats as `d_x` (both `n`) and is a separate allocation.
+    unsafe { gpu.launch(saxpy, cfg, (a, &d_x, &mut d_y)) }?;
+    let got = gpu.download(&d_y, saxpy.name())?;
 
     // The GPU's fused multiply-add rounds once, as `f32::mul_add` does: the results are equal.
     let wrong = (0..n).filter(|&i| got[i] != a.mul_add(x[i], y[i])).count();

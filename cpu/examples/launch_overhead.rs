@@ -45,7 +45,10 @@ fn time(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<(f64, f64)>
 
 fn main() -> Result<()> {
     let gpu = Gpu::new(0)?;
-    println!("{} ({LAUNCHES} launches per batch, median of {REPEATS} batches)", gpu.name()?);
+    println!(
+        "{} ({LAUNCHES} launches per batch, median of {REPEATS} batches)",
+        gpu.name()?
+    );
     println!("| entry point | host us per launch (queueing) | us per launch (with the wait) |");
     println!("|---|---|---|");
     let row = |name: &str, (queue, total): (f64, f64)| {

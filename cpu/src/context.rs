@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
-    DeviceSlice, LaunchConfig, ValidAsZeroBits, sys,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    DeviceRepr, DeviceSlice, LaunchConfig, ValidAsZeroBits, sys,
 };
 use cudarc::nvrtc::Ptx;
 
@@ -218,6 +218,13 @@ impl Gpu {
     /// included).
     pub fn address<T>(&self, buffer: &impl DevicePtr<T>) -> u64 {
         let (ptr, _record) = buffer.device_ptr(&self.stream);
+        ptr
+    }
+
+    /// The device address where the writable `buffer` starts (for alignment checks before a
+    /// launch that writes it; the view's offset included).
+    pub fn address_mut<T>(&self, buffer: &mut impl DevicePtrMut<T>) -> u64 {
+        let (ptr, _record) = buffer.device_ptr_mut(&self.stream);
         ptr
     }
 

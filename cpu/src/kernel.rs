@@ -223,7 +223,13 @@ kernel_args!((P0, A0, W0));
 kernel_args!((P0, A0, W0), (P1, A1, W1));
 kernel_args!((P0, A0, W0), (P1, A1, W1), (P2, A2, W2));
 kernel_args!((P0, A0, W0), (P1, A1, W1), (P2, A2, W2), (P3, A3, W3));
-kernel_args!((P0, A0, W0), (P1, A1, W1), (P2, A2, W2), (P3, A3, W3), (P4, A4, W4));
+kernel_args!(
+    (P0, A0, W0),
+    (P1, A1, W1),
+    (P2, A2, W2),
+    (P3, A3, W3),
+    (P4, A4, W4)
+);
 kernel_args!(
     (P0, A0, W0),
     (P1, A1, W1),

@@ -17,6 +17,7 @@
 
 pub mod context;
 pub mod convolution;
+pub mod cuda_std_style;
 pub mod error;
 pub mod kernel;
 pub mod launch;

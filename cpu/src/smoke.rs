@@ -2,15 +2,16 @@
 //! CPU references, and `check` (with the `rand` feature), which runs one kernel on seeded
 //! random input and compares. `demo smoke` and the GPU tests both go through `check`.
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
-use gpu::smoke as k;
+use cudarc::driver::LaunchConfig;
+use gpu::smoke::{self as k, kernels};
 #[cfg(feature = "rand")]
 use rand::rngs::StdRng;
 #[cfg(feature = "rand")]
 use rand::{Rng, SeedableRng};
 
 use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
 use crate::launch;
 #[cfg(feature = "rand")]
 use crate::verify::{self, Mismatch, Tolerance};
@@ -52,16 +53,17 @@ impl Variant {
         Variant::GlobalAtomicAddF32,
     ];
 
-    /// The kernel's `.entry` name in the PTX.
+    /// The kernel's `.entry` name in the PTX (the kernels' signatures differ: each launcher
+    /// launches its own).
     pub fn kernel_name(self) -> &'static str {
         match self {
-            Variant::StaticSharedReverse => k::SMOKE_STATIC_SHARED_REVERSE,
-            Variant::DynamicSharedReverse => k::SMOKE_DYNAMIC_SHARED_REVERSE,
-            Variant::ConstantPolynomial => k::SMOKE_CONSTANT_POLYNOMIAL,
-            Variant::WarpShuffle => k::SMOKE_WARP_SHUFFLE,
-            Variant::SharedAtomicHistogram => k::SMOKE_SHARED_ATOMIC_HISTOGRAM,
-            Variant::GlobalAtomics => k::SMOKE_GLOBAL_ATOMICS,
-            Variant::GlobalAtomicAddF32 => k::SMOKE_GLOBAL_ATOMIC_ADD_F32,
+            Variant::StaticSharedReverse => kernels::smoke_static_shared_reverse.name(),
+            Variant::DynamicSharedReverse => kernels::smoke_dynamic_shared_reverse.name(),
+            Variant::ConstantPolynomial => kernels::smoke_constant_polynomial.name(),
+            Variant::WarpShuffle => kernels::smoke_warp_shuffle.name(),
+            Variant::SharedAtomicHistogram => kernels::smoke_shared_atomic_histogram.name(),
+            Variant::GlobalAtomics => kernels::smoke_global_atomics.name(),
+            Variant::GlobalAtomicAddF32 => kernels::smoke_global_atomic_add_f32.name(),
         }
     }
 
@@ -87,7 +89,7 @@ fn grid_stride_config(kernel: &'static str, n: usize) -> Result<LaunchConfig> {
 /// Reverses each block-sized segment of `input` through static shared memory
 /// (blocks of [`k::STATIC_REVERSE_BLOCK`] threads).
 pub fn static_shared_reverse(gpu: &Gpu, input: &[f32]) -> Result<Vec<f32>> {
-    let kernel = k::SMOKE_STATIC_SHARED_REVERSE;
+    let kernel = kernels::smoke_static_shared_reverse;
     reverse(gpu, kernel, input, k::STATIC_REVERSE_BLOCK, 0)
 }
 
@@ -97,14 +99,14 @@ pub fn static_shared_reverse(gpu: &Gpu, input: &[f32]) -> Result<Vec<f32>> {
 /// # Errors
 /// [`Error::InvalidBlock`] if `block` is not 1..=1024.
 pub fn dynamic_shared_reverse(gpu: &Gpu, input: &[f32], block: u32) -> Result<Vec<f32>> {
-    let kernel = k::SMOKE_DYNAMIC_SHARED_REVERSE;
-    launch::check_block(kernel, block, false)?;
+    let kernel = kernels::smoke_dynamic_shared_reverse;
+    launch::check_block(kernel.name(), block, false)?;
     reverse(gpu, kernel, input, block, 4 * block)
 }
 
 fn reverse(
     gpu: &Gpu,
-    kernel: &'static str,
+    kernel: Kernel<(*const f32, *mut f32, usize)>,
     input: &[f32],
     block: u32,
     shared: u32,
@@ -112,17 +114,14 @@ fn reverse(
     let n = input.len();
     let d_in = gpu.upload(input)?;
     let mut d_out = gpu.poisoned(n, f32::NAN)?;
-    let grid = launch::blocks_to_cover(kernel, n, block as u64)?;
+    let grid = launch::blocks_to_cover(kernel.name(), n, block as u64)?;
     if n > 0 {
-        let f = gpu.function(kernel)?;
-        let mut args = gpu.stream().launch_builder(&f);
-        args.arg(&d_in).arg(&mut d_out).arg(&n);
-        // SAFETY: matches `(input: *const f32, output: *mut f32, n: usize)`; both buffers hold
+        let cfg = launch::linear(grid, block, shared);
+        // SAFETY: `smoke_{static,dynamic}_shared_reverse(input, output, n)`; both buffers hold
         // `n` floats; the block size is the static array's length or backed by `shared` bytes.
-        unsafe { args.launch(launch::linear(grid, block, shared)) }
-            .during(format!("launching {kernel}"))?;
+        unsafe { gpu.launch(kernel, cfg, (&d_in, &mut d_out, n)) }?;
     }
-    gpu.download(&d_out, kernel)
+    gpu.download(&d_out, kernel.name())
 }
 
 /// CPU reference of the reverse kernels: each `segment`-sized chunk reversed in place.
@@ -139,7 +138,7 @@ pub fn reverse_segments_reference(input: &[f32], segment: usize) -> Vec<f32> {
 /// # Errors
 /// [`Error::LengthMismatch`] unless there are exactly 8 coefficients.
 pub fn constant_polynomial(gpu: &Gpu, coefficients: &[f32], x: &[f32]) -> Result<Vec<f32>> {
-    let kernel = k::SMOKE_CONSTANT_POLYNOMIAL;
+    let kernel = kernels::smoke_constant_polynomial;
     if coefficients.len() != k::C_SMOKE_COEFFICIENTS::LEN {
         return Err(Error::LengthMismatch {
             what: "coefficients",
@@ -154,14 +153,12 @@ pub fn constant_polynomial(gpu: &Gpu, coefficients: &[f32], x: &[f32]) -> Result
     let d_x = gpu.upload(x)?;
     let mut d_y = gpu.poisoned(n, f32::NAN)?;
     if n > 0 {
-        let f = gpu.function(kernel)?;
-        let mut args = gpu.stream().launch_builder(&f);
-        args.arg(&d_x).arg(&mut d_y).arg(&n);
-        // SAFETY: matches `(x: *const f32, y: *mut f32, n: usize)`; both buffers hold `n` floats.
-        unsafe { args.launch(grid_stride_config(kernel, n)?) }
-            .during(format!("launching {kernel}"))?;
+        let cfg = grid_stride_config(kernel.name(), n)?;
+        // SAFETY: `smoke_constant_polynomial(x, y, n)`; both buffers hold `n` floats; the
+        // coefficients were written under the lock held until the download.
+        unsafe { gpu.launch(kernel, cfg, (&d_x, &mut d_y, n)) }?;
     }
-    gpu.download(&d_y, kernel)
+    gpu.download(&d_y, kernel.name())
 }
 
 /// CPU reference of [`constant_polynomial`], in `f64`.
@@ -195,8 +192,8 @@ pub struct WarpShuffleOutput {
 /// [`Error::InvalidBlock`] if `block` is not a multiple of 32 in 32..=1024 (every lane of a
 /// warp must take part in a shuffle).
 pub fn warp_shuffle(gpu: &Gpu, input: &[i32], block: u32) -> Result<WarpShuffleOutput> {
-    let kernel = k::SMOKE_WARP_SHUFFLE;
-    launch::check_block(kernel, block, true)?;
+    let kernel = kernels::smoke_warp_shuffle;
+    launch::check_block(kernel.name(), block, true)?;
     let n = input.len();
     let warps = n.div_ceil(gpu_std::WARP_SIZE as usize);
     let d_in = gpu.upload(input)?;
@@ -205,25 +202,27 @@ pub fn warp_shuffle(gpu: &Gpu, input: &[i32], block: u32) -> Result<WarpShuffleO
     let mut d_scan = gpu.poisoned(n, i32::MIN)?;
     let mut d_broadcast = gpu.poisoned(n, i32::MIN)?;
     if n > 0 {
-        let grid = launch::blocks_to_cover(kernel, n, block as u64)?;
-        let f = gpu.function(kernel)?;
-        let mut args = gpu.stream().launch_builder(&f);
-        args.arg(&d_in)
-            .arg(&n)
-            .arg(&mut d_sums)
-            .arg(&mut d_butterfly)
-            .arg(&mut d_scan)
-            .arg(&mut d_broadcast);
-        // SAFETY: matches `(input, n, warp_sums, butterfly, scan, broadcast)`: `input`,
-        // `butterfly`, `scan`, `broadcast` hold `n` i32, `warp_sums` ceil(n/32); whole warps.
-        unsafe { args.launch(launch::linear(grid, block, 0)) }
-            .during(format!("launching {kernel}"))?;
+        let grid = launch::blocks_to_cover(kernel.name(), n, block as u64)?;
+        let cfg = launch::linear(grid, block, 0);
+        let args = (
+            &d_in,
+            n,
+            &mut d_sums,
+            &mut d_butterfly,
+            &mut d_scan,
+            &mut d_broadcast,
+        );
+        // SAFETY: `smoke_warp_shuffle(input, n, warp_sums, butterfly, scan, broadcast)`:
+        // `input`, `butterfly`, `scan`, `broadcast` hold `n` i32, `warp_sums` ceil(n/32); whole
+        // warps.
+        unsafe { gpu.launch(kernel, cfg, args) }?;
     }
+    let name = kernel.name();
     Ok(WarpShuffleOutput {
-        warp_sums: gpu.download(&d_sums, kernel)?,
-        butterfly: gpu.download(&d_butterfly, kernel)?,
-        scan: gpu.download(&d_scan, kernel)?,
-        broadcast: gpu.download(&d_broadcast, kernel)?,
+        warp_sums: gpu.download(&d_sums, name)?,
+        butterfly: gpu.download(&d_butterfly, name)?,
+        scan: gpu.download(&d_scan, name)?,
+        broadcast: gpu.download(&d_broadcast, name)?,
     })
 }
 
@@ -254,20 +253,17 @@ pub fn warp_shuffle_reference(input: &[i32]) -> WarpShuffleOutput {
 /// Histogram of `values` into [`k::HISTOGRAM_BINS`] bins (`v % bins`), counted in shared memory
 /// per block and merged with global atomics.
 pub fn shared_atomic_histogram(gpu: &Gpu, values: &[u32]) -> Result<Vec<u32>> {
-    let kernel = k::SMOKE_SHARED_ATOMIC_HISTOGRAM;
+    let kernel = kernels::smoke_shared_atomic_histogram;
     let n = values.len();
     let d_values = gpu.upload(values)?;
     let mut d_bins = gpu.zeros::<u32>(k::HISTOGRAM_BINS)?;
     if n > 0 {
-        let f = gpu.function(kernel)?;
-        let mut args = gpu.stream().launch_builder(&f);
-        args.arg(&d_values).arg(&n).arg(&mut d_bins);
-        // SAFETY: matches `(values: *const u32, n: usize, bins: *mut u32)`; `bins` holds
-        // HISTOGRAM_BINS zeroed counters; BLOCK >= HISTOGRAM_BINS.
-        unsafe { args.launch(grid_stride_config(kernel, n)?) }
-            .during(format!("launching {kernel}"))?;
+        let cfg = grid_stride_config(kernel.name(), n)?;
+        // SAFETY: `smoke_shared_atomic_histogram(values, n, bins)`; `bins` holds HISTOGRAM_BINS
+        // zeroed counters; BLOCK >= HISTOGRAM_BINS.
+        unsafe { gpu.launch(kernel, cfg, (&d_values, n, &mut d_bins)) }?;
     }
-    gpu.download(&d_bins, kernel)
+    gpu.download(&d_bins, kernel.name())
 }
 
 /// CPU reference of [`shared_atomic_histogram`].
@@ -282,20 +278,17 @@ pub fn histogram_reference(values: &[u32]) -> Vec<u32> {
 /// `[wrapping sum, max, min, count]` of `values` by global atomics (`[0, i32::MIN, i32::MAX, 0]`
 /// for no values).
 pub fn global_atomics(gpu: &Gpu, values: &[i32]) -> Result<Vec<i32>> {
-    let kernel = k::SMOKE_GLOBAL_ATOMICS;
+    let kernel = kernels::smoke_global_atomics;
     let n = values.len();
     let d_values = gpu.upload(values)?;
     let mut d_results = gpu.upload(&[0, i32::MIN, i32::MAX, 0])?;
     if n > 0 {
-        let f = gpu.function(kernel)?;
-        let mut args = gpu.stream().launch_builder(&f);
-        args.arg(&d_values).arg(&n).arg(&mut d_results);
-        // SAFETY: matches `(values: *const i32, n: usize, results: *mut i32)`; `results` holds
+        let cfg = grid_stride_config(kernel.name(), n)?;
+        // SAFETY: `smoke_global_atomics(values, n, results)`; `results` holds
         // GLOBAL_ATOMICS_SLOTS initialised slots.
-        unsafe { args.launch(grid_stride_config(kernel, n)?) }
-            .during(format!("launching {kernel}"))?;
+        unsafe { gpu.launch(kernel, cfg, (&d_values, n, &mut d_results)) }?;
     }
-    gpu.download(&d_results, kernel)
+    gpu.download(&d_results, kernel.name())
 }
 
 /// CPU reference of [`global_atomics`].
@@ -310,19 +303,17 @@ pub fn global_atomics_reference(values: &[i32]) -> Vec<i32> {
 
 /// Sum of `x` with one global `f32` atomicAdd per element.
 pub fn global_atomic_add_f32(gpu: &Gpu, x: &[f32]) -> Result<f32> {
-    let kernel = k::SMOKE_GLOBAL_ATOMIC_ADD_F32;
+    let kernel = kernels::smoke_global_atomic_add_f32;
     let n = x.len();
     let d_x = gpu.upload(x)?;
     let mut d_sum = gpu.zeros::<f32>(1)?;
     if n > 0 {
-        let f = gpu.function(kernel)?;
-        let mut args = gpu.stream().launch_builder(&f);
-        args.arg(&d_x).arg(&n).arg(&mut d_sum);
-        // SAFETY: matches `(x: *const f32, n: usize, sum: *mut f32)`; `sum` is one zeroed float.
-        unsafe { args.launch(grid_stride_config(kernel, n)?) }
-            .during(format!("launching {kernel}"))?;
+        let cfg = grid_stride_config(kernel.name(), n)?;
+        // SAFETY: `smoke_global_atomic_add_f32(x, n, sum)`; `x` holds `n` floats, `sum` is one
+        // zeroed float.
+        unsafe { gpu.launch(kernel, cfg, (&d_x, n, &mut d_sum)) }?;
     }
-    Ok(gpu.download(&d_sum, kernel)?[0])
+    Ok(gpu.download(&d_sum, kernel.name())?[0])
 }
 
 /// What [`check`] found for one kernel.
@@ -418,7 +409,8 @@ pub fn check(gpu: &Gpu, variant: Variant, n: usize, seed: u64) -> Result<Outcome
     Ok(Outcome { n, seed, result })
 }
 
-/// Launches [`k::SMOKE_TRAP_OUT_OF_BOUNDS`], which traps by design, and waits for it: the
+/// Launches [`smoke_trap_out_of_bounds`](kernels::smoke_trap_out_of_bounds), which traps by
+/// design, and waits for it: the
 /// result is the error a kernel fault produces ([`Error::Driver`] naming the kernel). The
 /// fault leaves the CUDA context unusable, so call it only in a process of its own (the tests
 /// run it in a child process).
@@ -426,16 +418,13 @@ pub fn check(gpu: &Gpu, variant: Variant, n: usize, seed: u64) -> Result<Outcome
 /// # Errors
 /// The fault, as [`Error::Driver`]; any other driver error before it.
 pub fn trap_out_of_bounds(gpu: &Gpu) -> Result<()> {
-    let kernel = k::SMOKE_TRAP_OUT_OF_BOUNDS;
+    let kernel = kernels::smoke_trap_out_of_bounds;
     let mut data = gpu.zeros::<f32>(32)?;
     let n = data.len();
-    let f = gpu.function(kernel)?;
-    let mut args = gpu.stream().launch_builder(&f);
-    args.arg(&mut data).arg(&n);
-    // SAFETY: `smoke_trap_out_of_bounds(data: *mut f32, n: usize)` with `n` valid elements;
-    // its out-of-bounds index is caught by a bounds check that traps before any access.
-    unsafe { args.launch(launch::linear(1, 32, 0)) }.during(format!("launching {kernel}"))?;
-    gpu.download(&data, kernel).map(drop)
+    // SAFETY: `smoke_trap_out_of_bounds(data, n)` with `n` valid elements; its out-of-bounds
+    // index is caught by a bounds check that traps before any access.
+    unsafe { gpu.launch(kernel, launch::linear(1, 32, 0), (&mut data, n)) }?;
+    gpu.download(&data, kernel.name()).map(drop)
 }
 
 #[cfg(test)]

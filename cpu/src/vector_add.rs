@@ -19,11 +19,12 @@
 //! # }
 //! ```
 
-use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
-use gpu::vector_add as k;
+use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
+use gpu::vector_add::{self as k, kernels};
 
 use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result, expect_len};
+use crate::error::{Error, Result, expect_len};
+use crate::kernel::Kernel;
 use crate::launch::{self, VEC4_ALIGNMENT};
 
 /// Queues `z = x + y` (`n = x.len()` floats) on `gpu`'s stream with the fastest variant that
@@ -126,11 +127,10 @@ fn queue(
     if n == 0 {
         return Ok(cfg.unwrap_or(launch::linear(0, k::BLOCK_SIZE, 0)));
     }
-    let stream = gpu.stream();
-    // The guards record this launch's use of the buffers when dropped, after the launch.
-    let (x_ptr, _read_x) = x.device_ptr(stream);
-    let (y_ptr, _read_y) = y.device_ptr(stream);
-    let (z_ptr, _write_z) = z.device_ptr_mut(stream);
+    let (x_ptr, y_ptr) = (gpu.address(x), gpu.address(y));
+    // `Gpu::address` takes a shared buffer: the output's address is read through its mutable
+    // pointer.
+    let z_ptr = gpu.address_mut(z);
     let variant = match chosen {
         Some(variant) => {
             variant.check_alignment(x_ptr, y_ptr, z_ptr)?;
@@ -146,18 +146,14 @@ fn queue(
         Some(cfg) => cfg,
         None => variant.launch_config(gpu, n)?,
     };
-    let kernel = variant.kernel_name();
-    let f = gpu.function(kernel)?;
-    let mut args = stream.launch_builder(&f);
-    args.arg(&x_ptr).arg(&y_ptr).arg(&z_ptr).arg(&n);
-    // SAFETY: the arguments match `vector_add(x: *const f32, y: *const f32, z: *mut f32,
-    // n: usize)` and its grid-stride and vec4 twins: three device views of `n` floats each
+    // SAFETY: every variant is `(x: *const f32, y: *const f32, z: *mut f32, n: usize)`
+    // (`vector_add` and its grid-stride and vec4 twins): three device views of `n` floats each
     // (lengths checked) in `gpu`'s context (checked); `z` overlaps neither input, since it is
     // borrowed mutably while they are borrowed. For the vec4 kernel all three start on a
     // 16-byte boundary (checked by `check_alignment`, or `fastest` chose it only then). The
     // launch is one-dimensional, and covers `n` where the kernel needs it (`launch_config`, or
     // `check_config` for a caller's configuration).
-    unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
+    unsafe { gpu.launch(variant.kernel(), cfg, (x, y, z, n)) }?;
     Ok(cfg)
 }
 
@@ -213,13 +209,18 @@ impl Variant {
         Variant::VectorAddVec4,
     ];
 
+    /// The variant's kernel (all three take the same parameters).
+    pub fn kernel(self) -> Kernel<(*const f32, *const f32, *mut f32, usize)> {
+        match self {
+            Variant::VectorAdd => kernels::vector_add,
+            Variant::VectorAddGridStride => kernels::vector_add_grid_stride,
+            Variant::VectorAddVec4 => kernels::vector_add_vec4,
+        }
+    }
+
     /// The kernel's `.entry` name in the PTX.
     pub fn kernel_name(self) -> &'static str {
-        match self {
-            Variant::VectorAdd => k::VECTOR_ADD,
-            Variant::VectorAddGridStride => k::VECTOR_ADD_GRID_STRIDE,
-            Variant::VectorAddVec4 => k::VECTOR_ADD_VEC4,
-        }
+        self.kernel().name()
     }
 
     /// The variant [`add`] runs: [`Variant::VectorAddVec4`] if `aligned` (`x`, `y` and `z` all
@@ -353,7 +354,11 @@ mod tests {
         let names: Vec<_> = Variant::ALL.iter().map(|v| v.kernel_name()).collect();
         assert_eq!(
             names,
-            ["vector_add", "vector_add_grid_stride", "vector_add_vec4"]
+            [
+                kernels::vector_add.name(),
+                kernels::vector_add_grid_stride.name(),
+                kernels::vector_add_vec4.name()
+            ]
         );
     }
 }

@@ -1,39 +1,33 @@
 //! The lab's GPU side: every kernel, written in Rust, compiled to PTX by rustc's
-//! `nvptx64-nvidia-cuda` backend (see `xtask` for the builder).
+//! `nvptx64-nvidia-cuda` backend (see `xtask` for the builder), on top of the device-support
+//! crate [`gpu_std`] (this project's `cuda_std`).
 //!
-//! The crate builds for two targets:
-//! - `nvptx64-nvidia-cuda`: the kernels (`extern "ptx-kernel"` entry points), the
-//!   [`device`] support module and a panic handler that traps.
-//! - the host: only the items both sides must agree on (kernel entry names, block and tile
-//!   constants, `__constant__` symbol names and sizes, `#[repr(C)]` parameter types), so the
-//!   `cpu` crate depends on this crate instead of repeating literals.
+//! Every kernel is an `unsafe fn` with `#[kernel]`, and the crate builds for two targets:
+//! - `nvptx64-nvidia-cuda`: each kernel is a PTX `.entry` of its own name;
+//! - the host: each kernel is a typed handle of the same name (`gpu_std::host::Kernel`, its
+//!   parameter types in order), which `cpu::Gpu::launch` takes with matching arguments; beside
+//!   them, the items both sides must agree on (block and tile constants, `__constant__` symbol
+//!   names and sizes, `#[repr(C)]` parameter types), so the `cpu` crate depends on this crate
+//!   instead of repeating literals. The kernels' bodies are compiled for the device only.
 //!
 //! Each pattern lives in one module, a folder with one file per kernel family for the larger
-//! ones ([`reduce`], [`convolution`]). The names match the `cpu` modules, the tests and the
-//! docs: [`reduce`] holds both the reductions and the square sums, as `cpu::reduce` does.
+//! ones ([`reduce`], [`convolution`], [`transpose`]). The names match the `cpu` modules, the
+//! tests and the docs: [`reduce`] holds both the reductions and the square sums, as
+//! `cpu::reduce` does.
 #![no_std]
-// The kernels exist only in the device build (`nvptx64-nvidia-cuda`), so on the host the links
-// that the shared docs make to them cannot resolve. Those links are checked by the device doc
-// build (`cargo doc -p gpu --target nvptx64-nvidia-cuda`, in `.ci/run`), where every kernel is.
-#![cfg_attr(not(target_arch = "nvptx64"), allow(rustdoc::broken_intra_doc_links))]
-#![cfg_attr(
-    target_arch = "nvptx64",
-    feature(
-        abi_ptx,
-        stdarch_nvptx,
-        asm_experimental_arch,
-        core_intrinsics,
-        gpu_intrinsics,
-        gpu_launch_sized_workgroup_mem,
-        link_llvm_intrinsics
-    )
-)]
-#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+// `#[kernel]` emits `extern "ptx-kernel"` entries (`abi_ptx`); a few helpers are inline PTX.
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 // The host build sees each kernel as its typed handle (`#[kernel]` drops the body there), so the
 // kernels' imports and private helpers are used by the device build alone.
 #![cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports, dead_code))]
 
+// The host unit tests (the simulations of the transpose kernels' plans) use `std`.
+#[cfg(test)]
+extern crate std;
+
 pub mod convolution;
+/// Two kernels written against cuda_std 0.2's names alone (`thread`, `shared_array!`).
+pub mod cuda_std_style;
 
 pub mod md;
 pub mod memory;

@@ -23,15 +23,6 @@
 //! `1/2 sum_j E(r_ij)`, so that the sum of `w` over atoms is the total potential energy. The
 //! neighbour list is CSR: `offsets[i]..offsets[i + 1]` index `neighbours`, both `u32`.
 
-/// Entry name of [`md_lj_full_f32`](kernels::md_lj_full_f32).
-pub const MD_LJ_FULL_F32: &str = "md_lj_full_f32";
-/// Entry name of [`md_lj_full_f64`](kernels::md_lj_full_f64).
-pub const MD_LJ_FULL_F64: &str = "md_lj_full_f64";
-/// Entry name of [`md_lj_half_atomic_f32`](kernels::md_lj_half_atomic_f32).
-pub const MD_LJ_HALF_ATOMIC_F32: &str = "md_lj_half_atomic_f32";
-/// Entry name of [`md_lj_half_atomic_f64`](kernels::md_lj_half_atomic_f64).
-pub const MD_LJ_HALF_ATOMIC_F64: &str = "md_lj_half_atomic_f64";
-
 /// Threads per block the host launches the force kernels with (four warps; any block size
 /// works: one thread per atom, threads past the last atom return).
 pub const MD_BLOCK: u32 = 128;
@@ -41,8 +32,8 @@ pub const MD_STRIDE: usize = 4;
 
 /// The kernels (device build only).
 pub mod kernels {
-    use gpu_std::kernel;
     use core::ops::{Add, Mul, Sub};
+    use gpu_std::kernel;
 
     use super::MD_STRIDE;
     use gpu_std::{AtomicAdd, atomic_add, global_index_x, load_global_v4, store_global_v4};

@@ -8,9 +8,6 @@
 //! store), as [`vector_add`](crate::vector_add): memory-bound, and in the ring far cheaper than
 //! the copy over NVLink or PCIe before it.
 
-/// Entry name of [`add_into`](kernels::add_into) in the PTX.
-pub const ADD_INTO: &str = "add_into";
-
 /// Threads per block the host launches [`add_into`](kernels::add_into) with.
 pub const ADD_INTO_BLOCK: u32 = 256;
 

@@ -1,24 +1,6 @@
-//! Smoke kernels: each exercises one feature of the [`device`](gpu_std) support module
+//! Smoke kernels: each exercises one feature of the [`gpu_std`] support crate
 //! end to end (declaration in Rust, PTX, launch from the host, result checked on the CPU), so a
 //! broken feature shows up here by name before a pattern that relies on it fails.
-
-/// Entry name of [`smoke_static_shared_reverse`](kernels::smoke_static_shared_reverse).
-pub const SMOKE_STATIC_SHARED_REVERSE: &str = "smoke_static_shared_reverse";
-/// Entry name of [`smoke_dynamic_shared_reverse`](kernels::smoke_dynamic_shared_reverse).
-pub const SMOKE_DYNAMIC_SHARED_REVERSE: &str = "smoke_dynamic_shared_reverse";
-/// Entry name of [`smoke_constant_polynomial`](kernels::smoke_constant_polynomial).
-pub const SMOKE_CONSTANT_POLYNOMIAL: &str = "smoke_constant_polynomial";
-/// Entry name of [`smoke_warp_shuffle`](kernels::smoke_warp_shuffle).
-pub const SMOKE_WARP_SHUFFLE: &str = "smoke_warp_shuffle";
-/// Entry name of [`smoke_shared_atomic_histogram`](kernels::smoke_shared_atomic_histogram).
-pub const SMOKE_SHARED_ATOMIC_HISTOGRAM: &str = "smoke_shared_atomic_histogram";
-/// Entry name of [`smoke_global_atomics`](kernels::smoke_global_atomics).
-pub const SMOKE_GLOBAL_ATOMICS: &str = "smoke_global_atomics";
-/// Entry name of [`smoke_global_atomic_add_f32`](kernels::smoke_global_atomic_add_f32).
-pub const SMOKE_GLOBAL_ATOMIC_ADD_F32: &str = "smoke_global_atomic_add_f32";
-
-/// Entry name of [`smoke_trap_out_of_bounds`](kernels::smoke_trap_out_of_bounds).
-pub const SMOKE_TRAP_OUT_OF_BOUNDS: &str = "smoke_trap_out_of_bounds";
 
 /// Threads per block of [`smoke_static_shared_reverse`](kernels::smoke_static_shared_reverse),
 /// which is also the length of its static shared array.
@@ -38,8 +20,8 @@ gpu_std::constant_memory!(
 
 /// The kernels (device build only).
 pub mod kernels {
-    use gpu_std::kernel;
     use super::{C_SMOKE_COEFFICIENTS, HISTOGRAM_BINS, STATIC_REVERSE_BLOCK};
+    use gpu_std::kernel;
     use gpu_std::{
         DynamicShared, FULL_MASK, WARP_SIZE, atomic_add, atomic_cas, atomic_max, atomic_min,
         block_dim, block_idx, global_index_x, grid_stride_x, lane_id, shfl_down_sync,
@@ -91,11 +73,7 @@ pub mod kernels {
     /// `input` and `output` are valid for `n` floats and do not overlap; the block size is
     /// [`STATIC_REVERSE_BLOCK`] (a larger one traps on the shared-array bound).
     #[kernel]
-    pub unsafe fn smoke_static_shared_reverse(
-        input: *const f32,
-        output: *mut f32,
-        n: usize,
-    ) {
+    pub unsafe fn smoke_static_shared_reverse(input: *const f32, output: *mut f32, n: usize) {
         let s = gpu_std::static_shared!(s_smoke_reverse: [f32; STATIC_REVERSE_BLOCK as usize]);
         // SAFETY: forwarded; the block size is at most the array's length (else the bound traps).
         unsafe { reverse_segment(input, output, n, |i, v| s.write(i, v), |i| s.read(i)) }
@@ -109,11 +87,7 @@ pub mod kernels {
     /// # Safety
     /// `input` and `output` are valid for `n` floats and do not overlap.
     #[kernel]
-    pub unsafe fn smoke_dynamic_shared_reverse(
-        input: *const f32,
-        output: *mut f32,
-        n: usize,
-    ) {
+    pub unsafe fn smoke_dynamic_shared_reverse(input: *const f32, output: *mut f32, n: usize) {
         let s = DynamicShared::<f32>::get();
         // SAFETY: forwarded; the launch gives `4 * blockDim.x` bytes (else the bound traps).
         unsafe { reverse_segment(input, output, n, |i, v| s.write(i, v), |i| s.read(i)) }
@@ -128,11 +102,7 @@ pub mod kernels {
     /// # Safety
     /// `x` and `y` are valid for `n` floats.
     #[kernel]
-    pub unsafe fn smoke_constant_polynomial(
-        x: *const f32,
-        y: *mut f32,
-        n: usize,
-    ) {
+    pub unsafe fn smoke_constant_polynomial(x: *const f32, y: *mut f32, n: usize) {
         let mut i = global_index_x();
         while i < n {
             // SAFETY: `i < n`.
@@ -223,11 +193,7 @@ pub mod kernels {
     /// # Safety
     /// `values` is valid for `n` elements, `bins` for [`HISTOGRAM_BINS`] and zeroed by the host.
     #[kernel]
-    pub unsafe fn smoke_shared_atomic_histogram(
-        values: *const u32,
-        n: usize,
-        bins: *mut u32,
-    ) {
+    pub unsafe fn smoke_shared_atomic_histogram(values: *const u32, n: usize, bins: *mut u32) {
         let s = gpu_std::static_shared!(s_smoke_histogram: [u32; HISTOGRAM_BINS]);
         let t = thread_idx().x as usize;
         if t < HISTOGRAM_BINS {
@@ -265,11 +231,7 @@ pub mod kernels {
     /// `values` is valid for `n` elements; `results` for 4, initialised by the host to
     /// `[0, i32::MIN, i32::MAX, 0]`.
     #[kernel]
-    pub unsafe fn smoke_global_atomics(
-        values: *const i32,
-        n: usize,
-        results: *mut i32,
-    ) {
+    pub unsafe fn smoke_global_atomics(values: *const i32, n: usize, results: *mut i32) {
         let mut i = global_index_x();
         while i < n {
             // SAFETY: `i < n`; `results` has 4 slots, each updated atomically.
@@ -309,11 +271,7 @@ pub mod kernels {
     /// # Safety
     /// `x` is valid for `n` floats; `sum` for one, zeroed by the host.
     #[kernel]
-    pub unsafe fn smoke_global_atomic_add_f32(
-        x: *const f32,
-        n: usize,
-        sum: *mut f32,
-    ) {
+    pub unsafe fn smoke_global_atomic_add_f32(x: *const f32, n: usize, sum: *mut f32) {
         let mut i = global_index_x();
         while i < n {
             // SAFETY: `i < n`; `sum` is one float updated atomically.

@@ -5,14 +5,6 @@
 //! 4-byte store), so the kernel is bound by memory bandwidth: its ceiling is the device-to-device
 //! copy bandwidth.
 
-/// Entry name of [`vector_add`](kernels::vector_add) in the PTX.
-pub const VECTOR_ADD: &str = "vector_add";
-/// Entry name of [`vector_add_grid_stride`](kernels::vector_add_grid_stride) in the PTX.
-pub const VECTOR_ADD_GRID_STRIDE: &str = "vector_add_grid_stride";
-
-/// Entry name of [`vector_add_vec4`](kernels::vector_add_vec4) in the PTX.
-pub const VECTOR_ADD_VEC4: &str = "vector_add_vec4";
-
 /// Threads per block the host launches both kernels with (a multiple of the warp size; any
 /// block size works).
 pub const BLOCK_SIZE: u32 = 256;
@@ -44,12 +36,7 @@ pub mod kernels {
     ///
     /// Performance: 12 bytes per element, one FADD: memory-bound.
     #[kernel]
-    pub unsafe fn vector_add(
-        x: *const f32,
-        y: *const f32,
-        z: *mut f32,
-        n: usize,
-    ) {
+    pub unsafe fn vector_add(x: *const f32, y: *const f32, z: *mut f32, n: usize) {
         let i = global_index_x();
         if i < n {
             // SAFETY: `i < n` and the caller guarantees `n` valid elements per pointer.
@@ -73,12 +60,7 @@ pub mod kernels {
     ///
     /// Performance: 12 bytes per element, one FADD: memory-bound.
     #[kernel]
-    pub unsafe fn vector_add_grid_stride(
-        x: *const f32,
-        y: *const f32,
-        z: *mut f32,
-        n: usize,
-    ) {
+    pub unsafe fn vector_add_grid_stride(x: *const f32, y: *const f32, z: *mut f32, n: usize) {
         let stride = grid_stride_x();
         let mut i = global_index_x();
         while i < n {
@@ -108,12 +90,7 @@ pub mod kernels {
     ///
     /// Performance: 12 bytes per element, one FADD: memory-bound.
     #[kernel]
-    pub unsafe fn vector_add_vec4(
-        x: *const f32,
-        y: *const f32,
-        z: *mut f32,
-        n: usize,
-    ) {
+    pub unsafe fn vector_add_vec4(x: *const f32, y: *const f32, z: *mut f32, n: usize) {
         let groups = n / 4;
         let stride = grid_stride_x();
         let mut g = global_index_x();

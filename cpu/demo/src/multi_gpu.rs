@@ -221,7 +221,7 @@ fn strong_scaling(group: &GpuGroup, cli: &Cli, out: &mut Out, size: usize) -> Re
         let base = *one_gpu_ms.get_or_insert(ms);
         let gbps = timing::gbps(bytes, ms);
         let m = Measurement::new("sharded-sum", &t)
-            .kernel(gpu::reduce::REDUCE_SUM_F32_F64)
+            .kernel(gpu::reduce::sum::reduce_sum_f32_f64.name())
             .at(k as f64)
             .bytes(bytes, None)
             .error(err)

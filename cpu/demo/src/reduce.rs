@@ -227,7 +227,7 @@ impl SeedRun<'_> {
     ) -> Result<Trial<Checked>> {
         let Bench { gpu, cli, ceiling } = self.bench;
         let mut work = SeedWork::new(gpu, variant, self.d_input, block)?;
-        let kernel = work.launch_info().kernel;
+        let kernel = work.launch_info().kernel.name();
         Plan::new(gpu, cli, kernel, kernel)
             .bytes(reference::bytes_read(self.d_input.len()), Some(ceiling))
             .run_with_setup(
@@ -262,7 +262,7 @@ where
 {
     let Bench { gpu, cli, ceiling } = bench;
     let mut reducer = ReduceSum::<K>::new(gpu)?;
-    Plan::new(gpu, cli, K::KERNEL, K::KERNEL)
+    Plan::new(gpu, cli, K::KERNEL_NAME, K::KERNEL_NAME)
         .bytes(reference::bytes_read(d_input.len()), Some(ceiling))
         .run_with_setup(
             &mut (&mut reducer, flush),
@@ -270,7 +270,11 @@ where
             |(reducer, _)| reducer.launch(gpu, d_input),
             |(reducer, _), cfg| {
                 let got = reducer.result(gpu)?;
-                out.dump(&format!("output_{}{dump_suffix}", K::KERNEL), &[], &[got])?;
+                out.dump(
+                    &format!("output_{}{dump_suffix}", K::KERNEL_NAME),
+                    &[],
+                    &[got],
+                )?;
                 Ok(check(got, cfg))
             },
         )
@@ -320,9 +324,9 @@ fn reduce_sum_table(
         for trial in trials {
             failures += !trial.passed() as usize;
             let kernel = trial.measurement.variant.clone();
-            let exact_sum = kernel == SumI32::KERNEL;
+            let exact_sum = kernel == SumI32::KERNEL_NAME;
             let (key, gbps, ms) = reduce_sum_row(&mut table, ceiling, trial, n, exact_sum);
-            if kernel == SumF32::KERNEL {
+            if kernel == SumF32::KERNEL_NAME {
                 summary.push((n, gbps, ms));
                 // The largest size's f32 row (2^26 at the seed's size).
                 headline = Some(key);

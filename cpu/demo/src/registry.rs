@@ -185,7 +185,7 @@ pub static PATTERNS: &[PatternInfo] = &[
             let mut v = one_kernel_each(&constant_memory::Variant::ALL, |v| v.kernel_name());
             v.push(variant(
                 "dev-var (seed example)",
-                &[gpu::memory::constant_memory::CONSTANT_MEMORY_DEV_VAR],
+                &[gpu::memory::constant_memory::kernels::constant_memory_dev_var.name()],
             ));
             v
         },
@@ -194,12 +194,10 @@ pub static PATTERNS: &[PatternInfo] = &[
     PatternInfo {
         name: "device-globals",
         variants: || {
-            use gpu::memory::device_globals::{
-                DEVICE_GLOBALS_ADD_POINTERS, DEVICE_GLOBALS_ADD_SYMBOLS,
-            };
+            use gpu::memory::device_globals::kernels;
             vec![
-                variant("by-symbol", &[DEVICE_GLOBALS_ADD_SYMBOLS]),
-                variant("by-pointer", &[DEVICE_GLOBALS_ADD_POINTERS]),
+                variant("by-symbol", &[kernels::device_globals_add_symbols.name()]),
+                variant("by-pointer", &[kernels::device_globals_add_pointers.name()]),
             ]
         },
         sanitize: || vec![String::new()],
@@ -353,12 +351,12 @@ fn coalescing_variants() -> Vec<VariantInfo> {
 /// The host memory kinds (driver copies, and the zero-copy kernel), device to device, the
 /// empty kernel of the launch overhead, and the read stream of the read-only ceiling.
 fn bandwidth_variants() -> Vec<VariantInfo> {
-    use gpu::memory::bandwidth::{BANDWIDTH_COPY_V4, BANDWIDTH_EMPTY_KERNEL};
+    use gpu::memory::bandwidth::kernels::{bandwidth_copy_v4, bandwidth_empty_kernel};
     let mut v: Vec<VariantInfo> = bandwidth::HostMemory::ALL
         .iter()
         .map(|&kind| {
             if kind == bandwidth::HostMemory::ZeroCopy {
-                variant(variant_name(kind), &[BANDWIDTH_COPY_V4])
+                variant(variant_name(kind), &[bandwidth_copy_v4.name()])
             } else {
                 variant(format!("{} (driver copy)", variant_name(kind)), &[])
             }
@@ -367,9 +365,9 @@ fn bandwidth_variants() -> Vec<VariantInfo> {
     v.push(variant("device-to-device memcpy (driver copy)", &[]));
     v.push(variant(
         "device-to-device copy kernel",
-        &[BANDWIDTH_COPY_V4],
+        &[bandwidth_copy_v4.name()],
     ));
-    v.push(variant("launch overhead", &[BANDWIDTH_EMPTY_KERNEL]));
+    v.push(variant("launch overhead", &[bandwidth_empty_kernel.name()]));
     v.push(variant(
         "device read stream (read-only ceiling)",
         cpu::memory::read_stream::KERNELS,

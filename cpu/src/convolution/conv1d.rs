@@ -2,14 +2,20 @@
 //! [`conv1d_values`], the host one-shot [`run_1d`], then the kernels as [`Variant1d`] with
 //! their launch configurations and the seed's access ratios.
 
-use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
-use gpu::convolution as k;
+use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
+use gpu::convolution::{self as k, basic, tiled, vec4_1d};
 
 use super::{MAX_MASK_WIDTH, Mask1d};
 use crate::context::Gpu;
+use crate::error::Result;
 use crate::error::expect_len;
-use crate::error::{DriverContext, Result};
+use crate::kernel::Kernel;
 use crate::launch::{self, VEC4_ALIGNMENT};
+
+/// A 1D kernel that reads the mask from [`k::C_MASK_1D`]: `(input: *const f32,
+/// output: *mut f32, mask_width: usize, n: usize)`. The basic kernel takes a pointer to the
+/// mask as well ([`basic::convolution_1d_basic`]).
+pub type ConstantMaskKernel1d = Kernel<(*const f32, *mut f32, usize, usize)>;
 
 /// Queues `output = input * mask` on `gpu`'s stream, `P[i] = sum_j N[i + j - r] M[j]` over
 /// `n = input.len()` floats (ghosts read as 0), with the fastest variant that is correct for
@@ -108,10 +114,10 @@ fn queue(
         return Ok(launch::linear(0, k::BLOCK_1D, 0));
     }
     let width = mask.width();
-    let stream = gpu.stream();
-    // The guards record this launch's use of the buffers when dropped, after the launch.
-    let (input_ptr, _read) = input.device_ptr(stream);
-    let (output_ptr, _write) = output.device_ptr_mut(stream);
+    let input_ptr = gpu.address(input);
+    // `Gpu::address` takes a shared buffer: the output's address is read through its mutable
+    // pointer.
+    let output_ptr = gpu.address_mut(output);
     let variant = match chosen {
         Some(variant) => {
             variant.check_alignment(input_ptr, output_ptr)?;
@@ -123,35 +129,44 @@ fn queue(
         ),
     };
     let cfg = variant.launch_config(gpu, n, width)?;
-    let kernel = variant.entry(width);
-    let f = gpu.function(kernel)?;
-    let global_mask = (!variant.reads_constant_mask()).then(|| mask.device().device_ptr(stream));
-    // Held from the mask's write to the launch: orders this launch after every earlier user
-    // of the module's constant memory, on any stream, and the next user after it.
-    let mut constants = None;
-    if variant.reads_constant_mask() {
-        let guard = constants.insert(gpu.constant_memory()?);
-        mask.write_constant(guard)?;
+    match variant.constant_mask_kernel(width) {
+        None => {
+            // SAFETY: the arguments match `convolution_1d_basic(input: *const f32,
+            // mask: *const f32, output: *mut f32, mask_width: usize, n: usize)`. `input` and
+            // `output` are device views of `n` floats each (lengths checked) in `gpu`'s context
+            // (checked); they do not overlap, since `output` is borrowed mutably while `input`
+            // is borrowed. The mask holds `mask_width` floats, `mask_width` odd and at most
+            // MAX_MASK_WIDTH (validated by `Mask1d::new`), in `gpu`'s context (checked). The
+            // grid covers `n` with blocks of BLOCK_1D (`launch_config`).
+            unsafe {
+                gpu.launch(
+                    basic::convolution_1d_basic,
+                    cfg,
+                    (input, mask.device(), output, width, n),
+                )
+            }?;
+        }
+        Some(kernel) => {
+            // Held from the mask's write to the launch: orders this launch after every earlier
+            // user of the module's constant memory, on any stream, and the next user after it.
+            let mut constants = gpu.constant_memory()?;
+            mask.write_constant(&mut constants)?;
+            // SAFETY: the arguments match `(input: *const f32, output: *mut f32,
+            // mask_width: usize, n: usize)`, the signature of every kernel that reads the
+            // constant mask (`ConstantMaskKernel1d`). `input` and `output` are device views of
+            // `n` floats each (lengths checked) in `gpu`'s context (checked); they do not
+            // overlap, since `output` is borrowed mutably while `input` is borrowed. For the
+            // vec4 entry both start on a 16-byte boundary (checked by `check_alignment`, or
+            // `fastest` chose it only then). C_MASK_1D holds the mask's `mask_width` values,
+            // `mask_width` odd and at most MAX_MASK_WIDTH (validated by `Mask1d::new`), written
+            // under `constants`, which keeps every other writer out until this launch is
+            // queued and orders their later writes after it. The vec4 entry is the one
+            // compiled for this width; the block is BLOCK_1D, as every 1D kernel needs, and the
+            // seed kernels' grid covers `n` (`launch_config`).
+            unsafe { gpu.launch(kernel, cfg, (input, output, width, n)) }?;
+            drop(constants);
+        }
     }
-    let mut args = stream.launch_builder(&f);
-    args.arg(&input_ptr);
-    if let Some((mask_ptr, _)) = &global_mask {
-        args.arg(mask_ptr);
-    }
-    args.arg(&output_ptr).arg(&width).arg(&n);
-    // SAFETY: the arguments match `(input: *const f32, [mask: *const f32,] output: *mut f32,
-    // mask_width: usize, n: usize)`, the mask pointer for the basic kernel only (the one
-    // variant that does not read the constant mask). `input` and `output` are device views of
-    // `n` floats each (lengths checked) in `gpu`'s context (checked); they do not overlap,
-    // since `output` is borrowed mutably while `input` is borrowed. For the vec4 entry both
-    // start on a 16-byte boundary (checked by `check_alignment`, or `fastest` chose it only
-    // then). The global mask holds `mask_width` floats, `mask_width` odd and at most
-    // MAX_MASK_WIDTH (validated by `Mask1d::new`); for the other kernels C_MASK_1D holds the
-    // same values, written under `constants`, which keeps every other writer out until this
-    // launch is queued and orders their later writes after it. The vec4 entry is the one
-    // compiled for this width; the block is BLOCK_1D, as every 1D kernel needs.
-    unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
-    drop(constants);
     Ok(cfg)
 }
 
@@ -235,12 +250,29 @@ impl Variant1d {
     /// the family name (see [`Variant1d::entry`]).
     pub fn kernel_name(self) -> &'static str {
         match self {
-            Variant1d::Convolution1dBasic => k::CONVOLUTION_1D_BASIC,
-            Variant1d::Convolution1dConstantMask => k::CONVOLUTION_1D_CONSTANT_MASK,
-            Variant1d::Convolution1dTiledHalo => k::CONVOLUTION_1D_TILED_HALO,
-            Variant1d::Convolution1dTiledCachedHalo => k::CONVOLUTION_1D_TILED_CACHED_HALO,
             Variant1d::Convolution1dTiledVec4 => k::CONVOLUTION_1D_TILED_VEC4,
+            // Any width: only the vec4 family has one entry per width.
+            other => other.entry(1),
         }
+    }
+
+    /// The kernel launched for a mask of `mask_width` taps, for the variants that read the
+    /// mask from constant memory (all but [`Variant1d::Convolution1dBasic`], which takes a
+    /// pointer to it: `None`). The vec4 kernels have one entry per width.
+    ///
+    /// # Panics
+    /// If `mask_width` is even or larger than [`MAX_MASK_WIDTH`] (launchers validate first).
+    pub fn constant_mask_kernel(self, mask_width: usize) -> Option<ConstantMaskKernel1d> {
+        assert!(mask_width % 2 == 1 && mask_width <= MAX_MASK_WIDTH);
+        Some(match self {
+            Variant1d::Convolution1dBasic => return None,
+            Variant1d::Convolution1dConstantMask => basic::convolution_1d_constant_mask,
+            Variant1d::Convolution1dTiledHalo => tiled::convolution_1d_tiled_halo,
+            Variant1d::Convolution1dTiledCachedHalo => tiled::convolution_1d_tiled_cached_halo,
+            Variant1d::Convolution1dTiledVec4 => {
+                vec4_1d::CONVOLUTION_1D_TILED_VEC4_BY_RADIUS[mask_width / 2]
+            }
+        })
     }
 
     /// The `.entry` launched for a mask of `mask_width` taps (odd, at most
@@ -249,12 +281,9 @@ impl Variant1d {
     /// # Panics
     /// If `mask_width` is even or larger than [`MAX_MASK_WIDTH`] (launchers validate first).
     pub fn entry(self, mask_width: usize) -> &'static str {
-        assert!(mask_width % 2 == 1 && mask_width <= MAX_MASK_WIDTH);
-        match self {
-            Variant1d::Convolution1dTiledVec4 => {
-                k::CONVOLUTION_1D_TILED_VEC4_BY_RADIUS[mask_width / 2]
-            }
-            other => other.kernel_name(),
+        match self.constant_mask_kernel(mask_width) {
+            Some(kernel) => kernel.name(),
+            None => basic::convolution_1d_basic.name(),
         }
     }
 
@@ -330,12 +359,18 @@ mod tests {
     #[test]
     fn entries_cover_every_width() {
         let v = Variant1d::Convolution1dTiledVec4;
-        assert_eq!(v.entry(7), "convolution_1d_tiled_vec4_w7");
-        assert_eq!(v.entry(31), "convolution_1d_tiled_vec4_w31");
         assert_eq!(
-            Variant1d::Convolution1dBasic.entry(7),
-            "convolution_1d_basic"
+            v.constant_mask_kernel(7),
+            Some(vec4_1d::convolution_1d_tiled_vec4_w7)
         );
+        assert_eq!(
+            v.constant_mask_kernel(31),
+            Some(vec4_1d::convolution_1d_tiled_vec4_w31)
+        );
+        assert_eq!(v.entry(1), vec4_1d::convolution_1d_tiled_vec4_w1.name());
+        let global_mask = Variant1d::Convolution1dBasic;
+        assert_eq!(global_mask.constant_mask_kernel(7), None);
+        assert_eq!(global_mask.entry(7), basic::convolution_1d_basic.name());
     }
 
     #[test]

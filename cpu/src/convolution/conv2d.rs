@@ -2,14 +2,20 @@
 //! chosen seed version), [`conv2d_values`], the host one-shot [`run_2d`], then the kernels as
 //! [`Variant2d`] with their launch configurations and the seed's access ratios.
 
-use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
-use gpu::convolution as k;
+use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
+use gpu::convolution::{self as k, basic, tiled, vec4_2d};
 
 use super::{MAX_MASK_WIDTH_2D, Mask2d};
 use crate::context::Gpu;
 use crate::error::expect_len;
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
 use crate::launch::{self, VEC4_ALIGNMENT};
+
+/// A 2D kernel that reads the mask from [`k::C_MASK_2D`]: `(input: *const f32,
+/// output: *mut f32, mask_width: usize, rows: usize, cols: usize)`. The basic kernel takes a
+/// pointer to the mask as well ([`basic::convolution_2d_basic`]).
+pub type ConstantMaskKernel2d = Kernel<(*const f32, *mut f32, usize, usize, usize)>;
 
 /// Queues `output = input * mask` on `gpu`'s stream for row-major `rows x cols` images,
 /// `P[y][x] = sum_{jy, jx} N[y + jy - r][x + jx - r] M[jy][jx]` (ghosts read as 0), with the
@@ -140,10 +146,7 @@ fn queue(
         });
     }
     let width = mask.width();
-    let stream = gpu.stream();
-    // The guards record this launch's use of the buffers when dropped, after the launch.
-    let (input_ptr, _read) = input.device_ptr(stream);
-    let (output_ptr, _write) = output.device_ptr_mut(stream);
+    let input_ptr = gpu.address(input);
     let variant = match chosen {
         Some(variant) => {
             variant.check_alignment(cols, input_ptr)?;
@@ -152,37 +155,48 @@ fn queue(
         None => Variant2d::fastest(cols, launch::is_aligned(input_ptr, VEC4_ALIGNMENT)),
     };
     let cfg = variant.launch_config(gpu, rows, cols, width)?;
-    let kernel = variant.entry(width);
-    let f = gpu.function(kernel)?;
-    let global_mask = (!variant.reads_constant_mask()).then(|| mask.device().device_ptr(stream));
-    // Held from the mask's write to the launch: orders this launch after every earlier user
-    // of the module's constant memory, on any stream, and the next user after it.
-    let mut constants = None;
-    if variant.reads_constant_mask() {
-        let guard = constants.insert(gpu.constant_memory()?);
-        mask.write_constant(guard)?;
+    match variant.constant_mask_kernel(width) {
+        None => {
+            // SAFETY: the arguments match `convolution_2d_basic(input: *const f32,
+            // mask: *const f32, output: *mut f32, mask_width: usize, rows: usize,
+            // cols: usize)`. `input` and `output` are device views of `rows * cols` floats each
+            // (checked, no overflow) in `gpu`'s context (checked); they do not overlap, since
+            // `output` is borrowed mutably while `input` is borrowed. The mask holds
+            // `mask_width^2` floats, `mask_width` odd and at most MAX_MASK_WIDTH_2D (validated
+            // by `Mask2d::new`), in `gpu`'s context (checked). Blocks are 32 x 8 and the grid
+            // covers the image (`launch_config`).
+            unsafe {
+                gpu.launch(
+                    basic::convolution_2d_basic,
+                    cfg,
+                    (input, mask.device(), output, width, rows, cols),
+                )
+            }?;
+        }
+        Some(kernel) => {
+            // Held from the mask's write to the launch: orders this launch after every earlier
+            // user of the module's constant memory, on any stream, and the next user after it.
+            let mut constants = gpu.constant_memory()?;
+            mask.write_constant(&mut constants)?;
+            // SAFETY: the arguments match `(input: *const f32, output: *mut f32,
+            // mask_width: usize, rows: usize, cols: usize)`, the signature of every kernel that
+            // reads the constant mask (`ConstantMaskKernel2d`). `input` and `output` are device
+            // views of `rows * cols` floats each (checked, no overflow) in `gpu`'s context
+            // (checked); they do not overlap, since `output` is borrowed mutably while `input`
+            // is borrowed. For the vec4 entry `input` starts on a 16-byte boundary whenever
+            // `cols % 4 == 0`, the only case in which it loads `float4`s (checked by
+            // `check_alignment`, or `fastest` chose it only then); it stores `float4`s only
+            // where `output` is 16-byte aligned (its own check), and both sides are at most
+            // VEC4_MAX_SIDE_2D (`launch_config`). C_MASK_2D holds the mask's `mask_width^2`
+            // values, `mask_width` odd and at most MAX_MASK_WIDTH_2D (validated by
+            // `Mask2d::new`), written under `constants`, which keeps every other writer out
+            // until this launch is queued. The vec4 entry is the one compiled for this width;
+            // blocks are 32 x 8, as every 2D kernel needs, and the seed kernels' grid covers
+            // the image (`launch_config`).
+            unsafe { gpu.launch(kernel, cfg, (input, output, width, rows, cols)) }?;
+            drop(constants);
+        }
     }
-    let mut args = stream.launch_builder(&f);
-    args.arg(&input_ptr);
-    if let Some((mask_ptr, _)) = &global_mask {
-        args.arg(mask_ptr);
-    }
-    args.arg(&output_ptr).arg(&width).arg(&rows).arg(&cols);
-    // SAFETY: the arguments match `(input: *const f32, [mask: *const f32,] output: *mut f32,
-    // mask_width: usize, rows: usize, cols: usize)`, the mask pointer for the basic kernel
-    // only (the one variant that does not read the constant mask). `input` and `output` are
-    // device views of `rows * cols` floats each (checked, no overflow) in `gpu`'s context
-    // (checked); they do not overlap, since `output` is borrowed mutably while `input` is
-    // borrowed. For the vec4 entry `input` starts on a 16-byte boundary whenever
-    // `cols % 4 == 0`, the only case in which it loads `float4`s (checked by
-    // `check_alignment`, or `fastest` chose it only then); it stores outputs one float at a
-    // time. The global mask holds `mask_width^2` floats, `mask_width` odd and at most
-    // MAX_MASK_WIDTH_2D (validated by `Mask2d::new`); for the other kernels C_MASK_2D holds
-    // the same values, written under `constants`, which keeps every other writer out until
-    // this launch is queued. The vec4 entry is the one compiled for this width; blocks are
-    // 32 x 8, as every 2D kernel needs.
-    unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
-    drop(constants);
     Ok(cfg)
 }
 
@@ -261,11 +275,28 @@ impl Variant2d {
     /// the family name (see [`Variant2d::entry`]).
     pub fn kernel_name(self) -> &'static str {
         match self {
-            Variant2d::Convolution2dBasic => k::CONVOLUTION_2D_BASIC,
-            Variant2d::Convolution2dConstantMask => k::CONVOLUTION_2D_CONSTANT_MASK,
-            Variant2d::Convolution2dTiledHalo => k::CONVOLUTION_2D_TILED_HALO,
             Variant2d::Convolution2dTiledVec4 => k::CONVOLUTION_2D_TILED_VEC4,
+            // Any width: only the vec4 family has one entry per width.
+            other => other.entry(1),
         }
+    }
+
+    /// The kernel launched for a `mask_width x mask_width` mask, for the variants that read
+    /// the mask from constant memory (all but [`Variant2d::Convolution2dBasic`], which takes a
+    /// pointer to it: `None`). The vec4 kernels have one entry per width.
+    ///
+    /// # Panics
+    /// If `mask_width` is even or larger than [`MAX_MASK_WIDTH_2D`] (launchers validate first).
+    pub fn constant_mask_kernel(self, mask_width: usize) -> Option<ConstantMaskKernel2d> {
+        assert!(mask_width % 2 == 1 && mask_width <= MAX_MASK_WIDTH_2D);
+        Some(match self {
+            Variant2d::Convolution2dBasic => return None,
+            Variant2d::Convolution2dConstantMask => basic::convolution_2d_constant_mask,
+            Variant2d::Convolution2dTiledHalo => tiled::convolution_2d_tiled_halo,
+            Variant2d::Convolution2dTiledVec4 => {
+                vec4_2d::CONVOLUTION_2D_TILED_VEC4_BY_RADIUS[mask_width / 2]
+            }
+        })
     }
 
     /// The `.entry` launched for a `mask_width x mask_width` mask (odd, at most
@@ -274,12 +305,9 @@ impl Variant2d {
     /// # Panics
     /// If `mask_width` is even or larger than [`MAX_MASK_WIDTH_2D`] (launchers validate first).
     pub fn entry(self, mask_width: usize) -> &'static str {
-        assert!(mask_width % 2 == 1 && mask_width <= MAX_MASK_WIDTH_2D);
-        match self {
-            Variant2d::Convolution2dTiledVec4 => {
-                k::CONVOLUTION_2D_TILED_VEC4_BY_RADIUS[mask_width / 2]
-            }
-            other => other.kernel_name(),
+        match self.constant_mask_kernel(mask_width) {
+            Some(kernel) => kernel.name(),
+            None => basic::convolution_2d_basic.name(),
         }
     }
 
@@ -404,9 +432,18 @@ mod tests {
     #[test]
     fn entries_cover_every_width() {
         let v = Variant2d::Convolution2dTiledVec4;
-        assert_eq!(v.entry(5), "convolution_2d_tiled_vec4_w5");
-        assert_eq!(v.entry(1), "convolution_2d_tiled_vec4_w1");
-        assert_eq!(v.entry(9), "convolution_2d_tiled_vec4_w9");
+        assert_eq!(
+            v.constant_mask_kernel(5),
+            Some(vec4_2d::convolution_2d_tiled_vec4_w5)
+        );
+        assert_eq!(
+            v.constant_mask_kernel(1),
+            Some(vec4_2d::convolution_2d_tiled_vec4_w1)
+        );
+        assert_eq!(v.entry(9), vec4_2d::convolution_2d_tiled_vec4_w9.name());
+        let global_mask = Variant2d::Convolution2dBasic;
+        assert_eq!(global_mask.constant_mask_kernel(5), None);
+        assert_eq!(global_mask.entry(5), basic::convolution_2d_basic.name());
     }
 
     #[test]

@@ -73,21 +73,21 @@ pub use reference::{
     Comparison, RELATIVE_TOLERANCE, Reference, bytes_moved, compare, reference_1d, reference_2d,
 };
 
-use gpu::convolution as k;
+use gpu::convolution::{vec4_1d, vec4_2d};
 
 /// Every `.entry` the convolution launchers use (the vec4 families have one per mask width).
 pub fn entry_names() -> Vec<&'static str> {
     let mut names = Vec::new();
     for v in Variant1d::ALL {
         if v == Variant1d::Convolution1dTiledVec4 {
-            names.extend(k::CONVOLUTION_1D_TILED_VEC4_BY_RADIUS);
+            names.extend(vec4_1d::CONVOLUTION_1D_TILED_VEC4_BY_RADIUS.map(|k| k.name()));
         } else {
             names.push(v.kernel_name());
         }
     }
     for v in Variant2d::ALL {
         if v == Variant2d::Convolution2dTiledVec4 {
-            names.extend(k::CONVOLUTION_2D_TILED_VEC4_BY_RADIUS);
+            names.extend(vec4_2d::CONVOLUTION_2D_TILED_VEC4_BY_RADIUS.map(|k| k.name()));
         } else {
             names.push(v.kernel_name());
         }

@@ -7,10 +7,9 @@
 //! by uploading a validated [`NeighbourList`], so every index a kernel reads is below its atom
 //! count by construction.
 
-use ::gpu::md as k;
-use ::gpu::md::{MD_BLOCK, MD_STRIDE};
+use ::gpu::md::{MD_BLOCK, MD_STRIDE, kernels};
 use cudarc::driver::{
-    CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+    CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, ValidAsZeroBits,
 };
 
 use super::forces::CUTOFF_SQ;
@@ -18,14 +17,21 @@ use super::neighbour::{ListKind, NeighbourList};
 use super::system::{CUTOFF, System};
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};
+use crate::kernel::{DeviceCopy, Kernel};
 use crate::launch;
 
+/// A force kernel in precision `T`: `(positions, n, offsets, neighbours, box_len, cutoff_sq,
+/// forces)`.
+pub type ForceKernel<T> = Kernel<(*const T, usize, *const u32, *const u32, T, T, *mut T)>;
+
 /// A floating-point type the force kernels exist for: `f32` or `f64`.
-pub trait MdReal: DeviceRepr + ValidAsZeroBits + Default + Clone + Copy + 'static {
-    /// Entry name of the full-list kernel.
-    const FULL: &'static str;
-    /// Entry name of the half-list atomic kernel.
-    const HALF_ATOMIC: &'static str;
+pub trait MdReal:
+    DeviceRepr + DeviceCopy + ValidAsZeroBits + Default + Clone + Copy + 'static
+{
+    /// The full-list kernel.
+    const FULL: ForceKernel<Self>;
+    /// The half-list atomic kernel.
+    const HALF_ATOMIC: ForceKernel<Self>;
     /// The unit roundoff (`2^-24`, `2^-53`), for error bounds.
     const UNIT_ROUNDOFF: f64;
     /// The precision, as a value.
@@ -37,8 +43,8 @@ pub trait MdReal: DeviceRepr + ValidAsZeroBits + Default + Clone + Copy + 'stati
 }
 
 impl MdReal for f32 {
-    const FULL: &'static str = k::MD_LJ_FULL_F32;
-    const HALF_ATOMIC: &'static str = k::MD_LJ_HALF_ATOMIC_F32;
+    const FULL: ForceKernel<f32> = kernels::md_lj_full_f32;
+    const HALF_ATOMIC: ForceKernel<f32> = kernels::md_lj_half_atomic_f32;
     const UNIT_ROUNDOFF: f64 = super::forces::F32_UNIT_ROUNDOFF;
     const PRECISION: Precision = Precision::F32;
     fn from_f64(x: f64) -> Self {
@@ -50,8 +56,8 @@ impl MdReal for f32 {
 }
 
 impl MdReal for f64 {
-    const FULL: &'static str = k::MD_LJ_FULL_F64;
-    const HALF_ATOMIC: &'static str = k::MD_LJ_HALF_ATOMIC_F64;
+    const FULL: ForceKernel<f64> = kernels::md_lj_full_f64;
+    const HALF_ATOMIC: ForceKernel<f64> = kernels::md_lj_half_atomic_f64;
     const UNIT_ROUNDOFF: f64 = super::forces::F64_UNIT_ROUNDOFF;
     const PRECISION: Precision = Precision::F64;
     fn from_f64(x: f64) -> Self {
@@ -81,12 +87,17 @@ impl GpuVariant {
         }
     }
 
-    /// The entry name of this variant in precision `T`.
-    pub fn kernel_name<T: MdReal>(self) -> &'static str {
+    /// The kernel of this variant in precision `T`.
+    pub fn kernel<T: MdReal>(self) -> ForceKernel<T> {
         match self {
             GpuVariant::Full => T::FULL,
             GpuVariant::HalfAtomic => T::HALF_ATOMIC,
         }
+    }
+
+    /// The entry name of this variant in precision `T`.
+    pub fn kernel_name<T: MdReal>(self) -> &'static str {
+        self.kernel::<T>().name()
     }
 }
 
@@ -241,7 +252,7 @@ pub fn launch<T: MdReal>(
     box_len: f64,
     forces: &mut impl DevicePtrMut<T>,
 ) -> Result<LaunchConfig> {
-    let kernel = variant.kernel_name::<T>();
+    let kernel = variant.kernel::<T>();
     let n = list.atoms;
     for (what, len) in [
         ("positions (4 values per atom)", positions.len()),
@@ -278,38 +289,35 @@ pub fn launch<T: MdReal>(
         let (ptr, _record) = forces.device_ptr_mut(gpu.stream());
         ptr
     });
-    launch::check_aligned(kernel, "positions", positions_at, alignment)?;
-    launch::check_aligned(kernel, "forces", forces_at, alignment)?;
-    let cfg = launch_config(kernel, n)?;
+    let name = kernel.name();
+    launch::check_aligned(name, "positions", positions_at, alignment)?;
+    launch::check_aligned(name, "forces", forces_at, alignment)?;
+    let cfg = launch_config(name, n)?;
     if n == 0 {
         return Ok(cfg);
     }
     if variant == GpuVariant::HalfAtomic {
         gpu.stream()
             .memset_zeros(forces)
-            .during(format!("zeroing the forces for {kernel}"))?;
+            .during(format!("zeroing the forces for {name}"))?;
     }
-    let f = gpu.function(kernel)?;
-    let stream = gpu.stream();
-    let (positions_ptr, _read) = positions.device_ptr(stream);
-    let (forces_ptr, _write) = forces.device_ptr_mut(stream);
     let (box_len, cutoff_sq) = (T::from_f64(box_len), T::from_f64(CUTOFF_SQ));
-    let mut args = stream.launch_builder(&f);
-    args.arg(&positions_ptr)
-        .arg(&n)
-        .arg(&list.offsets)
-        .arg(&list.neighbours)
-        .arg(&box_len)
-        .arg(&cutoff_sq)
-        .arg(&forces_ptr);
-    // SAFETY: the arguments match `md_lj_*(positions: *const T, n: usize, offsets: *const u32,
-    // neighbours: *const u32, box_len: T, cutoff_sq: T, forces: *mut T)`: `positions` and
-    // `forces` hold `4 n` values of `T` (checked), start on an atom boundary (checked) and do
-    // not overlap (one is borrowed mutably); `offsets` and `neighbours` come from a validated
-    // `NeighbourList` of `n` atoms (`n + 1` nondecreasing offsets ending at the entry count,
-    // every index `< n`); the half-list kernel's `forces` was zeroed on the same stream just
-    // before; the grid covers `n` threads and the kernels return past `n`.
-    unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
+    let (offsets, neighbours) = (&list.offsets, &list.neighbours);
+    // SAFETY: `md_lj_*(positions, n, offsets, neighbours, box_len, cutoff_sq, forces)`:
+    // `positions` and `forces` hold `4 n` values of `T` (checked), start on an atom boundary
+    // (checked) and do not overlap (one is borrowed mutably); `offsets` and `neighbours` come
+    // from a validated `NeighbourList` of `n` atoms (`n + 1` nondecreasing offsets ending at the
+    // entry count, every index `< n`); the half-list kernel's `forces` was zeroed on the same
+    // stream just before; the grid covers `n` threads and the kernels return past `n`.
+    unsafe {
+        gpu.launch(
+            kernel,
+            cfg,
+            (
+                positions, n, offsets, neighbours, box_len, cutoff_sq, forces,
+            ),
+        )
+    }?;
     Ok(cfg)
 }
 
@@ -415,12 +423,15 @@ mod tests {
         assert_eq!(
             kernel_names(),
             [
-                "md_lj_full_f32",
-                "md_lj_full_f64",
-                "md_lj_half_atomic_f32",
-                "md_lj_half_atomic_f64"
+                kernels::md_lj_full_f32.name(),
+                kernels::md_lj_full_f64.name(),
+                kernels::md_lj_half_atomic_f32.name(),
+                kernels::md_lj_half_atomic_f64.name(),
             ]
         );
+        let mut distinct = kernel_names();
+        distinct.dedup();
+        assert_eq!(distinct.len(), GpuKernel::ALL.len());
         assert_eq!(GpuKernel::ALL[2].variant.list_kind(), ListKind::Half);
     }
 

@@ -10,17 +10,23 @@
 //! - zero-copy: `cuMemHostAlloc(PORTABLE | DEVICEMAP)` read or written by a kernel
 //!   ([`gpu::memory::bandwidth`]'s copy) through the pointer `cuMemHostGetDevicePointer` gives.
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg, sys};
-use gpu::memory::bandwidth as k;
+use cudarc::driver::{
+    CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, LaunchConfig, SyncOnDrop, sys,
+};
+use gpu::memory::bandwidth::{self as k, kernels};
 
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};
 use crate::launch;
 
 /// The kernels of this topic.
-pub const KERNELS: &[&str] = &[k::BANDWIDTH_COPY_V4, k::BANDWIDTH_EMPTY_KERNEL];
+pub const KERNELS: &[&str] = &[
+    kernels::bandwidth_copy_v4.name(),
+    kernels::bandwidth_empty_kernel.name(),
+];
 
 /// The host memory a transfer uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -187,6 +193,40 @@ impl HostBuffer {
     }
 }
 
+/// The first `len` words of mapped page-locked memory as the zero-copy kernel sees them: the
+/// device pointer `cuMemHostGetDevicePointer` gave, read or written over the bus. The driver
+/// tracks no events for host memory, so using it records nothing on the stream: the caller
+/// synchronizes the stream before the host reads or writes the buffer again.
+struct MappedWords<'a> {
+    ptr: sys::CUdeviceptr,
+    len: usize,
+    stream: &'a Arc<CudaStream>,
+}
+
+impl DeviceSlice<u32> for MappedWords<'_> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.stream
+    }
+}
+
+impl DevicePtr<u32> for MappedWords<'_> {
+    fn device_ptr<'b>(&'b self, _stream: &'b CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'b>) {
+        (self.ptr, SyncOnDrop::Record(None))
+    }
+}
+
+impl DevicePtrMut<u32> for MappedWords<'_> {
+    fn device_ptr_mut<'b>(
+        &'b mut self,
+        _stream: &'b CudaStream,
+    ) -> (sys::CUdeviceptr, SyncOnDrop<'b>) {
+        (self.ptr, SyncOnDrop::Record(None))
+    }
+}
+
 fn check_bytes(bytes: usize, host: usize, device: usize) -> Result<()> {
     if bytes > host.min(device) {
         return Err(Error::OutOfRange {
@@ -236,15 +276,19 @@ pub fn transfer(
 /// [`Error::Driver`] if the device cannot be queried.
 pub fn copy_config(gpu: &Gpu, bytes: usize) -> Result<LaunchConfig> {
     let groups = bytes / k::GROUP_BYTES;
-    let covering = launch::blocks_to_cover(k::BANDWIDTH_COPY_V4, groups, k::BLOCK_SIZE as u64)?;
+    let covering = launch::blocks_to_cover(
+        kernels::bandwidth_copy_v4.name(),
+        groups,
+        k::BLOCK_SIZE as u64,
+    )?;
     let wave = gpu.sm_count()? * (gpu.max_threads_per_sm()? / k::BLOCK_SIZE).max(1);
     Ok(launch::linear(covering.min(wave).max(1), k::BLOCK_SIZE, 0))
 }
 
 fn launch_copy(
     gpu: &Gpu,
-    src: sys::CUdeviceptr,
-    dst: sys::CUdeviceptr,
+    src: &impl DevicePtr<u32>,
+    dst: &mut impl DevicePtrMut<u32>,
     bytes: usize,
 ) -> Result<LaunchConfig> {
     let cfg = copy_config(gpu, bytes)?;
@@ -252,16 +296,38 @@ fn launch_copy(
         return Ok(cfg);
     }
     let groups = bytes / k::GROUP_BYTES;
-    let f = gpu.function(k::BANDWIDTH_COPY_V4)?;
-    let mut args = gpu.stream().launch_builder(&f);
-    args.arg(&src).arg(&dst).arg(&groups);
-    // SAFETY: matches `bandwidth_copy_v4(src: *const u32, dst: *mut u32, groups: usize)`; the
-    // callers pass two distinct allocations (device memory, or the device pointer of mapped host
-    // memory) valid for `bytes = 16 * groups` bytes, 16-byte aligned (cuMemAlloc and
-    // cuMemHostAlloc return page- or 256-byte aligned memory), and touch neither until the stream
-    // is synchronized.
-    unsafe { args.launch(cfg) }.during(format!("launching {}", k::BANDWIDTH_COPY_V4))?;
+    // SAFETY: `bandwidth_copy_v4(src, dst, groups)`: the callers pass two distinct allocations
+    // (device memory, or the device pointer of mapped host memory) of at least
+    // `bytes = 16 * groups` bytes, 16-byte aligned (cuMemAlloc and cuMemHostAlloc return page-
+    // or 256-byte aligned memory), and touch neither until the stream is synchronized.
+    unsafe { gpu.launch(kernels::bandwidth_copy_v4, cfg, (src, dst, groups)) }?;
     Ok(cfg)
+}
+
+/// The first `bytes` bytes of `buffer` as the copy kernel's `u32` words (`bytes` is at most its
+/// length and a multiple of 16: checked by the callers).
+fn words(buffer: &CudaSlice<u8>, bytes: usize) -> Result<cudarc::driver::CudaView<'_, u32>> {
+    // SAFETY: every bit pattern is a valid `u32`, and the view covers `bytes / 4` words of the
+    // buffer (`None` otherwise); the allocation is 256-byte aligned, so the words are aligned.
+    unsafe { buffer.transmute::<u32>(bytes / 4) }.ok_or(Error::LengthMismatch {
+        what: "copy buffer",
+        expected: bytes,
+        actual: buffer.len(),
+    })
+}
+
+/// As [`words`], mutably.
+fn words_mut(
+    buffer: &mut CudaSlice<u8>,
+    bytes: usize,
+) -> Result<cudarc::driver::CudaViewMut<'_, u32>> {
+    let actual = buffer.len();
+    // SAFETY: as in `words`; the view borrows the buffer mutably.
+    unsafe { buffer.transmute_mut::<u32>(bytes / 4) }.ok_or(Error::LengthMismatch {
+        what: "copy buffer",
+        expected: bytes,
+        actual,
+    })
 }
 
 /// Queues the zero-copy kernel: host-to-device reads the mapped `host` and writes `device`,
@@ -286,11 +352,16 @@ pub fn zero_copy(
             multiple: k::GROUP_BYTES,
         });
     }
-    let stream = gpu.stream().clone();
-    let (dev, _sync) = cudarc::driver::DevicePtrMut::device_ptr_mut(device, &stream);
+    let mut host_words = MappedWords {
+        ptr: mapped,
+        len: bytes / 4,
+        stream: gpu.stream(),
+    };
     match direction {
-        Direction::HostToDevice => launch_copy(gpu, mapped, dev, bytes),
-        Direction::DeviceToHost => launch_copy(gpu, dev, mapped, bytes),
+        Direction::HostToDevice => {
+            launch_copy(gpu, &host_words, &mut words_mut(device, bytes)?, bytes)
+        }
+        Direction::DeviceToHost => launch_copy(gpu, &words(device, bytes)?, &mut host_words, bytes),
     }
 }
 
@@ -313,10 +384,7 @@ pub fn kernel_copy(
             multiple: k::GROUP_BYTES,
         });
     }
-    let stream = gpu.stream().clone();
-    let (s, _read) = cudarc::driver::DevicePtr::device_ptr(src, &stream);
-    let (d, _write) = cudarc::driver::DevicePtrMut::device_ptr_mut(dst, &stream);
-    launch_copy(gpu, s, d, bytes)
+    launch_copy(gpu, &words(src, bytes)?, &mut words_mut(dst, bytes)?, bytes)
 }
 
 /// The transfer sizes of the sweep: 1 KiB, 4 KiB, ... (powers of 4) up to `max_bytes`.
@@ -351,7 +419,8 @@ pub fn first_pattern_mismatch(seed: u64, buf: &[u8], step: usize) -> Option<usiz
         .find(|&i| buf[i] != pattern_byte(seed, i))
 }
 
-/// Launch overhead of [`k::BANDWIDTH_EMPTY_KERNEL`] (one block of one thread).
+/// Launch overhead of [`bandwidth_empty_kernel`](kernels::bandwidth_empty_kernel) (one block
+/// of one thread).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LaunchOverhead {
     /// GPU time per launch: CUDA events around `launches` back-to-back launches, divided.
@@ -378,14 +447,10 @@ pub fn launch_overhead(gpu: &Gpu, launches: usize) -> Result<LaunchOverhead> {
             max: u64::MAX,
         });
     }
-    let f = gpu.function(k::BANDWIDTH_EMPTY_KERNEL)?;
     let cfg = launch::linear(1, 1, 0);
     let launch_once = || -> Result<()> {
-        let mut args = gpu.stream().launch_builder(&f);
         // SAFETY: `bandwidth_empty_kernel()` takes no arguments and touches no memory.
-        unsafe { args.launch(cfg) }
-            .map(drop)
-            .during(format!("launching {}", k::BANDWIDTH_EMPTY_KERNEL))
+        unsafe { gpu.launch(kernels::bandwidth_empty_kernel, cfg, ()) }
     };
     for _ in 0..10 {
         launch_once()?;

@@ -2,16 +2,15 @@
 //! bank mapping, and the measurement with
 //! `gpu::memory::bank_conflicts::kernels::bank_conflicts_read`.
 
-use cudarc::driver::PushKernelArg;
-use gpu::memory::bank_conflicts as k;
+use gpu::memory::bank_conflicts::{self as k, kernels};
 
 use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, Result};
 use crate::launch;
 use crate::verify::{self, Mismatch};
 
 /// The kernels of this topic.
-pub const KERNELS: &[&str] = &[k::BANK_CONFLICTS_READ];
+pub const KERNELS: &[&str] = &[kernels::bank_conflicts_read.name()];
 
 /// Banks of shared memory (4-byte words).
 pub const BANKS: u32 = 32;
@@ -134,30 +133,23 @@ pub fn measure(gpu: &Gpu, stride: u32, group: u32, reps: u32) -> Result<Measured
             });
         }
     }
-    let kernel = k::BANK_CONFLICTS_READ;
+    let kernel = kernels::bank_conflicts_read;
     let blocks = gpu.sm_count()?;
     let threads = blocks as usize * k::BLOCK_SIZE as usize;
     let mut cycles = gpu.poisoned::<u64>(blocks as usize, u64::MAX)?;
     let mut sink = gpu.poisoned::<u32>(threads, 0xDEAD_BEEF)?;
-    let f = gpu.function(kernel)?;
     let cfg = launch::linear(blocks, k::BLOCK_SIZE, 0);
-    let mut args = gpu.stream().launch_builder(&f);
-    args.arg(&stride)
-        .arg(&group)
-        .arg(&reps)
-        .arg(&mut cycles)
-        .arg(&mut sink);
-    // SAFETY: `bank_conflicts_read(stride: u32, group: u32, reps: u32, cycles: *mut u64,
-    // sink: *mut u32)`: `cycles` holds `grid` and `sink` `grid * block` elements.
-    unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
-    let got = gpu.download(&sink, kernel)?;
+    // SAFETY: `bank_conflicts_read(stride, group, reps, cycles, sink)`: `cycles` holds `grid`
+    // and `sink` `grid * block` elements.
+    unsafe { gpu.launch(kernel, cfg, (stride, group, reps, &mut cycles, &mut sink)) }?;
+    let got = gpu.download(&sink, kernel.name())?;
     let per_thread = expected_sink(stride, group, reps);
     let expected: Vec<u32> = (0..threads)
         .map(|t| per_thread[t % k::BLOCK_SIZE as usize])
         .collect();
     let check = verify::exact(&got, &expected);
     let mut per_block: Vec<f64> = gpu
-        .download(&cycles, kernel)?
+        .download(&cycles, kernel.name())?
         .into_iter()
         .map(|c| c as f64)
         .collect();

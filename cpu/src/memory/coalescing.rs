@@ -3,20 +3,21 @@
 //! reference, and the load efficiency each access pattern must reach (the seed's "效率 = 请求加载的
 //! 全局内存 / 所需加载的全局内存", `nvprof`'s `gld_efficiency`).
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use gpu::memory::coalescing as k;
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use gpu::memory::coalescing::{self as k, kernels};
 
 use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
 use crate::launch;
 use crate::verify::Mismatch;
 
 /// The kernels of this topic.
 pub const KERNELS: &[&str] = &[
-    k::COALESCING_READ_OFFSET_CA,
-    k::COALESCING_READ_OFFSET_CG,
-    k::COALESCING_READ_STRIDE_CA,
-    k::COALESCING_READ_STRIDE_CG,
+    kernels::coalescing_read_offset_ca.name(),
+    kernels::coalescing_read_offset_cg.name(),
+    kernels::coalescing_read_stride_ca.name(),
+    kernels::coalescing_read_stride_cg.name(),
 ];
 
 /// Bytes in a DRAM/L2 sector, the unit global memory moves since Maxwell (the seed's 32-byte
@@ -50,14 +51,19 @@ pub enum Access {
 }
 
 impl Access {
-    /// The kernel that reads with this pattern through `load`.
-    pub fn kernel_name(self, load: Load) -> &'static str {
+    /// The kernel that reads with this pattern through `load`: `(x, y, n, offset_or_stride)`.
+    pub fn kernel(self, load: Load) -> Kernel<(*const f32, *mut f32, usize, usize)> {
         match (self, load) {
-            (Access::Offset(_), Load::Ca) => k::COALESCING_READ_OFFSET_CA,
-            (Access::Offset(_), Load::Cg) => k::COALESCING_READ_OFFSET_CG,
-            (Access::Stride(_), Load::Ca) => k::COALESCING_READ_STRIDE_CA,
-            (Access::Stride(_), Load::Cg) => k::COALESCING_READ_STRIDE_CG,
+            (Access::Offset(_), Load::Ca) => kernels::coalescing_read_offset_ca,
+            (Access::Offset(_), Load::Cg) => kernels::coalescing_read_offset_cg,
+            (Access::Stride(_), Load::Ca) => kernels::coalescing_read_stride_ca,
+            (Access::Stride(_), Load::Cg) => kernels::coalescing_read_stride_cg,
         }
+    }
+
+    /// The `.entry` name of [`Access::kernel`].
+    pub fn kernel_name(self, load: Load) -> &'static str {
+        self.kernel(load).name()
     }
 
     /// Checks the offset or stride against the kernels' range.
@@ -168,7 +174,7 @@ pub fn launch(
     y: &mut CudaSlice<f32>,
 ) -> Result<LaunchConfig> {
     access.validate()?;
-    let kernel = access.kernel_name(load);
+    let kernel = access.kernel(load);
     let n = y.len();
     let needed = access.input_len(n);
     if x.len() < needed {
@@ -178,7 +184,7 @@ pub fn launch(
             actual: x.len(),
         });
     }
-    let cfg = launch_config(kernel, n)?;
+    let cfg = launch_config(kernel.name(), n)?;
     if n == 0 {
         return Ok(cfg);
     }
@@ -186,14 +192,10 @@ pub fn launch(
         Access::Offset(o) => o,
         Access::Stride(s) => s,
     };
-    let f = gpu.function(kernel)?;
-    let mut args = gpu.stream().launch_builder(&f);
-    args.arg(x).arg(y).arg(&n).arg(&param);
-    // SAFETY: the arguments match `coalescing_read_{offset,stride}_{ca,cg}(x: *const f32,
-    // y: *mut f32, n: usize, offset_or_stride: usize)`: `x` holds every index read (checked
-    // above), `y` holds `n` floats and is a distinct buffer (borrowed mutably), the grid covers
-    // `n` (one element per thread).
-    unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
+    // SAFETY: `coalescing_read_{offset,stride}_{ca,cg}(x, y, n, offset_or_stride)`: `x` holds
+    // every index read (checked above), `y` holds `n` floats and is a distinct buffer (borrowed
+    // mutably), the grid covers `n` (one element per thread).
+    unsafe { gpu.launch(kernel, cfg, (x, y, n, param)) }?;
     Ok(cfg)
 }
 

@@ -2,19 +2,19 @@
 //! read uniformly or divergently from `__constant__`, global and read-only memory, and the
 //! seed's `devVar` example).
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use gpu::memory::constant_memory as k;
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use gpu::memory::constant_memory::{self as k, kernels};
 
 use crate::context::{ConstantMemory, Gpu};
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, Result};
 use crate::launch;
 
 /// The kernels of this topic.
 pub const KERNELS: &[&str] = &[
-    k::CONSTANT_MEMORY_TABLE,
-    k::CONSTANT_MEMORY_GLOBAL_TABLE,
-    k::CONSTANT_MEMORY_READONLY_TABLE,
-    k::CONSTANT_MEMORY_DEV_VAR,
+    kernels::constant_memory_table.name(),
+    kernels::constant_memory_global_table.name(),
+    kernels::constant_memory_readonly_table.name(),
+    kernels::constant_memory_dev_var.name(),
 ];
 
 /// Where the table is read from.
@@ -33,12 +33,13 @@ impl Variant {
     /// Every variant.
     pub const ALL: [Variant; 3] = [Variant::Constant, Variant::Global, Variant::ReadOnly];
 
-    /// The kernel's `.entry` name.
+    /// The kernel's `.entry` name (the constant-memory kernel takes no table parameter, so
+    /// the variants' kernels have two signatures: [`Table::launch`] launches each by its own).
     pub fn kernel_name(self) -> &'static str {
         match self {
-            Variant::Constant => k::CONSTANT_MEMORY_TABLE,
-            Variant::Global => k::CONSTANT_MEMORY_GLOBAL_TABLE,
-            Variant::ReadOnly => k::CONSTANT_MEMORY_READONLY_TABLE,
+            Variant::Constant => kernels::constant_memory_table.name(),
+            Variant::Global => kernels::constant_memory_global_table.name(),
+            Variant::ReadOnly => kernels::constant_memory_readonly_table.name(),
         }
     }
 }
@@ -131,16 +132,33 @@ impl Table {
             return Ok(cfg);
         }
         let spread = access.spread();
-        let f = gpu.function(kernel)?;
-        let mut args = gpu.stream().launch_builder(&f);
-        if variant != Variant::Constant {
-            args.arg(&self.global);
-        }
-        args.arg(out).arg(&n).arg(&reads).arg(&spread);
-        // SAFETY: `constant_memory_table(out: *mut f32, n: usize, reads: u32, spread: u32)`
-        // and the global/read-only kernels with `table: *const f32` first (TABLE_LEN floats,
-        // only read); `out` holds `n` floats and the grid covers them.
-        unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
+        let table = &self.global;
+        match variant {
+            // SAFETY: `constant_memory_table(out, n, reads, spread)` reads the `__constant__`
+            // table (TABLE_LEN floats, written under the caller's lock); `out` holds `n` floats
+            // and the grid covers them.
+            Variant::Constant => unsafe {
+                gpu.launch(kernels::constant_memory_table, cfg, (out, n, reads, spread))
+            },
+            // SAFETY: `constant_memory_global_table(table, out, n, reads, spread)`: `table`
+            // holds TABLE_LEN floats, only read; `out` holds `n` floats and the grid covers them.
+            Variant::Global => unsafe {
+                gpu.launch(
+                    kernels::constant_memory_global_table,
+                    cfg,
+                    (table, out, n, reads, spread),
+                )
+            },
+            // SAFETY: as `Global`, for `constant_memory_readonly_table` (`table` is not written
+            // during the launch, as the read-only path requires).
+            Variant::ReadOnly => unsafe {
+                gpu.launch(
+                    kernels::constant_memory_readonly_table,
+                    cfg,
+                    (table, out, n, reads, spread),
+                )
+            },
+        }?;
         Ok(cfg)
     }
 
@@ -191,18 +209,15 @@ pub fn run(
 /// [`Error::InvalidBlock`] if `threads` is not 1..=1024; [`Error::Driver`] on a driver
 /// failure.
 pub fn dev_var_example(gpu: &Gpu, dev_var: i32, threads: u32) -> Result<Vec<i32>> {
-    let kernel = k::CONSTANT_MEMORY_DEV_VAR;
-    launch::check_block(kernel, threads, false)?;
+    let kernel = kernels::constant_memory_dev_var;
+    launch::check_block(kernel.name(), threads, false)?;
     let mut a = gpu.poisoned(threads as usize, i32::MIN)?;
     let mut constants = gpu.constant_memory()?;
     constants.write(k::C_DEV_VAR::SYMBOL, &[dev_var])?;
-    let f = gpu.function(kernel)?;
-    let mut args = gpu.stream().launch_builder(&f);
-    args.arg(&mut a);
-    // SAFETY: `constant_memory_dev_var(a: *mut i32)`, one block of `threads` threads, `a`
-    // holds `threads` ints.
-    unsafe { args.launch(launch::linear(1, threads, 0)) }.during(format!("launching {kernel}"))?;
-    gpu.download(&a, kernel)
+    // SAFETY: `constant_memory_dev_var(a)`, one block of `threads` threads, `a` holds `threads`
+    // ints.
+    unsafe { gpu.launch(kernel, launch::linear(1, threads, 0), (&mut a,)) }?;
+    gpu.download(&a, kernel.name())
 }
 
 #[cfg(test)]

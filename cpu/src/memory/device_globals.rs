@@ -1,17 +1,16 @@
 //! Static `__device__` globals: the seed's `devU += devV` by symbol
 //! (`cudaMemcpyToSymbol`/`FromSymbol`) and by pointer, from `gpu::memory::device_globals`.
 
-use cudarc::driver::PushKernelArg;
-use gpu::memory::device_globals as k;
+use gpu::memory::device_globals::{self as k, kernels};
 
 use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, Result};
 use crate::launch;
 
 /// The kernels of this topic.
 pub const KERNELS: &[&str] = &[
-    k::DEVICE_GLOBALS_ADD_SYMBOLS,
-    k::DEVICE_GLOBALS_ADD_POINTERS,
+    kernels::device_globals_add_symbols.name(),
+    kernels::device_globals_add_pointers.name(),
 ];
 
 /// The seed's inputs: `hostU = {1, 2, 3, 4}`, `hostV = {5, 6, 7, 8}`.
@@ -52,17 +51,14 @@ pub fn add_by_symbol(gpu: &Gpu, u: &[f32], v: &[f32]) -> Result<Vec<f32>> {
     if u.is_empty() {
         return Ok(Vec::new());
     }
-    let kernel = k::DEVICE_GLOBALS_ADD_SYMBOLS;
+    let kernel = kernels::device_globals_add_symbols;
     let mut globals = gpu.constant_memory()?;
     globals.write(k::DEV_U, u)?;
     globals.write(k::DEV_V, v)?;
-    let f = gpu.function(kernel)?;
-    let mut args = gpu.stream().launch_builder(&f);
     // SAFETY: `device_globals_add_symbols()` takes no arguments; one block of `n <=
     // DEVICE_GLOBAL_LEN` threads touches only the first `n` elements of the symbols.
-    unsafe { args.launch(launch::linear(1, u.len() as u32, 0)) }
-        .during(format!("launching {kernel}"))?;
-    gpu.synchronize(kernel)?;
+    unsafe { gpu.launch(kernel, launch::linear(1, u.len() as u32, 0), ()) }?;
+    gpu.synchronize(kernel.name())?;
     globals.read(k::DEV_U, u.len())
 }
 
@@ -75,17 +71,19 @@ pub fn add_by_pointer(gpu: &Gpu, u: &[f32], v: &[f32]) -> Result<Vec<f32>> {
     if u.is_empty() {
         return Ok(Vec::new());
     }
-    let kernel = k::DEVICE_GLOBALS_ADD_POINTERS;
+    let kernel = kernels::device_globals_add_pointers;
     let mut d_u = gpu.upload(u)?;
     let d_v = gpu.upload(v)?;
-    let f = gpu.function(kernel)?;
-    let mut args = gpu.stream().launch_builder(&f);
-    args.arg(&mut d_u).arg(&d_v);
-    // SAFETY: `device_globals_add_pointers(u: *mut f32, v: *const f32)`, one block of `n`
-    // threads, both buffers hold `n` floats and are distinct allocations.
-    unsafe { args.launch(launch::linear(1, u.len() as u32, 0)) }
-        .during(format!("launching {kernel}"))?;
-    gpu.download(&d_u, kernel)
+    // SAFETY: `device_globals_add_pointers(u, v)`, one block of `n` threads, both buffers hold
+    // `n` floats and are distinct allocations.
+    unsafe {
+        gpu.launch(
+            kernel,
+            launch::linear(1, u.len() as u32, 0),
+            (&mut d_u, &d_v),
+        )
+    }?;
+    gpu.download(&d_u, kernel.name())
 }
 
 /// CPU reference: `u[i] + v[i]`.

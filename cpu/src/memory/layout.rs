@@ -7,15 +7,19 @@
 //! `[InnerStruct]`, whose `#[repr(C)]` layout is two packed `f32`), two separate arrays for the
 //! struct of arrays.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use gpu::memory::layout::{self as k, InnerStruct};
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use gpu::memory::layout::{self as k, InnerStruct, InnerStructAligned, kernels};
 
 use crate::context::Gpu;
-use crate::error::{DriverContext, Result};
+use crate::error::{Error, Result};
 use crate::launch;
 
 /// The kernels of this topic.
-pub const KERNELS: &[&str] = &[k::LAYOUT_AOS, k::LAYOUT_AOS_ALIGNED, k::LAYOUT_SOA];
+pub const KERNELS: &[&str] = &[
+    kernels::layout_aos.name(),
+    kernels::layout_aos_aligned.name(),
+    kernels::layout_soa.name(),
+];
 
 /// The data layouts, in the order the demo and the tests run them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -34,12 +38,13 @@ impl Variant {
     /// Every variant.
     pub const ALL: [Variant; 3] = [Variant::Aos, Variant::AosAligned, Variant::Soa];
 
-    /// The kernel's `.entry` name in the PTX.
+    /// The kernel's `.entry` name in the PTX (the kernels' signatures differ:
+    /// [`DeviceData::launch`] launches each by its own).
     pub fn kernel_name(self) -> &'static str {
         match self {
-            Variant::Aos => k::LAYOUT_AOS,
-            Variant::AosAligned => k::LAYOUT_AOS_ALIGNED,
-            Variant::Soa => k::LAYOUT_SOA,
+            Variant::Aos => kernels::layout_aos.name(),
+            Variant::AosAligned => kernels::layout_aos_aligned.name(),
+            Variant::Soa => kernels::layout_soa.name(),
         }
     }
 }
@@ -90,25 +95,58 @@ impl DeviceData {
             return Ok(cfg);
         }
         let n = self.n;
-        let f = gpu.function(kernel)?;
-        let mut args = gpu.stream().launch_builder(&f);
+        // Both buffers hold `2n` floats: the bytes of `n` structs of two `f32` (`#[repr(C)]`,
+        // 8 bytes, any bits valid; cudarc allocations are 256-byte aligned, as the aligned
+        // variant needs), seen as structs by the AoS kernels.
+        let actual = self.input.len().min(self.output.len());
+        let too_short = || Error::LengthMismatch {
+            what: "layout buffers (floats)",
+            expected: 2 * n,
+            actual,
+        };
         match self.variant {
-            Variant::Aos | Variant::AosAligned => {
-                args.arg(&self.input).arg(&mut self.output).arg(&n);
-                // SAFETY: matches `layout_aos(data: *const InnerStruct, result: *mut InnerStruct,
-                // n: usize)` (and `layout_aos_aligned`): both buffers hold `2n` floats, the bytes
-                // of `n` structs of two `f32` (`#[repr(C)]`, 8 bytes; cudarc allocations are
-                // 256-byte aligned, as the aligned variant needs); distinct buffers; the grid
-                // covers `n`.
-                unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
+            Variant::Aos => {
+                // SAFETY: as said above: `n` structs fit in `2n` floats (`None` otherwise).
+                let (data, result) = unsafe {
+                    (
+                        self.input.transmute::<InnerStruct>(n),
+                        self.output.transmute_mut::<InnerStruct>(n),
+                    )
+                };
+                let (Some(data), Some(mut result)) = (data, result) else {
+                    return Err(too_short());
+                };
+                // SAFETY: `layout_aos(data, result, n)`: both views hold `n` structs of distinct
+                // buffers; the grid covers `n`.
+                unsafe { gpu.launch(kernels::layout_aos, cfg, (&data, &mut result, n)) }?;
+            }
+            Variant::AosAligned => {
+                // SAFETY: as for `Aos`, with the 8-byte aligned struct (same size).
+                let (data, result) = unsafe {
+                    (
+                        self.input.transmute::<InnerStructAligned>(n),
+                        self.output.transmute_mut::<InnerStructAligned>(n),
+                    )
+                };
+                let (Some(data), Some(mut result)) = (data, result) else {
+                    return Err(too_short());
+                };
+                // SAFETY: `layout_aos_aligned(data, result, n)`: both views hold `n` 8-byte
+                // aligned structs of distinct buffers; the grid covers `n`.
+                unsafe { gpu.launch(kernels::layout_aos_aligned, cfg, (&data, &mut result, n)) }?;
             }
             Variant::Soa => {
                 let (x, y) = self.input.split_at(n);
                 let (mut x_out, mut y_out) = self.output.split_at_mut(n);
-                args.arg(&x).arg(&y).arg(&mut x_out).arg(&mut y_out).arg(&n);
-                // SAFETY: matches `layout_soa(x, y: *const f32, x_out, y_out: *mut f32, n:
-                // usize)`: four disjoint views of `n` floats each; the grid covers `n`.
-                unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
+                // SAFETY: `layout_soa(x, y, x_out, y_out, n)`: four disjoint views of `n` floats
+                // each; the grid covers `n`.
+                unsafe {
+                    gpu.launch(
+                        kernels::layout_soa,
+                        cfg,
+                        (&x, &y, &mut x_out, &mut y_out, n),
+                    )
+                }?;
             }
         }
         Ok(cfg)
@@ -176,7 +214,6 @@ mod tests {
 
     #[test]
     fn shared_type_layouts() {
-        use gpu::memory::layout::InnerStructAligned;
         assert_eq!(std::mem::size_of::<InnerStruct>(), 8);
         assert_eq!(std::mem::align_of::<InnerStruct>(), 4);
         assert_eq!(std::mem::align_of::<InnerStructAligned>(), 8);

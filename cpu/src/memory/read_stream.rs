@@ -22,15 +22,19 @@
 //! # }
 //! ```
 
-use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
-use gpu::memory::read_stream as k;
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig};
+use gpu::memory::read_stream::{self as k, kernels};
 
 use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
 use crate::launch::{self, VEC4_ALIGNMENT};
 
 /// The kernels of this topic.
-pub const KERNELS: &[&str] = &[k::READ_STREAM_X4, k::READ_STREAM_X8];
+pub const KERNELS: &[&str] = &[
+    kernels::read_stream_x4.name(),
+    kernels::read_stream_x8.name(),
+];
 
 /// 16-byte loads each thread issues before it adds any of them: one kernel entry each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -45,12 +49,17 @@ impl InFlight {
     /// Both entries.
     pub const ALL: [InFlight; 2] = [InFlight::X4, InFlight::X8];
 
+    /// The kernel: `(input, n, partials)`.
+    pub fn kernel(self) -> Kernel<(*const u32, usize, *mut u32)> {
+        match self {
+            InFlight::X4 => kernels::read_stream_x4,
+            InFlight::X8 => kernels::read_stream_x8,
+        }
+    }
+
     /// The kernel's `.entry` name.
     pub fn kernel_name(self) -> &'static str {
-        match self {
-            InFlight::X4 => k::READ_STREAM_X4,
-            InFlight::X8 => k::READ_STREAM_X8,
-        }
+        self.kernel().name()
     }
 
     /// Loads in flight per thread.
@@ -171,19 +180,13 @@ impl ReadStream {
         if n == 0 {
             return Ok(self.cfg);
         }
-        let kernel = self.shape.in_flight.kernel_name();
-        let stream = gpu.stream();
-        let (input_ptr, _read) = input.device_ptr(stream);
-        launch::check_aligned(kernel, "input", input_ptr, VEC4_ALIGNMENT)?;
-        let f = gpu.function(kernel)?;
-        let mut args = stream.launch_builder(&f);
-        args.arg(&input_ptr).arg(&n).arg(&mut self.partials);
-        // SAFETY: matches `read_stream_x{4,8}(input: *const u32, n: usize, partials: *mut u32)`:
-        // `input` is a device view of `n` words in `gpu`'s context (checked), 16-byte aligned
-        // (checked), only read (borrowed shared, its guard records the read); `partials` holds
-        // `grid_dim.0` words (allocated for this configuration) and is borrowed mutably; the
-        // block is READ_STREAM_BLOCK, whole warps.
-        unsafe { args.launch(self.cfg) }.during(format!("launching {kernel}"))?;
+        let kernel = self.shape.in_flight.kernel();
+        launch::check_aligned(kernel.name(), "input", gpu.address(input), VEC4_ALIGNMENT)?;
+        // SAFETY: `read_stream_x{4,8}(input, n, partials)`: `input` is a device view of `n`
+        // words in `gpu`'s context (checked), 16-byte aligned (checked), only read (borrowed
+        // shared, its use recorded); `partials` holds `grid_dim.0` words (allocated for this
+        // configuration) and is borrowed mutably; the block is READ_STREAM_BLOCK, whole warps.
+        unsafe { gpu.launch(kernel, self.cfg, (input, n, &mut self.partials)) }?;
         Ok(self.cfg)
     }
 
@@ -236,15 +239,10 @@ mod tests {
 
     #[test]
     fn entries_and_loads() {
-        assert_eq!(InFlight::X4.kernel_name(), "read_stream_x4");
+        let names: Vec<_> = InFlight::ALL.iter().map(|f| f.kernel_name()).collect();
+        assert_eq!(names, KERNELS);
+        assert_eq!(InFlight::X4.loads(), 4);
         assert_eq!(InFlight::X8.loads(), 8);
-        for (entry, loads) in k::READ_STREAM_ENTRIES {
-            let f = InFlight::ALL
-                .into_iter()
-                .find(|f| f.kernel_name() == entry)
-                .unwrap();
-            assert_eq!(f.loads(), loads);
-        }
         let s = ReadShape {
             in_flight: InFlight::X8,
             blocks_per_sm: 16,

@@ -1,14 +1,17 @@
 //! Registers and local memory: launchers and CPU reference for `gpu::memory::registers`.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use gpu::memory::registers as k;
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use gpu::memory::registers::{self as k, kernels};
 
 use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, Result};
 use crate::launch;
 
 /// The kernels of this topic.
-pub const KERNELS: &[&str] = &[k::REGISTERS_ARRAY, k::REGISTERS_LOCAL_ARRAY];
+pub const KERNELS: &[&str] = &[
+    kernels::registers_array.name(),
+    kernels::registers_local_array.name(),
+];
 
 /// Where the private array lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -24,11 +27,12 @@ impl Variant {
     /// Both variants.
     pub const ALL: [Variant; 2] = [Variant::Array, Variant::LocalArray];
 
-    /// The kernel's `.entry` name.
+    /// The kernel's `.entry` name (the local version takes `step` and `offset` too:
+    /// [`launch`](fn@launch) launches each by its own signature).
     pub fn kernel_name(self) -> &'static str {
         match self {
-            Variant::Array => k::REGISTERS_ARRAY,
-            Variant::LocalArray => k::REGISTERS_LOCAL_ARRAY,
+            Variant::Array => kernels::registers_array.name(),
+            Variant::LocalArray => kernels::registers_local_array.name(),
         }
     }
 }
@@ -62,16 +66,20 @@ pub fn launch(
     if n == 0 {
         return Ok(cfg);
     }
-    let f = gpu.function(kernel)?;
-    let mut args = gpu.stream().launch_builder(&f);
-    args.arg(x).arg(out).arg(&n);
-    if variant == Variant::LocalArray {
-        args.arg(&k::STEP).arg(&k::OFFSET);
-    }
-    // SAFETY: `registers_array(x: *const u32, out: *mut u32, n: usize)` and
-    // `registers_local_array(.., step: u32, offset: u32)`: both buffers hold `n` elements
-    // (checked above) and the grid covers `n`.
-    unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
+    match variant {
+        // SAFETY: `registers_array(x, out, n)`: both buffers hold `n` elements (checked above)
+        // and the grid covers `n`.
+        Variant::Array => unsafe { gpu.launch(kernels::registers_array, cfg, (x, out, n)) },
+        // SAFETY: `registers_local_array(x, out, n, step, offset)`: as `Array`; `STEP` is odd,
+        // as the permutation needs.
+        Variant::LocalArray => unsafe {
+            gpu.launch(
+                kernels::registers_local_array,
+                cfg,
+                (x, out, n, k::STEP, k::OFFSET),
+            )
+        },
+    }?;
     Ok(cfg)
 }
 

@@ -1,15 +1,19 @@
 //! Shared memory declared statically and dynamically: launchers and CPU reference for the
 //! seed's example in `gpu::memory::shared_memory`.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use gpu::memory::shared_memory as k;
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use gpu::memory::shared_memory::kernels;
 
 use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
 use crate::launch;
 
 /// The kernels of this topic.
-pub const KERNELS: &[&str] = &[k::SHARED_MEMORY_STATIC, k::SHARED_MEMORY_DYNAMIC];
+pub const KERNELS: &[&str] = &[
+    kernels::shared_memory_static.name(),
+    kernels::shared_memory_dynamic.name(),
+];
 
 /// The seed's input, `float host_u[4] = {1, 2, 3, 4}`, launched `<<<1, 4>>>`.
 pub const SEED_U: [f32; 4] = [1.0, 2.0, 3.0, 4.0];
@@ -28,12 +32,17 @@ impl Variant {
     /// Both variants.
     pub const ALL: [Variant; 2] = [Variant::Static, Variant::Dynamic];
 
+    /// The kernel: `(u)`.
+    pub fn kernel(self) -> Kernel<(*mut f32,)> {
+        match self {
+            Variant::Static => kernels::shared_memory_static,
+            Variant::Dynamic => kernels::shared_memory_dynamic,
+        }
+    }
+
     /// The kernel's `.entry` name.
     pub fn kernel_name(self) -> &'static str {
-        match self {
-            Variant::Static => k::SHARED_MEMORY_STATIC,
-            Variant::Dynamic => k::SHARED_MEMORY_DYNAMIC,
-        }
+        self.kernel().name()
     }
 }
 
@@ -50,8 +59,8 @@ pub fn launch(
     u: &mut CudaSlice<f32>,
     block: u32,
 ) -> Result<LaunchConfig> {
-    let kernel = variant.kernel_name();
-    launch::check_block(kernel, block, false)?;
+    let kernel = variant.kernel();
+    launch::check_block(kernel.name(), block, false)?;
     if !u.len().is_multiple_of(block as usize) {
         return Err(Error::NotMultiple {
             what: "elements (each block mirrors its own slice of a block's length)",
@@ -59,7 +68,7 @@ pub fn launch(
             multiple: block as usize,
         });
     }
-    let grid = launch::blocks_to_cover(kernel, u.len(), block as u64)?;
+    let grid = launch::blocks_to_cover(kernel.name(), u.len(), block as u64)?;
     let shared = match variant {
         Variant::Static => 0,
         Variant::Dynamic => block * 4,
@@ -68,13 +77,10 @@ pub fn launch(
     if grid == 0 {
         return Ok(cfg);
     }
-    let f = gpu.function(kernel)?;
-    let mut args = gpu.stream().launch_builder(&f);
-    args.arg(u);
-    // SAFETY: `shared_memory_{static,dynamic}(u: *mut f32)` with `u` holding
-    // `grid * block` floats (checked: whole blocks); the dynamic variant gets `block` ints of
-    // dynamic shared memory and the static one's array holds 1024 >= block.
-    unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
+    // SAFETY: `shared_memory_{static,dynamic}(u)` with `u` holding `grid * block` floats
+    // (checked: whole blocks); the dynamic variant gets `block` ints of dynamic shared memory
+    // and the static one's array holds 1024 >= block.
+    unsafe { gpu.launch(kernel, cfg, (u,)) }?;
     Ok(cfg)
 }
 

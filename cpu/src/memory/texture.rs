@@ -4,8 +4,8 @@
 
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg, sys};
-use gpu::memory::texture as k;
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, sys};
+use gpu::memory::texture::{self as k, kernels};
 
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};
@@ -13,9 +13,9 @@ use crate::launch;
 
 /// The kernels of this topic.
 pub const KERNELS: &[&str] = &[
-    k::TEXTURE_LOOKUP_TEX1D,
-    k::TEXTURE_LOOKUP_GLOBAL,
-    k::TEXTURE_LOOKUP_LDG,
+    kernels::texture_lookup_tex1d.name(),
+    kernels::texture_lookup_global.name(),
+    kernels::texture_lookup_ldg.name(),
 ];
 
 /// The lookup paths, in the order the demo and the tests run them.
@@ -34,12 +34,13 @@ impl Variant {
     /// Every variant.
     pub const ALL: [Variant; 3] = [Variant::Tex1d, Variant::Global, Variant::Ldg];
 
-    /// The kernel's `.entry` name in the PTX.
+    /// The kernel's `.entry` name in the PTX (the texture kernel takes a handle where the
+    /// others take the table: [`Lookup::launch`] launches each by its own signature).
     pub fn kernel_name(self) -> &'static str {
         match self {
-            Variant::Tex1d => k::TEXTURE_LOOKUP_TEX1D,
-            Variant::Global => k::TEXTURE_LOOKUP_GLOBAL,
-            Variant::Ldg => k::TEXTURE_LOOKUP_LDG,
+            Variant::Tex1d => kernels::texture_lookup_tex1d.name(),
+            Variant::Global => kernels::texture_lookup_global.name(),
+            Variant::Ldg => kernels::texture_lookup_ldg.name(),
         }
     }
 }
@@ -172,19 +173,30 @@ impl<'a> Lookup<'a> {
         if n == 0 {
             return Ok(cfg);
         }
-        let f = gpu.function(kernel)?;
-        let mut args = gpu.stream().launch_builder(&f);
-        let handle = self.texture.handle();
+        let (table, idx, out) = (self.table, &self.idx, &mut self.out);
         match variant {
-            Variant::Tex1d => args.arg(&handle),
-            Variant::Global | Variant::Ldg => args.arg(self.table),
-        };
-        args.arg(&self.idx).arg(&mut self.out).arg(&n);
-        // SAFETY: matches `texture_lookup_tex1d(table: u64, idx: *const u32, out: *mut f32, n:
-        // usize)` (a live texture object over `table`) and `texture_lookup_{global,ldg}(table:
-        // *const f32, ...)`; every index is inside the table (checked in `new`), `idx` and `out`
-        // hold `n` elements, `out` is a distinct buffer and the table is only read.
-        unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
+            // SAFETY: `texture_lookup_tex1d(table, idx, out, n)` with `table` a live texture
+            // object over the table (it lives as long as `self`); every index is inside the
+            // table (checked in `new`), `idx` and `out` hold `n` elements, `out` is a distinct
+            // buffer and the table is only read.
+            Variant::Tex1d => unsafe {
+                gpu.launch(
+                    kernels::texture_lookup_tex1d,
+                    cfg,
+                    (self.texture.handle(), idx, out, n),
+                )
+            },
+            // SAFETY: `texture_lookup_global(table, idx, out, n)`: as `Tex1d`, with the table
+            // itself.
+            Variant::Global => unsafe {
+                gpu.launch(kernels::texture_lookup_global, cfg, (table, idx, out, n))
+            },
+            // SAFETY: `texture_lookup_ldg(table, idx, out, n)`: as `Global`; nothing writes the
+            // table during the launch, as the read-only path requires.
+            Variant::Ldg => unsafe {
+                gpu.launch(kernels::texture_lookup_ldg, cfg, (table, idx, out, n))
+            },
+        }?;
         Ok(cfg)
     }
 }
@@ -223,13 +235,6 @@ mod tests {
     #[test]
     fn variants_name_their_kernels() {
         let names: Vec<_> = Variant::ALL.iter().map(|v| v.kernel_name()).collect();
-        assert_eq!(
-            names,
-            [
-                "texture_lookup_tex1d",
-                "texture_lookup_global",
-                "texture_lookup_ldg"
-            ]
-        );
+        assert_eq!(names, KERNELS);
     }
 }

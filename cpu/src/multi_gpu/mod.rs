@@ -95,9 +95,9 @@ impl Variant {
     /// The lab's kernels it launches (none for NCCL's all-reduce).
     pub fn kernel_names(self) -> &'static [&'static str] {
         match self {
-            Variant::ShardedSum => &[gpu::reduce::REDUCE_SUM_F32_F64],
+            Variant::ShardedSum => const { &[gpu::reduce::sum::reduce_sum_f32_f64.name()] },
             Variant::NcclAllReduce => &[],
-            Variant::RingAllReduce => &[gpu::multi_gpu::ADD_INTO],
+            Variant::RingAllReduce => const { &[gpu::multi_gpu::kernels::add_into.name()] },
         }
     }
 }

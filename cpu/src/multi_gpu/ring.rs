@@ -29,14 +29,51 @@
 //! (`cuCtxEnablePeerAccess`), so the copies go over NVLink or PCIe directly; elsewhere the
 //! driver stages them through the host (correct, slow).
 
+use std::sync::Arc;
+
 use cudarc::driver::{
-    CudaEvent, CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg, SyncOnDrop, sys,
+    CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, LaunchConfig,
+    SyncOnDrop, sys,
 };
-use gpu::multi_gpu::{ADD_INTO, ADD_INTO_BLOCK};
+use gpu::multi_gpu::{ADD_INTO_BLOCK, kernels};
 
 use super::{GpuGroup, check_equal};
 use crate::error::{DriverContext, Error, Result};
 use crate::launch;
+
+/// `len` floats at `ptr` inside a buffer whose use is already tracked: the ring takes every
+/// buffer's and staging buffer's pointer once, holds their guards until the last barrier (which
+/// covers every stream's use), and launches `add_into` on chunks of them at byte offsets. Using
+/// a chunk records nothing more.
+struct Chunk<'a> {
+    ptr: sys::CUdeviceptr,
+    len: usize,
+    stream: &'a Arc<CudaStream>,
+}
+
+impl DeviceSlice<f32> for Chunk<'_> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.stream
+    }
+}
+
+impl DevicePtr<f32> for Chunk<'_> {
+    fn device_ptr<'b>(&'b self, _stream: &'b CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'b>) {
+        (self.ptr, SyncOnDrop::Record(None))
+    }
+}
+
+impl DevicePtrMut<f32> for Chunk<'_> {
+    fn device_ptr_mut<'b>(
+        &'b mut self,
+        _stream: &'b CudaStream,
+    ) -> (sys::CUdeviceptr, SyncOnDrop<'b>) {
+        (self.ptr, SyncOnDrop::Record(None))
+    }
+}
 
 /// The ring all-reduce's workspace on every GPU of a group: a staging buffer of one chunk and
 /// an event per GPU, for buffers of up to [`RingAllReduce::capacity`] elements. Making it
@@ -141,10 +178,10 @@ impl RingAllReduce {
         if n == 1 || len == 0 {
             return Ok(());
         }
-        let functions = gpus
-            .iter()
-            .map(|g| g.function(ADD_INTO))
-            .collect::<Result<Vec<_>>>()?;
+        // The kernel is looked up on every GPU before anything is queued (cached per context).
+        for g in gpus {
+            g.function(kernels::add_into.name())?;
+        }
         // Pointers of every buffer and staging buffer, with cudarc's tracking of them recorded
         // when the guards drop, after the last barrier (which covers every stream's use).
         let mut guards: Vec<SyncOnDrop<'_>> = Vec::with_capacity(2 * n);
@@ -215,15 +252,22 @@ impl RingAllReduce {
                     .div_ceil(per_block)
                     .clamp(1, self.max_grid[q] as usize) as u32;
                 let cfg: LaunchConfig = launch::linear(grid, ADD_INTO_BLOCK, 0);
-                let dst = bufs[q] + offset;
-                let src = stage[q];
-                let mut args = gpus[q].stream().launch_builder(&functions[q]);
-                args.arg(&dst).arg(&src).arg(&count);
-                // SAFETY: `add_into(dst: *mut f32, src: *const f32, n: usize)`: `dst` is
-                // `count` floats of rank q's buffer (chunk c), `src` the staging buffer that
-                // the copy just queued on the same stream filled with `count` floats (it holds
-                // `ceil(capacity / n)` >= `count`); they do not overlap.
-                unsafe { args.launch(cfg) }.during(format!("launching {ADD_INTO}"))?;
+                let stream = gpus[q].stream();
+                let mut dst = Chunk {
+                    ptr: bufs[q] + offset,
+                    len: count,
+                    stream,
+                };
+                let src = Chunk {
+                    ptr: stage[q],
+                    len: count,
+                    stream,
+                };
+                // SAFETY: `add_into(dst, src, n)`: `dst` is `count` floats of rank q's buffer
+                // (chunk c), `src` the staging buffer that the copy just queued on the same
+                // stream filled with `count` floats (it holds `ceil(capacity / n)` >= `count`);
+                // they do not overlap; the guards taken above keep both buffers borrowed.
+                unsafe { gpus[q].launch(kernels::add_into, cfg, (&mut dst, &src, count)) }?;
             }
         }
         for t in 0..n - 1 {

@@ -42,7 +42,7 @@ use crate::context::Gpu;
 use crate::error::Result;
 
 pub use square_sum::SquareSumI32;
-pub use sum::{ReduceSum, SumF32, SumF32F64, SumI32, SumKind, SumVariant};
+pub use sum::{ReduceSum, SumF32, SumF32F64, SumI32, SumKernel, SumKind, SumVariant};
 
 /// The sum of `input` (a `CudaSlice`, `CudaView` or `CudaViewMut` on `gpu`'s device), as a
 /// host value: `K` is [`SumI32`] (`i32`, wrapping), [`SumF32`] (`f32`) or [`SumF32F64`] (`f32`

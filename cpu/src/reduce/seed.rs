@@ -3,14 +3,18 @@
 //! copy of the input in place and leaves one partial sum; the host adds the partials, as the
 //! book does. [`SeedWork`] owns the copy and the partials.
 
-use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
-use gpu::reduce as k;
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig};
+use gpu::reduce::{self as k, seed as kernels};
 
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};
+use crate::kernel::Kernel;
 use crate::launch;
 
 use super::reference::sum_i32;
+
+/// The parameters every seed kernel takes: `(data: *mut i32, partials: *mut i32)`.
+pub type SeedKernel = Kernel<(*mut i32, *mut i32)>;
 
 /// The seed's nine kernels, in the order of its table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -50,37 +54,47 @@ impl Variant {
         Variant::CompleteUnroll,
     ];
 
-    /// The kernel's `.entry` name at the seed's block size (512); see [`Variant::kernel_for`].
+    /// The kernel's `.entry` name at the seed's block size (512); see [`Variant::kernel`].
     pub fn kernel_name(self) -> &'static str {
-        self.kernel_for(k::SEED_BLOCK)
+        self.kernel(k::SEED_BLOCK)
             .expect("the seed's block size has a kernel for every variant")
+            .name()
     }
 
-    /// The `.entry` name this variant launches for blocks of `block` threads, if it has one
-    /// (the template kernel exists for 64, 128, 256, 512 and 1024 only).
-    pub fn kernel_for(self, block: u32) -> Option<&'static str> {
+    /// The kernel this variant launches for blocks of `block` threads, if it has one (the
+    /// template kernel exists for 64, 128, 256, 512 and 1024 only).
+    pub fn kernel(self, block: u32) -> Option<SeedKernel> {
         Some(match self {
-            Variant::Neighbored => k::REDUCE_NEIGHBORED,
-            Variant::NeighboredLess => k::REDUCE_NEIGHBORED_LESS,
-            Variant::Interleaved => k::REDUCE_INTERLEAVED,
-            Variant::Unroll2 => k::REDUCE_UNROLL2,
-            Variant::Unroll4 => k::REDUCE_UNROLL4,
-            Variant::Unroll8 => k::REDUCE_UNROLL8,
-            Variant::UnrollWarps8 => k::REDUCE_UNROLL_WARPS8,
-            Variant::CompleteUnrollWarps8 => k::REDUCE_COMPLETE_UNROLL_WARPS8,
+            Variant::Neighbored => kernels::reduce_neighbored,
+            Variant::NeighboredLess => kernels::reduce_neighbored_less,
+            Variant::Interleaved => kernels::reduce_interleaved,
+            Variant::Unroll2 => kernels::reduce_unroll2,
+            Variant::Unroll4 => kernels::reduce_unroll4,
+            Variant::Unroll8 => kernels::reduce_unroll8,
+            Variant::UnrollWarps8 => kernels::reduce_unroll_warps8,
+            Variant::CompleteUnrollWarps8 => kernels::reduce_complete_unroll_warps8,
             Variant::CompleteUnroll => {
                 return k::REDUCE_COMPLETE_UNROLL
                     .iter()
                     .find(|(b, _)| *b == block)
-                    .map(|(_, name)| *name);
+                    .map(|&(_, kernel)| kernel);
             }
         })
+    }
+
+    /// The `.entry` name of [`Variant::kernel`] for blocks of `block` threads, if it has one.
+    pub fn kernel_for(self, block: u32) -> Option<&'static str> {
+        self.kernel(block).map(|kernel| kernel.name())
     }
 
     /// Every `.entry` name of the seed kernels (the template once per block size).
     pub fn all_kernel_names() -> Vec<&'static str> {
         let mut names: Vec<_> = Self::ALL[..8].iter().map(|v| v.kernel_name()).collect();
-        names.extend(k::REDUCE_COMPLETE_UNROLL.iter().map(|(_, name)| *name));
+        names.extend(
+            k::REDUCE_COMPLETE_UNROLL
+                .iter()
+                .map(|(_, kernel)| kernel.name()),
+        );
         names
     }
 
@@ -123,7 +137,7 @@ impl Variant {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeedLaunch {
     /// The kernel launched.
-    pub kernel: &'static str,
+    pub kernel: SeedKernel,
     /// Blocks (`ceil(n / (block * unroll))`; 0 for an empty input: nothing is launched).
     pub grid: u32,
     /// Threads per block.
@@ -153,14 +167,14 @@ impl SeedLaunch {
             });
         }
         let kernel = variant
-            .kernel_for(block)
+            .kernel(block)
             .ok_or(Error::InvalidBlock {
                 kernel,
                 block,
                 requirement: "the template kernel is instantiated for 64, 128, 256, 512 and 1024 threads",
             })?;
         let per_block = block as u64 * variant.unroll() as u64;
-        let grid = launch::blocks_to_cover(kernel, n, per_block)?;
+        let grid = launch::blocks_to_cover(kernel.name(), n, per_block)?;
         Ok(Self {
             kernel,
             grid,
@@ -256,14 +270,11 @@ impl SeedWork {
             return Ok(cfg);
         }
         let kernel = self.launch.kernel;
-        let f = gpu.function(kernel)?;
-        let mut args = gpu.stream().launch_builder(&f);
-        args.arg(&mut self.data).arg(&mut self.partials);
         // SAFETY: the kernels take `(data: *mut i32, partials: *mut i32)`; `data` holds
         // `grid * block * unroll` elements and `partials` `grid` (sized by `SeedLaunch::new`
         // for this variant and block, which also validated the block for the kernel).
-        unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
-        debug_assert_eq!(self.variant.kernel_for(self.launch.block), Some(kernel));
+        unsafe { gpu.launch(kernel, cfg, (&mut self.data, &mut self.partials)) }?;
+        debug_assert_eq!(self.variant.kernel(self.launch.block), Some(kernel));
         Ok(cfg)
     }
 
@@ -275,7 +286,7 @@ impl SeedWork {
         if self.launch.grid == 0 {
             return Ok(0);
         }
-        let partials = gpu.download(&self.partials, self.launch.kernel)?;
+        let partials = gpu.download(&self.partials, self.launch.kernel.name())?;
         Ok(sum_i32(&partials))
     }
 }
@@ -308,7 +319,7 @@ mod tests {
             SeedLaunch::new(Variant::CompleteUnroll, 10, 256)
                 .unwrap()
                 .kernel,
-            "reduce_complete_unroll_256"
+            kernels::reduce_complete_unroll_256
         );
     }
 

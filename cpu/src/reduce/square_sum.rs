@@ -4,12 +4,13 @@
 //! [`reduce::square_sum`](super::square_sum()) runs). The seed's version numbers v1..v7 are
 //! labels ([`Variant::seed_version`]); the names say what each changes.
 
-use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
-use gpu::reduce::square_sum as k;
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig};
+use gpu::reduce::square_sum::{self as k, kernels};
 
-use super::sum::{ReduceSum, SumKind};
+use super::sum::{ReduceSum, SumKernel, SumKind};
 use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
 use crate::launch;
 
 /// The seed's seven versions and the one-launch version, in order, each named for what it
@@ -41,7 +42,7 @@ pub struct SquareSumI32;
 impl SumKind for SquareSumI32 {
     type Input = i32;
     type Acc = i32;
-    const KERNEL: &'static str = k::SQUARE_SUM_REDUCE;
+    const KERNEL: SumKernel<i32, i32> = kernels::square_sum_reduce;
 }
 
 impl Variant {
@@ -72,17 +73,26 @@ impl Variant {
         }
     }
 
+    /// The seed version's kernel, `(input: *const i32, n: usize, out: *mut i32)`; `None` for
+    /// the one-launch version, whose kernel is [`SquareSumI32`]'s (it takes a workspace too).
+    pub fn seed_kernel(self) -> Option<Kernel<(*const i32, usize, *mut i32)>> {
+        Some(match self {
+            Variant::SingleThread => kernels::square_sum_single_thread,
+            Variant::OneBlockChunked => kernels::square_sum_one_block_chunked,
+            Variant::OneBlockStrided => kernels::square_sum_one_block_strided,
+            Variant::GridStride => kernels::square_sum_grid_stride,
+            Variant::SharedSerial => kernels::square_sum_shared_serial,
+            Variant::SharedTree => kernels::square_sum_shared_tree,
+            Variant::SharedTreeUnrolled => kernels::square_sum_shared_tree_unrolled,
+            Variant::Reduce => return None,
+        })
+    }
+
     /// The kernel's `.entry` name in the PTX.
     pub fn kernel_name(self) -> &'static str {
-        match self {
-            Variant::SingleThread => k::SQUARE_SUM_SINGLE_THREAD,
-            Variant::OneBlockChunked => k::SQUARE_SUM_ONE_BLOCK_CHUNKED,
-            Variant::OneBlockStrided => k::SQUARE_SUM_ONE_BLOCK_STRIDED,
-            Variant::GridStride => k::SQUARE_SUM_GRID_STRIDE,
-            Variant::SharedSerial => k::SQUARE_SUM_SHARED_SERIAL,
-            Variant::SharedTree => k::SQUARE_SUM_SHARED_TREE,
-            Variant::SharedTreeUnrolled => k::SQUARE_SUM_SHARED_TREE_UNROLLED,
-            Variant::Reduce => k::SQUARE_SUM_REDUCE,
+        match self.seed_kernel() {
+            Some(kernel) => kernel.name(),
+            None => SquareSumI32::KERNEL_NAME,
         }
     }
 
@@ -155,22 +165,21 @@ impl SquareSum {
             return reducer.launch(gpu, input);
         }
         gpu.check_buffer("input", input)?;
-        let kernel = self.variant.kernel_name();
-        let (grid, block) = self.variant.seed_launch().ok_or(Error::Unsupported {
-            what: kernel,
-            requirement: "a seed kernel with a fixed launch",
-        })?;
+        let (kernel, (grid, block)) = self
+            .variant
+            .seed_kernel()
+            .zip(self.variant.seed_launch())
+            .ok_or(Error::Unsupported {
+                what: self.variant.kernel_name(),
+                requirement: "a seed kernel with a fixed launch",
+            })?;
         let cfg = launch::linear(grid, block, 0);
         let n = input.len();
-        let f = gpu.function(kernel)?;
-        let (input_ptr, _read) = input.device_ptr(gpu.stream());
-        let mut args = gpu.stream().launch_builder(&f);
-        args.arg(&input_ptr).arg(&n).arg(&mut self.partials);
         // SAFETY: the kernels take `(input: *const i32, n: usize, out: *mut i32)`; `input`
         // holds `n` elements; `out` holds `partials()` elements, which is what the seed launch
         // writes (1 for v1, blockDim for v2/v3, grid*block for v4, grid for v5-v7, whose
         // blocks are the THREAD_NUM threads their shared arrays are sized for).
-        unsafe { args.launch(cfg) }.during(format!("launching {kernel}"))?;
+        unsafe { gpu.launch(kernel, cfg, (input, n, &mut self.partials)) }?;
         Ok(cfg)
     }
 

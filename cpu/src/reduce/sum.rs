@@ -2,13 +2,18 @@
 //! ([`SumI32`], [`SumF32`], [`SumF32F64`]) and, through the same kernel shape, the square sum.
 
 use cudarc::driver::{
-    CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+    CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, ValidAsZeroBits,
 };
-use gpu::reduce as k;
+use gpu::reduce::{self as k, sum as kernels};
 
 use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
 use crate::launch;
+
+/// A one-launch sum kernel over `In` accumulating in `Acc`: `(input: *const In, n: usize,
+/// partials: *mut Acc, counter: *mut u32, result: *mut Acc)`.
+pub type SumKernel<In, Acc> = Kernel<(*const In, usize, *mut Acc, *mut u32, *mut Acc)>;
 
 /// One kind of [`ReduceSum`]: element type, accumulator type and kernel.
 ///
@@ -19,8 +24,10 @@ pub trait SumKind {
     type Input: DeviceRepr + Copy;
     /// Accumulator and result type.
     type Acc: DeviceRepr + ValidAsZeroBits + Default + Clone + Copy;
+    /// The kernel.
+    const KERNEL: SumKernel<Self::Input, Self::Acc>;
     /// The kernel's `.entry` name.
-    const KERNEL: &'static str;
+    const KERNEL_NAME: &'static str = Self::KERNEL.name();
 }
 
 /// `i32` summed modulo 2^32.
@@ -33,17 +40,17 @@ pub struct SumF32F64;
 impl SumKind for SumI32 {
     type Input = i32;
     type Acc = i32;
-    const KERNEL: &'static str = k::REDUCE_SUM_I32;
+    const KERNEL: SumKernel<i32, i32> = kernels::reduce_sum_i32;
 }
 impl SumKind for SumF32 {
     type Input = f32;
     type Acc = f32;
-    const KERNEL: &'static str = k::REDUCE_SUM_F32;
+    const KERNEL: SumKernel<f32, f32> = kernels::reduce_sum_f32;
 }
 impl SumKind for SumF32F64 {
     type Input = f32;
     type Acc = f64;
-    const KERNEL: &'static str = k::REDUCE_SUM_F32_F64;
+    const KERNEL: SumKernel<f32, f64> = kernels::reduce_sum_f32_f64;
 }
 
 /// The `reduce_sum` kernels, for listings and tables.
@@ -65,9 +72,9 @@ impl SumVariant {
     /// The kernel's `.entry` name.
     pub fn kernel_name(self) -> &'static str {
         match self {
-            SumVariant::I32 => SumI32::KERNEL,
-            SumVariant::F32 => SumF32::KERNEL,
-            SumVariant::F32F64 => SumF32F64::KERNEL,
+            SumVariant::I32 => SumI32::KERNEL_NAME,
+            SumVariant::F32 => SumF32::KERNEL_NAME,
+            SumVariant::F32F64 => SumF32F64::KERNEL_NAME,
         }
     }
 }
@@ -103,7 +110,7 @@ impl<K: SumKind> ReduceSum<K> {
     /// # Errors
     /// [`Error::OutOfMemory`]; [`Error::Driver`] if a device query or allocation fails.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        let max_grid = gpu.one_wave(K::KERNEL, k::REDUCE_SUM_BLOCK, 0)?;
+        let max_grid = gpu.one_wave(K::KERNEL_NAME, k::REDUCE_SUM_BLOCK, 0)?;
         Ok(Self {
             partials: gpu.zeros(max_grid as usize)?,
             counter: gpu.zeros(1)?,
@@ -196,7 +203,7 @@ impl<K: SumKind> ReduceSum<K> {
     /// # Errors
     /// [`Error::Driver`] if the copy fails or the kernel faulted.
     pub fn result(&self, gpu: &Gpu) -> Result<K::Acc> {
-        Ok(gpu.download(&self.result, K::KERNEL)?[0])
+        Ok(gpu.download(&self.result, K::KERNEL_NAME)?[0])
     }
 }
 
@@ -212,23 +219,12 @@ fn queue<K: SumKind>(
     gpu.check_buffer("input", input)?;
     gpu.check_buffer("workspace", partials)?;
     let n = input.len();
-    let f = gpu.function(K::KERNEL)?;
-    let stream = gpu.stream();
-    let (input_ptr, _read) = input.device_ptr(stream);
-    let (result_ptr, _write) = result.device_ptr_mut(stream);
-    let mut args = stream.launch_builder(&f);
-    args.arg(&input_ptr)
-        .arg(&n)
-        .arg(partials)
-        .arg(counter)
-        .arg(&result_ptr);
     // SAFETY: the kernels take `(input: *const In, n: usize, partials: *mut Acc,
-    // counter: *mut u32, result: *mut Acc)`; `input` is a view of `n` elements (4-byte
-    // aligned as its element type; the kernel handles any 16-byte misalignment) that the
-    // kernel only reads; `partials` holds `max_grid >= grid` accumulators; `counter` was
+    // counter: *mut u32, result: *mut Acc)` (`SumKernel`); `input` is a view of `n` elements
+    // (4-byte aligned as its element type; the kernel handles any 16-byte misalignment) that
+    // the kernel only reads; `partials` holds `max_grid >= grid` accumulators; `counter` was
     // zeroed at allocation and each launch leaves it zero, and cudarc orders launches that
     // share it; `result` is one accumulator (checked by the callers), distinct from the
     // input (one is borrowed mutably).
-    unsafe { args.launch(cfg) }.during(format!("launching {}", K::KERNEL))?;
-    Ok(())
+    unsafe { gpu.launch(K::KERNEL, cfg, (input, n, partials, counter, result)) }
 }

@@ -222,9 +222,10 @@ fn expand_kernel(args: KernelArgs, func: ItemFn) -> syn::Result<TokenStream2> {
         }
         Param::Plain { .. } => None,
     });
-    let bounds = args.launch_bounds.as_ref().map(|(threads, blocks)| {
-        quote!(#gpu_std::launch_bounds!(#threads, #blocks);)
-    });
+    let bounds = args
+        .launch_bounds
+        .as_ref()
+        .map(|(threads, blocks)| quote!(#gpu_std::launch_bounds!(#threads, #blocks);));
     let stmts = &body.stmts;
 
     // Host build: the handle, typed by the parameters in order.
@@ -395,10 +396,10 @@ pub fn gpu_only(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut host_sig = sig.clone();
     // The host body ignores the parameters: name them `_` where they are plain names.
     for input in host_sig.inputs.iter_mut() {
-        if let FnArg::Typed(pt) = input {
-            if let Pat::Ident(p) = &mut *pt.pat {
-                p.mutability = None;
-            }
+        if let FnArg::Typed(pt) = input
+            && let Pat::Ident(p) = &mut *pt.pat
+        {
+            p.mutability = None;
         }
     }
     let host_attrs = attrs.iter().filter(|a| !a.path().is_ident("inline"));
@@ -415,4 +416,81 @@ pub fn gpu_only(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     }
     .into()
+}
+
+/// The expansion of `gpu_std::shared_array![T; N]` (which calls it as
+/// `__shared_array!($crate; T; N)`): a static shared declaration with a generated name,
+/// evaluating to `*mut T`.
+///
+/// The name is `__gpu_std_shared_array_<crate>_L<line>C<column>_<n>`: the crate and the
+/// place of the type as written make it readable in the PTX and distinct across crates, and
+/// `n`, a count of the expansions in this compilation of the crate, keeps apart two expansions
+/// of one place (a `shared_array!` inside a `macro_rules!` invoked twice), which would
+/// otherwise declare the same PTX name twice.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __shared_array(input: TokenStream) -> TokenStream {
+    match expand_shared_array(input) {
+        Ok(tokens) => tokens,
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+fn expand_shared_array(input: TokenStream) -> syn::Result<TokenStream> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static EXPANSIONS: AtomicUsize = AtomicUsize::new(0);
+
+    // `$crate ; T ; N`, split at the top-level semicolons (`$crate` is not a path syn parses).
+    let mut parts: Vec<TokenStream2> = vec![TokenStream2::new()];
+    for tree in TokenStream2::from(input) {
+        match &tree {
+            proc_macro2::TokenTree::Punct(p) if p.as_char() == ';' && parts.len() < 3 => {
+                parts.push(TokenStream2::new());
+            }
+            _ => parts.last_mut().expect("one part at least").extend([tree]),
+        }
+    }
+    let [krate, ty, len] = <[TokenStream2; 3]>::try_from(parts)
+        .map_err(|_| Error::new(Span::call_site(), "expected `shared_array![TYPE; LENGTH]`"))?;
+    // Where the invocation is: the span of the type's first token as the user wrote it (the
+    // call site of this macro, and the invisible group `shared_array!` wraps the type in, are
+    // in `shared_array!`'s definition).
+    let site = first_span(ty.clone())
+        .unwrap_or_else(Span::call_site)
+        .unwrap();
+    let ty: Type = syn::parse2(ty)?;
+    let len: syn::Expr = syn::parse2(len)?;
+
+    let crate_name = std::env::var("CARGO_CRATE_NAME")
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect::<String>();
+    let n = EXPANSIONS.fetch_add(1, Ordering::Relaxed);
+    let name = format_ident!(
+        "__gpu_std_shared_array_{}_L{}C{}_{}",
+        crate_name,
+        site.line(),
+        site.column(),
+        n
+    );
+    Ok(quote! {{
+        #[cfg(not(target_arch = "nvptx64"))]
+        let pointer = #krate::shared::shared_array_host::<#ty, { #len }>();
+        #[cfg(target_arch = "nvptx64")]
+        let pointer = #krate::shared_array_device!(#name: [#ty; #len]);
+        pointer
+    }}
+    .into())
+}
+
+/// The span of the first token of `tokens`, looking inside invisible groups (the ones a
+/// `macro_rules!` fragment such as `$t:ty` is forwarded in).
+fn first_span(tokens: TokenStream2) -> Option<Span> {
+    match tokens.into_iter().next()? {
+        proc_macro2::TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::None => {
+            first_span(g.stream()).or_else(|| Some(g.span()))
+        }
+        tree => Some(tree.span()),
+    }
 }

@@ -27,62 +27,22 @@
 //! per output (one read, one write), the device-to-device copy bandwidth is the ceiling.
 //!
 //! # Files
-//! One file per kernel family, all of them device-only:
+//! One file per kernel family (the kernels in the device build, their typed handles on the
+//! host):
 //! - [`basic`]: the basic and constant-mask kernels, 1D and 2D;
 //! - [`tiled`]: the seed's tiled kernels (tile plus halo in shared memory, 1D and 2D; cached
 //!   halo, 1D);
 //! - [`vec4_1d`], [`vec4_2d`]: the `convolution_*_tiled_vec4_w*` families.
 //!
-//! This module holds what host and device share: entry names, mask widths, block and tile
-//! sizes, and the `__constant__` masks.
+//! This module holds what host and device share: mask widths, block and tile sizes, and the
+//! `__constant__` masks.
 
-/// Entry name of [`convolution_1d_basic`](basic::convolution_1d_basic).
-pub const CONVOLUTION_1D_BASIC: &str = "convolution_1d_basic";
-/// Entry name of [`convolution_1d_constant_mask`](basic::convolution_1d_constant_mask).
-pub const CONVOLUTION_1D_CONSTANT_MASK: &str = "convolution_1d_constant_mask";
-/// Entry name of [`convolution_1d_tiled_halo`](tiled::convolution_1d_tiled_halo).
-pub const CONVOLUTION_1D_TILED_HALO: &str = "convolution_1d_tiled_halo";
-/// Entry name of [`convolution_1d_tiled_cached_halo`](tiled::convolution_1d_tiled_cached_halo).
-pub const CONVOLUTION_1D_TILED_CACHED_HALO: &str = "convolution_1d_tiled_cached_halo";
-/// Family name of the `convolution_1d_tiled_vec4_w*` kernels (one entry per mask width).
+/// Family name of the `convolution_1d_tiled_vec4_w*` kernels (not an entry: the host picks the
+/// entry for a mask width from `vec4_1d::CONVOLUTION_1D_TILED_VEC4_BY_RADIUS`).
 pub const CONVOLUTION_1D_TILED_VEC4: &str = "convolution_1d_tiled_vec4";
-/// Entry names of the `convolution_1d_tiled_vec4_w*` kernels, indexed by the mask radius
-/// `w / 2` (the mask width is a compile-time constant of each, so its loops unroll fully).
-pub const CONVOLUTION_1D_TILED_VEC4_BY_RADIUS: [&str; MAX_MASK_WIDTH / 2 + 1] = [
-    "convolution_1d_tiled_vec4_w1",
-    "convolution_1d_tiled_vec4_w3",
-    "convolution_1d_tiled_vec4_w5",
-    "convolution_1d_tiled_vec4_w7",
-    "convolution_1d_tiled_vec4_w9",
-    "convolution_1d_tiled_vec4_w11",
-    "convolution_1d_tiled_vec4_w13",
-    "convolution_1d_tiled_vec4_w15",
-    "convolution_1d_tiled_vec4_w17",
-    "convolution_1d_tiled_vec4_w19",
-    "convolution_1d_tiled_vec4_w21",
-    "convolution_1d_tiled_vec4_w23",
-    "convolution_1d_tiled_vec4_w25",
-    "convolution_1d_tiled_vec4_w27",
-    "convolution_1d_tiled_vec4_w29",
-    "convolution_1d_tiled_vec4_w31",
-];
-/// Entry name of [`convolution_2d_basic`](basic::convolution_2d_basic).
-pub const CONVOLUTION_2D_BASIC: &str = "convolution_2d_basic";
-/// Entry name of [`convolution_2d_constant_mask`](basic::convolution_2d_constant_mask).
-pub const CONVOLUTION_2D_CONSTANT_MASK: &str = "convolution_2d_constant_mask";
-/// Entry name of [`convolution_2d_tiled_halo`](tiled::convolution_2d_tiled_halo).
-pub const CONVOLUTION_2D_TILED_HALO: &str = "convolution_2d_tiled_halo";
-/// Family name of the `convolution_2d_tiled_vec4_w*` kernels (one entry per mask width).
+/// Family name of the `convolution_2d_tiled_vec4_w*` kernels (not an entry: the host picks the
+/// entry for a mask width from `vec4_2d::CONVOLUTION_2D_TILED_VEC4_BY_RADIUS`).
 pub const CONVOLUTION_2D_TILED_VEC4: &str = "convolution_2d_tiled_vec4";
-/// Entry names of the `convolution_2d_tiled_vec4_w*` kernels, indexed by the mask radius
-/// `w / 2` (the mask width is a compile-time constant of each, so its loops unroll fully).
-pub const CONVOLUTION_2D_TILED_VEC4_BY_RADIUS: [&str; MAX_MASK_WIDTH_2D / 2 + 1] = [
-    "convolution_2d_tiled_vec4_w1",
-    "convolution_2d_tiled_vec4_w3",
-    "convolution_2d_tiled_vec4_w5",
-    "convolution_2d_tiled_vec4_w7",
-    "convolution_2d_tiled_vec4_w9",
-];
 
 /// Widest 1D mask (odd; the seed's `MAX_MASK_WIDTH`, 10 there). 31 covers the usual 1D filters
 /// (a Gaussian of sigma up to 5) and keeps the halo of the vec4 tile within
@@ -132,7 +92,7 @@ gpu_std::constant_memory!(
     pub C_MASK_2D: [f32; MAX_MASK_WIDTH_2D * MAX_MASK_WIDTH_2D]
 );
 
-// The kernels (device build only), one module per family.
+// The kernels (on the host, their typed handles), one module per family.
 pub mod basic;
 pub mod tiled;
 // Loops over per-thread register arrays are written as index loops with constant bounds:

@@ -99,7 +99,8 @@ pub unsafe fn convolution_1d_tiled_cached_halo(
     mask_width: usize,
     n: usize,
 ) {
-    let n_ds = gpu_std::static_shared!(s_convolution_1d_tiled_cached_halo: [f32; BLOCK_1D as usize]);
+    let n_ds =
+        gpu_std::static_shared!(s_convolution_1d_tiled_cached_halo: [f32; BLOCK_1D as usize]);
     let block = BLOCK_1D as usize;
     let t = thread_idx().x as usize;
     let tile_start = block_idx().x as usize * block;

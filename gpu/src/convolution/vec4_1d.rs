@@ -172,37 +172,62 @@ unsafe fn convolution_1d_tiled_vec4<const R: usize>(
     }
 }
 
-/// Defines one `convolution_1d_tiled_vec4_w*` entry per mask width.
+/// The handle of a `convolution_1d_tiled_vec4_w*` kernel (host build): `(input, output,
+/// mask_width, n)`.
+#[cfg(not(target_arch = "nvptx64"))]
+pub type Vec4Kernel1d = gpu_std::host::Kernel<(*const f32, *mut f32, usize, usize)>;
+
+/// Defines one `convolution_1d_tiled_vec4_w*` entry per mask width and, on the host, the table
+/// of their handles by radius.
 macro_rules! convolution_1d_tiled_vec4_entries {
-    ($(($name:ident, $width:literal, $radius:literal)),* $(,)?) => {$(
-        #[doc = concat!(
-            "The 1D convolution to call, for a mask of width ", stringify!($width),
-            ": a 4096-output tile per block and loop step (16 outputs per thread), staged ",
-            "with 16-byte loads and stores, the next tile's loads in flight while this one ",
-            "is computed from 16-byte shared windows; outputs stored as `float4`.\n\n",
-            "Algorithm: see the shared body `convolution_1d_tiled_vec4::<R>` (here `R` = ",
-            stringify!($radius), ").\n\n",
-            "Launch: block [`BLOCK_1D`] (asserted); any grid (the host uses one wave of ",
-            "resident blocks, at most one per tile); [`C_MASK_1D`] holds the mask; ",
-            "`mask_width` must be ", stringify!($width), " (asserted).\n\n",
-            "Parameters: `input`, `output`: `n` floats, any `n`.\n\n",
-            "# Safety\n`input` and `output` are valid for `n` floats, do not overlap, and ",
-            "are 16-byte aligned (device allocations are).\n\n",
-            "Performance: `4096 + 32` loads of `N` per 4096 outputs: ratio ",
-            "`4096 w / 4128`; 8 bytes of DRAM traffic per output, so the copy bandwidth is ",
-            "the limit; shared memory moves 16 bytes per lane per access."
-        )]
-        #[kernel]
-        pub unsafe fn $name(
-            input: *const f32,
-            output: *mut f32,
-            mask_width: usize,
-            n: usize,
-        ) {
-            // SAFETY: forwarded.
-            unsafe { convolution_1d_tiled_vec4::<$radius>(input, output, mask_width, n) }
-        }
-    )*};
+    ($(($name:ident, $width:literal, $radius:literal)),* $(,)?) => {
+        $(
+            #[doc = concat!(
+                "The 1D convolution to call, for a mask of width ", stringify!($width),
+                ": a 4096-output tile per block and loop step (16 outputs per thread), staged ",
+                "with 16-byte loads and stores, the next tile's loads in flight while this one ",
+                "is computed from 16-byte shared windows; outputs stored as `float4`.\n\n",
+                "Algorithm: see the shared body `convolution_1d_tiled_vec4::<R>` (here `R` = ",
+                stringify!($radius), ").\n\n",
+                "Launch: block [`BLOCK_1D`] (asserted); any grid (the host uses one wave of ",
+                "resident blocks, at most one per tile); [`C_MASK_1D`] holds the mask; ",
+                "`mask_width` must be ", stringify!($width), " (asserted).\n\n",
+                "Parameters: `input`, `output`: `n` floats, any `n`.\n\n",
+                "# Safety\n`input` and `output` are valid for `n` floats, do not overlap, and ",
+                "are 16-byte aligned (device allocations are).\n\n",
+                "Performance: `4096 + 32` loads of `N` per 4096 outputs: ratio ",
+                "`4096 w / 4128`; 8 bytes of DRAM traffic per output, so the copy bandwidth is ",
+                "the limit; shared memory moves 16 bytes per lane per access."
+            )]
+            #[kernel]
+            pub unsafe fn $name(
+                input: *const f32,
+                output: *mut f32,
+                mask_width: usize,
+                n: usize,
+            ) {
+                // SAFETY: forwarded.
+                unsafe { convolution_1d_tiled_vec4::<$radius>(input, output, mask_width, n) }
+            }
+        )*
+
+        /// The `convolution_1d_tiled_vec4_w*` kernels, indexed by the mask radius `w / 2` (host
+        /// build: the launcher picks the entry compiled for its mask's width).
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub const CONVOLUTION_1D_TILED_VEC4_BY_RADIUS:
+            [Vec4Kernel1d; super::MAX_MASK_WIDTH / 2 + 1] = [$($name),*];
+
+        // Entry `i` is the one of radius `i` and width `2i + 1`.
+        const _: () = {
+            let radii: &[usize] = &[$($radius),*];
+            let widths: &[usize] = &[$($width),*];
+            let mut i = 0;
+            while i < radii.len() {
+                assert!(radii[i] == i && widths[i] == 2 * i + 1);
+                i += 1;
+            }
+        };
+    };
 }
 
 convolution_1d_tiled_vec4_entries!(

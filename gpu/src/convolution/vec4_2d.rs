@@ -1,12 +1,12 @@
 //! The 2D convolutions to call: the `convolution_2d_tiled_vec4_w*` family, one entry per mask
 //! width, sharing one const-generic body (beyond the seed).
 
-use gpu_std::kernel;
 use super::common::{F4, load_group, ordered_fma, ordered_load};
 use super::{
     C_MASK_2D, MAX_MASK_WIDTH_2D, TILE_2D_X, TILE_2D_Y, VEC4_HALO_2D_X, VEC4_TILE_2D_X,
     VEC4_TILE_2D_Y,
 };
+use gpu_std::kernel;
 use gpu_std::{
     block_dim, block_idx, grid_dim, load_global_v4, store_global_v4, syncthreads, thread_idx,
 };
@@ -41,8 +41,8 @@ const STAGING_THREADS_2D: usize = ROWS_PER_SLOT_2D * GROUPS_PER_ROW_2D;
 /// memory-bound widths. The split was measured before the kernels had launch bounds: the
 /// row-strided staging compiled 1 x 1 to 5 x 5 to 56 registers and 4 blocks per SM, where
 /// they ran 5-8% slower than the consecutive staging at 3 (`docs/patterns/convolution.md`).
-/// Row-strided staging for those widths at the 3 blocks per SM that `launch_bounds!` now
-/// fixes has not been measured.
+/// Row-strided staging for those widths at the 3 blocks per SM that the kernels' launch
+/// bounds (`#[kernel(launch_bounds(256, 3))]`) now fix has not been measured.
 const fn row_strided_2d(r: usize) -> bool {
     r >= 3
 }
@@ -212,9 +212,6 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
     rows: usize,
     cols: usize,
 ) {
-    // Three blocks of 256 threads per SM (at most 85 registers): measured faster than four
-    // (64 registers) at every width on an H200 (`docs/patterns/convolution.md`).
-    gpu_std::launch_bounds!(256, 3);
     const TX: usize = TILE_2D_X as usize;
     const TILE_X: u32 = VEC4_TILE_2D_X as u32;
     const TILE_Y: u32 = VEC4_TILE_2D_Y as u32;
@@ -368,7 +365,7 @@ unsafe fn convolution_2d_tiled_vec4<const R: usize>(
 ///
 /// # Safety
 /// As [`convolution_2d_tiled_vec4_w5`].
-#[kernel]
+#[kernel(launch_bounds(256, 3))]
 pub unsafe fn convolution_2d_tiled_vec4_w1(
     input: *const f32,
     output: *mut f32,
@@ -384,7 +381,7 @@ pub unsafe fn convolution_2d_tiled_vec4_w1(
 ///
 /// # Safety
 /// As [`convolution_2d_tiled_vec4_w5`].
-#[kernel]
+#[kernel(launch_bounds(256, 3))]
 pub unsafe fn convolution_2d_tiled_vec4_w3(
     input: *const f32,
     output: *mut f32,
@@ -404,7 +401,9 @@ pub unsafe fn convolution_2d_tiled_vec4_w3(
 /// Algorithm: see the shared body `convolution_2d_tiled_vec4::<R>` (radius `R` = 2 here).
 ///
 /// Launch: block [`TILE_2D_X`] x [`TILE_2D_Y`] (asserted); launch bounds 256 threads and
-/// 3 blocks per SM (`launch_bounds!(256, 3)`: at most 85 registers); a one-dimensional grid
+/// 3 blocks per SM (`#[kernel(launch_bounds(256, 3))]` on every width: at most 85 registers,
+/// measured faster than four blocks of 64 registers at every width on an H200,
+/// `docs/patterns/convolution.md`); a one-dimensional grid
 /// of any size (the host uses one wave of resident blocks, at most one per tile);
 /// [`C_MASK_2D`] holds the mask; `mask_width` must be this kernel's (asserted).
 ///
@@ -421,7 +420,7 @@ pub unsafe fn convolution_2d_tiled_vec4_w3(
 ///
 /// Performance: `72 (64 + 2R)` loads of `N` per 4096 outputs: ratio
 /// `4096 w^2 / (72 (64 + 2R))`, 20.9 for 5 x 5; 8 bytes of DRAM traffic per output.
-#[kernel]
+#[kernel(launch_bounds(256, 3))]
 pub unsafe fn convolution_2d_tiled_vec4_w5(
     input: *const f32,
     output: *mut f32,
@@ -437,7 +436,7 @@ pub unsafe fn convolution_2d_tiled_vec4_w5(
 ///
 /// # Safety
 /// As [`convolution_2d_tiled_vec4_w5`].
-#[kernel]
+#[kernel(launch_bounds(256, 3))]
 pub unsafe fn convolution_2d_tiled_vec4_w7(
     input: *const f32,
     output: *mut f32,
@@ -453,7 +452,7 @@ pub unsafe fn convolution_2d_tiled_vec4_w7(
 ///
 /// # Safety
 /// As [`convolution_2d_tiled_vec4_w5`].
-#[kernel]
+#[kernel(launch_bounds(256, 3))]
 pub unsafe fn convolution_2d_tiled_vec4_w9(
     input: *const f32,
     output: *mut f32,
@@ -464,3 +463,19 @@ pub unsafe fn convolution_2d_tiled_vec4_w9(
     // SAFETY: forwarded.
     unsafe { convolution_2d_tiled_vec4::<4>(input, output, mask_width, rows, cols) }
 }
+
+/// The handle of a `convolution_2d_tiled_vec4_w*` kernel (host build): `(input, output,
+/// mask_width, rows, cols)`.
+#[cfg(not(target_arch = "nvptx64"))]
+pub type Vec4Kernel2d = gpu_std::host::Kernel<(*const f32, *mut f32, usize, usize, usize)>;
+
+/// The `convolution_2d_tiled_vec4_w*` kernels, indexed by the mask radius `w / 2` (host build:
+/// the launcher picks the entry compiled for its mask's width).
+#[cfg(not(target_arch = "nvptx64"))]
+pub const CONVOLUTION_2D_TILED_VEC4_BY_RADIUS: [Vec4Kernel2d; MAX_MASK_WIDTH_2D / 2 + 1] = [
+    convolution_2d_tiled_vec4_w1,
+    convolution_2d_tiled_vec4_w3,
+    convolution_2d_tiled_vec4_w5,
+    convolution_2d_tiled_vec4_w7,
+    convolution_2d_tiled_vec4_w9,
+];

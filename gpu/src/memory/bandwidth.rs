@@ -7,11 +7,6 @@
 //! 16-byte accesses that reads or writes mapped pinned host memory directly over the bus, and
 //! an empty kernel whose launches measure the launch overhead.
 
-/// Entry name of [`bandwidth_copy_v4`](kernels::bandwidth_copy_v4) in the PTX.
-pub const BANDWIDTH_COPY_V4: &str = "bandwidth_copy_v4";
-/// Entry name of [`bandwidth_empty_kernel`](kernels::bandwidth_empty_kernel) in the PTX.
-pub const BANDWIDTH_EMPTY_KERNEL: &str = "bandwidth_empty_kernel";
-
 /// Threads per block of [`bandwidth_copy_v4`](kernels::bandwidth_copy_v4).
 pub const BLOCK_SIZE: u32 = 256;
 /// Bytes each thread moves per iteration of the copy (one `uint4`).
@@ -41,11 +36,7 @@ pub mod kernels {
     ///
     /// Performance: 16 bytes read and 16 written per group; over the bus, bound by the link.
     #[kernel]
-    pub unsafe fn bandwidth_copy_v4(
-        src: *const u32,
-        dst: *mut u32,
-        groups: usize,
-    ) {
+    pub unsafe fn bandwidth_copy_v4(src: *const u32, dst: *mut u32, groups: usize) {
         let stride = grid_stride_x();
         let mut g = global_index_x();
         while g < groups {

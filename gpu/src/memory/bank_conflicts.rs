@@ -11,9 +11,6 @@
 //! padded layout of a transpose tile, `tile[32][33]` read down a column, is stride 33; the
 //! unpadded `tile[32][32]` is stride 32.
 
-/// Entry name of [`bank_conflicts_read`](kernels::bank_conflicts_read).
-pub const BANK_CONFLICTS_READ: &str = "bank_conflicts_read";
-
 /// Threads per block: 32 warps, enough to keep the SM's shared-memory pipe busy.
 pub const BLOCK_SIZE: u32 = 1024;
 /// Words of the shared array (16 KiB).
@@ -23,10 +20,10 @@ pub const MAX_STRIDE: u32 = 128;
 
 /// The kernels (device build only).
 pub mod kernels {
-    use gpu_std::kernel;
     use super::SHARED_WORDS;
-    use gpu_std::{block_dim, block_idx, clock64, lane_id, syncthreads, thread_idx};
+    use gpu_std::kernel;
     use gpu_std::static_shared;
+    use gpu_std::{block_dim, block_idx, clock64, lane_id, syncthreads, thread_idx};
 
     /// `ld.volatile.shared.u32` of the word at generic address `p`: an explicit shared-space
     /// load (not a generic one), kept even though its value repeats.

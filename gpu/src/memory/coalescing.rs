@@ -14,15 +14,6 @@
 //! without an operator is cached in L1 (it is `ld.ca`), and L1 fills its 128-byte lines by 32-byte
 //! sector, so on an H100 both paths move 32-byte sectors from L2 and DRAM.
 
-/// Entry name of [`coalescing_read_offset_ca`](kernels::coalescing_read_offset_ca) in the PTX.
-pub const COALESCING_READ_OFFSET_CA: &str = "coalescing_read_offset_ca";
-/// Entry name of [`coalescing_read_offset_cg`](kernels::coalescing_read_offset_cg) in the PTX.
-pub const COALESCING_READ_OFFSET_CG: &str = "coalescing_read_offset_cg";
-/// Entry name of [`coalescing_read_stride_ca`](kernels::coalescing_read_stride_ca) in the PTX.
-pub const COALESCING_READ_STRIDE_CA: &str = "coalescing_read_stride_ca";
-/// Entry name of [`coalescing_read_stride_cg`](kernels::coalescing_read_stride_cg) in the PTX.
-pub const COALESCING_READ_STRIDE_CG: &str = "coalescing_read_stride_cg";
-
 /// Threads per block of every coalescing kernel (whole warps; the access pattern of a warp does
 /// not depend on it).
 pub const BLOCK_SIZE: u32 = 256;
@@ -58,12 +49,7 @@ pub mod kernels {
     /// between L2 and the SM when misaligned, but neighbouring warps share the extra sector in
     /// L2, so DRAM traffic barely changes.
     #[kernel]
-    pub unsafe fn coalescing_read_offset_ca(
-        x: *const f32,
-        y: *mut f32,
-        n: usize,
-        offset: usize,
-    ) {
+    pub unsafe fn coalescing_read_offset_ca(x: *const f32, y: *mut f32, n: usize, offset: usize) {
         let i = global_index_x();
         if i < n {
             // SAFETY: `i + offset < n + offset`, `i < n`, as the caller guarantees.
@@ -79,12 +65,7 @@ pub mod kernels {
     /// # Safety
     /// As [`coalescing_read_offset_ca`].
     #[kernel]
-    pub unsafe fn coalescing_read_offset_cg(
-        x: *const f32,
-        y: *mut f32,
-        n: usize,
-        offset: usize,
-    ) {
+    pub unsafe fn coalescing_read_offset_cg(x: *const f32, y: *mut f32, n: usize, offset: usize) {
         let i = global_index_x();
         if i < n {
             // SAFETY: `i + offset < n + offset`, `i < n`, as the caller guarantees.
@@ -109,12 +90,7 @@ pub mod kernels {
     /// Performance: 4 bytes requested read and 4 written per element; the read moves
     /// `min(stride, 8) * 4` bytes of sectors per element from DRAM.
     #[kernel]
-    pub unsafe fn coalescing_read_stride_ca(
-        x: *const f32,
-        y: *mut f32,
-        n: usize,
-        stride: usize,
-    ) {
+    pub unsafe fn coalescing_read_stride_ca(x: *const f32, y: *mut f32, n: usize, stride: usize) {
         let i = global_index_x();
         if i < n {
             // SAFETY: `i < n`, so `i * stride` is an index the caller guarantees valid.
@@ -130,12 +106,7 @@ pub mod kernels {
     /// # Safety
     /// As [`coalescing_read_stride_ca`].
     #[kernel]
-    pub unsafe fn coalescing_read_stride_cg(
-        x: *const f32,
-        y: *mut f32,
-        n: usize,
-        stride: usize,
-    ) {
+    pub unsafe fn coalescing_read_stride_cg(x: *const f32, y: *mut f32, n: usize, stride: usize) {
         let i = global_index_x();
         if i < n {
             // SAFETY: `i < n`, so `i * stride` is an index the caller guarantees valid.

@@ -13,15 +13,6 @@
 
 use gpu_std::constant_memory;
 
-/// Entry name of [`constant_memory_table`](kernels::constant_memory_table).
-pub const CONSTANT_MEMORY_TABLE: &str = "constant_memory_table";
-/// Entry name of [`constant_memory_global_table`](kernels::constant_memory_global_table).
-pub const CONSTANT_MEMORY_GLOBAL_TABLE: &str = "constant_memory_global_table";
-/// Entry name of [`constant_memory_readonly_table`](kernels::constant_memory_readonly_table).
-pub const CONSTANT_MEMORY_READONLY_TABLE: &str = "constant_memory_readonly_table";
-/// Entry name of [`constant_memory_dev_var`](kernels::constant_memory_dev_var).
-pub const CONSTANT_MEMORY_DEV_VAR: &str = "constant_memory_dev_var";
-
 /// Elements of the table (4 KiB of `f32`).
 pub const TABLE_LEN: usize = 1024;
 /// Threads per block of the table kernels.
@@ -39,8 +30,8 @@ constant_memory!(
 
 /// The kernels (device build only).
 pub mod kernels {
-    use gpu_std::kernel;
     use super::{C_DEV_VAR, C_TABLE, TABLE_LEN};
+    use gpu_std::kernel;
     use gpu_std::{global_index_x, lane_id, load_global_nc, thread_idx};
 
     /// The shared loop: `sum_k read((k + lane * spread) % TABLE_LEN)` for `k < reads`.
@@ -64,12 +55,7 @@ pub mod kernels {
     /// # Safety
     /// `out` is valid for `n` floats; the host wrote [`C_TABLE`] before the launch.
     #[kernel]
-    pub unsafe fn constant_memory_table(
-        out: *mut f32,
-        n: usize,
-        reads: u32,
-        spread: u32,
-    ) {
+    pub unsafe fn constant_memory_table(out: *mut f32, n: usize, reads: u32, spread: u32) {
         let i = global_index_x();
         if i < n {
             let sum = table_sum(reads, spread, C_TABLE::read);

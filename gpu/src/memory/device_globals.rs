@@ -8,11 +8,6 @@
 //! [`device_globals_add_pointers`](kernels::device_globals_add_pointers). The arrays here hold
 //! [`DEVICE_GLOBAL_LEN`] floats so the example can be tested beyond the seed's 4.
 
-/// Entry name of [`device_globals_add_symbols`](kernels::device_globals_add_symbols).
-pub const DEVICE_GLOBALS_ADD_SYMBOLS: &str = "device_globals_add_symbols";
-/// Entry name of [`device_globals_add_pointers`](kernels::device_globals_add_pointers).
-pub const DEVICE_GLOBALS_ADD_POINTERS: &str = "device_globals_add_pointers";
-
 /// PTX symbol of the seed's `devU`.
 pub const DEV_U: &str = "DEV_U";
 /// PTX symbol of the seed's `devV`.

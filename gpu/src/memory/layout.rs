@@ -11,13 +11,6 @@
 //! A third layout shows CUDA's own fix for AoS: aligning the struct to its size (`__align__(8)`,
 //! here `#[repr(C, align(8))]`) lets the compiler load and store it with one 8-byte access.
 
-/// Entry name of [`layout_aos`](kernels::layout_aos) in the PTX.
-pub const LAYOUT_AOS: &str = "layout_aos";
-/// Entry name of [`layout_aos_aligned`](kernels::layout_aos_aligned) in the PTX.
-pub const LAYOUT_AOS_ALIGNED: &str = "layout_aos_aligned";
-/// Entry name of [`layout_soa`](kernels::layout_soa) in the PTX.
-pub const LAYOUT_SOA: &str = "layout_soa";
-
 /// Threads per block (the book's default, 128, is as good on an H100; 256 matches the lab).
 pub const BLOCK_SIZE: u32 = 256;
 /// Added to `x` by every kernel (the book's `tmp.x += 10.f`).
@@ -49,9 +42,9 @@ pub struct InnerStructAligned {
 
 /// The kernels (device build only).
 pub mod kernels {
-    use gpu_std::kernel;
     use super::{ADD_X, ADD_Y, InnerStruct, InnerStructAligned};
     use gpu_std::global_index_x;
+    use gpu_std::kernel;
 
     /// `result[i] = {data[i].x + 10, data[i].y + 20}` on an array of structs (the book's
     /// `testInnerStruct`).
@@ -68,11 +61,7 @@ pub mod kernels {
     ///
     /// Performance: 8 bytes read and 8 written per element, two FADDs: memory-bound.
     #[kernel]
-    pub unsafe fn layout_aos(
-        data: *const InnerStruct,
-        result: *mut InnerStruct,
-        n: usize,
-    ) {
+    pub unsafe fn layout_aos(data: *const InnerStruct, result: *mut InnerStruct, n: usize) {
         let i = global_index_x();
         if i < n {
             // SAFETY: `i < n` and the caller guarantees `n` valid elements per pointer.

@@ -6,25 +6,17 @@
 //! kernel. The host (`cpu::memory::read_stream`) times both entries at a few grid sizes and
 //! keeps the fastest.
 
-/// Entry name of [`read_stream_x4`](kernels::read_stream_x4) in the PTX: 4 loads in flight.
-pub const READ_STREAM_X4: &str = "read_stream_x4";
-/// Entry name of [`read_stream_x8`](kernels::read_stream_x8) in the PTX: 8 loads in flight.
-pub const READ_STREAM_X8: &str = "read_stream_x8";
-
-/// Every entry and the 16-byte loads each thread keeps in flight in it.
-pub const READ_STREAM_ENTRIES: [(&str, usize); 2] = [(READ_STREAM_X4, 4), (READ_STREAM_X8, 8)];
-
 /// Threads per block the host launches (any multiple of 32 up to 1024 works).
 pub const READ_STREAM_BLOCK: u32 = 256;
 
 /// The kernels (device build only).
 pub mod kernels {
     use gpu_std::kernel;
+    use gpu_std::static_shared;
     use gpu_std::{
         FULL_MASK, SharedArray, block_dim, block_idx, grid_dim, load_global_nc_v4_u32,
         shfl_down_sync, syncthreads, thread_idx,
     };
-    use gpu_std::static_shared;
 
     /// The four words of a 16-byte group added to `acc`, modulo 2^32.
     #[inline(always)]
@@ -153,11 +145,7 @@ pub mod kernels {
     /// Performance: 4 bytes read per word, 4 bytes written per block; bound by DRAM read
     /// bandwidth for inputs beyond the L2.
     #[kernel]
-    pub unsafe fn read_stream_x4(
-        input: *const u32,
-        n: usize,
-        partials: *mut u32,
-    ) {
+    pub unsafe fn read_stream_x4(input: *const u32, n: usize, partials: *mut u32) {
         let warp_totals = static_shared!(s_read_stream_x4: [u32; 32]);
         // SAFETY: forwarded to the caller's contract.
         unsafe { read_stream::<4>(input, n, partials, &warp_totals) }
@@ -170,11 +158,7 @@ pub mod kernels {
     /// # Safety
     /// As [`read_stream_x4`].
     #[kernel]
-    pub unsafe fn read_stream_x8(
-        input: *const u32,
-        n: usize,
-        partials: *mut u32,
-    ) {
+    pub unsafe fn read_stream_x8(input: *const u32, n: usize, partials: *mut u32) {
         let warp_totals = static_shared!(s_read_stream_x8: [u32; 32]);
         // SAFETY: forwarded to the caller's contract.
         unsafe { read_stream::<8>(input, n, partials, &warp_totals) }

@@ -9,11 +9,6 @@
 //! (wrapping `u32`). The register version has `STEP` and `OFFSET` as constants; the local
 //! version receives them as kernel parameters (the host passes the same values).
 
-/// Entry name of [`registers_array`](kernels::registers_array).
-pub const REGISTERS_ARRAY: &str = "registers_array";
-/// Entry name of [`registers_local_array`](kernels::registers_local_array).
-pub const REGISTERS_LOCAL_ARRAY: &str = "registers_local_array";
-
 /// Elements of each thread's private array.
 pub const ARRAY_LEN: usize = 32;
 /// The permutation's step (odd, so `k * STEP % ARRAY_LEN` visits every element).
@@ -26,9 +21,9 @@ pub const BLOCK_SIZE: u32 = 256;
 
 /// The kernels (device build only).
 pub mod kernels {
-    use gpu_std::kernel;
     use super::ARRAY_LEN;
     use gpu_std::global_index_x;
+    use gpu_std::kernel;
 
     /// `a[k]` of the private array: `(x ^ (k * 0x9E3779B9)).rotate_left(k)`.
     #[inline(always)]

@@ -10,19 +10,14 @@
 //! here. The `float` to `int` conversion truncates toward zero (C's rule; PTX `cvt.rzi`), the
 //! integer arithmetic wraps and the result is converted back to `float`.
 
-/// Entry name of [`shared_memory_static`](kernels::shared_memory_static).
-pub const SHARED_MEMORY_STATIC: &str = "shared_memory_static";
-/// Entry name of [`shared_memory_dynamic`](kernels::shared_memory_dynamic).
-pub const SHARED_MEMORY_DYNAMIC: &str = "shared_memory_dynamic";
-
 /// Largest block (the static array's size).
 pub const MAX_BLOCK: u32 = 1024;
 
 /// The kernels (device build only).
 pub mod kernels {
     use gpu_std::kernel;
-    use gpu_std::{DynamicShared, block_dim, block_idx, syncthreads, thread_idx};
     use gpu_std::static_shared;
+    use gpu_std::{DynamicShared, block_dim, block_idx, syncthreads, thread_idx};
 
     /// `tmp[i] = u[i]` (truncated to `int`), barrier, `u[i] = tmp[i]^2 + tmp[mirror]`, where
     /// `tmp` is any shared array of at least `blockDim.x` ints given by `store`/`load`.

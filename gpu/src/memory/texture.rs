@@ -11,13 +11,6 @@
 //! non-coherent path without a texture object: the experiment shows how close the three are on
 //! a gather, `out[i] = table[idx[i]]`.
 
-/// Entry name of [`texture_lookup_tex1d`](kernels::texture_lookup_tex1d) in the PTX.
-pub const TEXTURE_LOOKUP_TEX1D: &str = "texture_lookup_tex1d";
-/// Entry name of [`texture_lookup_global`](kernels::texture_lookup_global) in the PTX.
-pub const TEXTURE_LOOKUP_GLOBAL: &str = "texture_lookup_global";
-/// Entry name of [`texture_lookup_ldg`](kernels::texture_lookup_ldg) in the PTX.
-pub const TEXTURE_LOOKUP_LDG: &str = "texture_lookup_ldg";
-
 /// Threads per block of every lookup kernel.
 pub const BLOCK_SIZE: u32 = 256;
 
@@ -42,12 +35,7 @@ pub mod kernels {
     ///
     /// Performance: 4 bytes of index, one table lookup and 4 bytes of output per element.
     #[kernel]
-    pub unsafe fn texture_lookup_tex1d(
-        table: u64,
-        idx: *const u32,
-        out: *mut f32,
-        n: usize,
-    ) {
+    pub unsafe fn texture_lookup_tex1d(table: u64, idx: *const u32, out: *mut f32, n: usize) {
         let i = global_index_x();
         if i < n {
             // SAFETY: `i < n`; the index fits in i32 because the host limits the table to the
@@ -87,12 +75,7 @@ pub mod kernels {
     /// # Safety
     /// As [`texture_lookup_global`], and no thread writes `table` during the launch.
     #[kernel]
-    pub unsafe fn texture_lookup_ldg(
-        table: *const f32,
-        idx: *const u32,
-        out: *mut f32,
-        n: usize,
-    ) {
+    pub unsafe fn texture_lookup_ldg(table: *const f32, idx: *const u32, out: *mut f32, n: usize) {
         let i = global_index_x();
         if i < n {
             // SAFETY: `i < n`; the caller guarantees every index is inside the read-only table.

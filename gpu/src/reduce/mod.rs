@@ -11,43 +11,13 @@
 //! - [`square_sum`]: the sum of squares, the seven versions of the seed "【转】CUDA优化小记录"
 //!   and `square_sum_reduce`, which is `reduce_sum` with `x * x` applied on load.
 //!
-//! This module holds what host and device share for [`seed`] and [`sum`]: their entry names,
-//! the seed's launch size and the block and unroll constants of `reduce_sum`; [`square_sum`]
-//! holds its own. The kernels themselves exist only in the device build.
+//! This module holds what host and device share for [`seed`] and [`sum`]: the seed's launch
+//! size and the block and unroll constants of `reduce_sum`; [`square_sum`] holds its own. The
+//! kernels are in the modules (on the host, their typed handles).
 
-/// Entry name of the seed's "相邻(分化)" kernel, `reduceNeighbored`.
-pub const REDUCE_NEIGHBORED: &str = "reduce_neighbored";
-/// Entry name of the seed's "相邻(无分化)" kernel, `reduceNeighboredLess`.
-pub const REDUCE_NEIGHBORED_LESS: &str = "reduce_neighbored_less";
-/// Entry name of the seed's "交错" kernel, `reduceInterleaved`.
-pub const REDUCE_INTERLEAVED: &str = "reduce_interleaved";
-/// Entry name of the seed's "展开2块" kernel, `reduceUnrolling2`.
-pub const REDUCE_UNROLL2: &str = "reduce_unroll2";
-/// Entry name of the seed's "展开4块" kernel, `reduceUnrolling4`.
-pub const REDUCE_UNROLL4: &str = "reduce_unroll4";
-/// Entry name of the seed's "展开8块" kernel, `reduceUnrolling8`.
-pub const REDUCE_UNROLL8: &str = "reduce_unroll8";
-/// Entry name of the seed's "展开8块+最后的线程束" kernel, `reduceUnrollWarps8`.
-pub const REDUCE_UNROLL_WARPS8: &str = "reduce_unroll_warps8";
-/// Entry name of the seed's "展开8块+循环+最后的线程束" kernel, `reduceCompleteUnrollWarps8`.
-pub const REDUCE_COMPLETE_UNROLL_WARPS8: &str = "reduce_complete_unroll_warps8";
-
-/// The seed's "模板化内核" (`reduceCompleteUnroll<iBlockSize>`): one entry per block size,
-/// `(block size, entry name)`, all generated from one const-generic body.
-pub const REDUCE_COMPLETE_UNROLL: [(u32, &str); 5] = [
-    (64, "reduce_complete_unroll_64"),
-    (128, "reduce_complete_unroll_128"),
-    (256, "reduce_complete_unroll_256"),
-    (512, "reduce_complete_unroll_512"),
-    (1024, "reduce_complete_unroll_1024"),
-];
-
-/// Entry name of [`reduce_sum_i32`](sum::reduce_sum_i32).
-pub const REDUCE_SUM_I32: &str = "reduce_sum_i32";
-/// Entry name of [`reduce_sum_f32`](sum::reduce_sum_f32).
-pub const REDUCE_SUM_F32: &str = "reduce_sum_f32";
-/// Entry name of [`reduce_sum_f32_f64`](sum::reduce_sum_f32_f64).
-pub const REDUCE_SUM_F32_F64: &str = "reduce_sum_f32_f64";
+/// The seed's "模板化内核" (`reduceCompleteUnroll<iBlockSize>`): `(block size, kernel)`.
+#[cfg(not(target_arch = "nvptx64"))]
+pub use seed::REDUCE_COMPLETE_UNROLL;
 
 /// Block size of the seed's launches (grid 32768 x 512 for 2^24 elements).
 pub const SEED_BLOCK: u32 = 512;
@@ -62,8 +32,8 @@ pub const REDUCE_SUM_BLOCK: u32 = 512;
 /// them (memory-level parallelism).
 pub const REDUCE_SUM_UNROLL: usize = 4;
 
-// The kernel families. `seed` and `sum` are kernels only (device build); `square_sum` also
-// holds its host-visible constants, with its kernels in `square_sum::kernels`.
+// The kernel families. `seed` and `sum` are kernels only (on the host, their typed handles);
+// `square_sum` also holds its host-visible constants, with its kernels in `square_sum::kernels`.
 pub mod seed;
 pub mod square_sum;
 pub mod sum;

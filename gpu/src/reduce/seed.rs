@@ -21,8 +21,8 @@
 //! but order the steps with `__syncwarp()` ([`syncwarp`]), and each step only lets the lanes
 //! that add write, so no lane reads a word another lane writes in the same step.
 
-use gpu_std::kernel;
 use super::coordinates;
+use gpu_std::kernel;
 use gpu_std::{FULL_MASK, block_idx, syncthreads, syncwarp, thread_idx};
 
 /// `*p += *q` on global memory, wrapping.
@@ -313,10 +313,7 @@ unsafe fn complete_tree(idata: *mut i32, tid: usize, block: usize) {
 /// # Safety
 /// As [`reduce_unroll_warps8`].
 #[kernel]
-pub unsafe fn reduce_complete_unroll_warps8(
-    data: *mut i32,
-    partials: *mut i32,
-) {
+pub unsafe fn reduce_complete_unroll_warps8(data: *mut i32, partials: *mut i32) {
     let (tid, block, bid) = coordinates();
     // SAFETY: forwarded to the caller's contract; all threads reach every barrier.
     unsafe {
@@ -359,19 +356,29 @@ unsafe fn complete_unroll<const B: usize>(data: *mut i32, partials: *mut i32) {
     }
 }
 
+/// Defines one seed version 9 entry per block size and, on the host, the table of their
+/// handles by block size.
 macro_rules! complete_unroll_entries {
-    ($($name:ident = $b:literal),* $(,)?) => {$(
-        #[doc = concat!("Seed version 9 (`reduceCompleteUnroll<", stringify!($b),
-            ">`) for blocks of exactly ", stringify!($b),
-            " threads: the block size is a compile-time constant, so the `blockDim.x >= 2s` tests",
-            " fold away.\n\n# Safety\nLaunched with blocks of ",
-            stringify!($b), " threads; otherwise as [`reduce_unroll_warps8`].")]
-        #[kernel]
-        pub unsafe fn $name(data: *mut i32, partials: *mut i32) {
-            // SAFETY: forwarded to the caller's contract.
-            unsafe { complete_unroll::<$b>(data, partials) }
-        }
-    )*};
+    ($($name:ident = $b:literal),* $(,)?) => {
+        $(
+            #[doc = concat!("Seed version 9 (`reduceCompleteUnroll<", stringify!($b),
+                ">`) for blocks of exactly ", stringify!($b),
+                " threads: the block size is a compile-time constant, so the `blockDim.x >= 2s`",
+                " tests fold away.\n\n# Safety\nLaunched with blocks of ",
+                stringify!($b), " threads; otherwise as [`reduce_unroll_warps8`].")]
+            #[kernel]
+            pub unsafe fn $name(data: *mut i32, partials: *mut i32) {
+                // SAFETY: forwarded to the caller's contract.
+                unsafe { complete_unroll::<$b>(data, partials) }
+            }
+        )*
+
+        /// The seed's "模板化内核" (`reduceCompleteUnroll<iBlockSize>`): one entry per block
+        /// size, `(block size, kernel)`, all generated from one const-generic body (host build).
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub const REDUCE_COMPLETE_UNROLL: [(u32, gpu_std::host::Kernel<(*mut i32, *mut i32)>);
+            [$($b),*].len()] = [$(($b, $name)),*];
+    };
 }
 
 complete_unroll_entries!(

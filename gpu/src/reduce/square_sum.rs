@@ -17,31 +17,6 @@
 //! `square_sum_one_block_chunked`, ..., `square_sum_shared_tree_unrolled`); the seed's numbers
 //! 1 to 7 label them in the docs and in the demo's table.
 
-/// Entry name of [`square_sum_single_thread`](kernels::square_sum_single_thread), seed version 1
-/// (one thread).
-pub const SQUARE_SUM_SINGLE_THREAD: &str = "square_sum_single_thread";
-/// Entry name of [`square_sum_one_block_chunked`](kernels::square_sum_one_block_chunked), seed
-/// version 2 (one block, contiguous chunk per thread).
-pub const SQUARE_SUM_ONE_BLOCK_CHUNKED: &str = "square_sum_one_block_chunked";
-/// Entry name of [`square_sum_one_block_strided`](kernels::square_sum_one_block_strided), seed
-/// version 3 (one block, strided: coalesced).
-pub const SQUARE_SUM_ONE_BLOCK_STRIDED: &str = "square_sum_one_block_strided";
-/// Entry name of [`square_sum_grid_stride`](kernels::square_sum_grid_stride), seed version 4 (32
-/// blocks, grid-stride).
-pub const SQUARE_SUM_GRID_STRIDE: &str = "square_sum_grid_stride";
-/// Entry name of [`square_sum_shared_serial`](kernels::square_sum_shared_serial), seed version 5
-/// (shared memory, thread 0 adds the block).
-pub const SQUARE_SUM_SHARED_SERIAL: &str = "square_sum_shared_serial";
-/// Entry name of [`square_sum_shared_tree`](kernels::square_sum_shared_tree), seed version 6 (tree
-/// reduction in shared memory).
-pub const SQUARE_SUM_SHARED_TREE: &str = "square_sum_shared_tree";
-/// Entry name of [`square_sum_shared_tree_unrolled`](kernels::square_sum_shared_tree_unrolled),
-/// seed version 7 (unrolled tree, last warp without block barriers).
-pub const SQUARE_SUM_SHARED_TREE_UNROLLED: &str = "square_sum_shared_tree_unrolled";
-
-/// Entry name of [`square_sum_reduce`](kernels::square_sum_reduce), the one-launch version.
-pub const SQUARE_SUM_REDUCE: &str = "square_sum_reduce";
-
 /// The seed's `THREAD_NUM`: threads per block of versions 2 to 7.
 pub const THREAD_NUM: u32 = 256;
 /// The seed's `BLOCK_NUM`: blocks of versions 4 to 7.
@@ -51,13 +26,13 @@ pub const DATA_SIZE: usize = 1_048_576;
 
 /// The kernels (device build only).
 pub mod kernels {
-    use gpu_std::kernel;
     use super::THREAD_NUM;
+    use crate::reduce::sum::{Summand, reduce_sum};
+    use gpu_std::kernel;
+    use gpu_std::static_shared;
     use gpu_std::{
         FULL_MASK, SharedArray, block_dim, block_idx, grid_dim, syncthreads, syncwarp, thread_idx,
     };
-    use crate::reduce::sum::{Summand, reduce_sum};
-    use gpu_std::static_shared;
 
     const THREADS: usize = THREAD_NUM as usize;
 
@@ -96,11 +71,7 @@ pub mod kernels {
     /// # Safety
     /// `input` is valid for `n` `i32`; `out` for one.
     #[kernel]
-    pub unsafe fn square_sum_single_thread(
-        input: *const i32,
-        n: usize,
-        out: *mut i32,
-    ) {
+    pub unsafe fn square_sum_single_thread(input: *const i32, n: usize, out: *mut i32) {
         let mut sum = 0i32;
         for i in 0..n {
             // SAFETY: `i < n`.
@@ -123,11 +94,7 @@ pub mod kernels {
     /// # Safety
     /// `input` is valid for `n` `i32`; `out` for `blockDim.x`.
     #[kernel]
-    pub unsafe fn square_sum_one_block_chunked(
-        input: *const i32,
-        n: usize,
-        out: *mut i32,
-    ) {
+    pub unsafe fn square_sum_one_block_chunked(input: *const i32, n: usize, out: *mut i32) {
         let t = thread_idx().x as usize;
         let chunk = n.div_ceil(block_dim().x as usize);
         let start = (t * chunk).min(n);
@@ -150,11 +117,7 @@ pub mod kernels {
     /// # Safety
     /// As [`square_sum_one_block_chunked`].
     #[kernel]
-    pub unsafe fn square_sum_one_block_strided(
-        input: *const i32,
-        n: usize,
-        out: *mut i32,
-    ) {
+    pub unsafe fn square_sum_one_block_strided(input: *const i32, n: usize, out: *mut i32) {
         let t = thread_idx().x as usize;
         // SAFETY: with one block the grid-stride loop is the block-stride loop; `t < len(out)`.
         unsafe { *out.add(t) = grid_stride_sum(input, n) };
@@ -168,11 +131,7 @@ pub mod kernels {
     /// # Safety
     /// `input` is valid for `n` `i32`; `out` for `gridDim.x * blockDim.x`.
     #[kernel]
-    pub unsafe fn square_sum_grid_stride(
-        input: *const i32,
-        n: usize,
-        out: *mut i32,
-    ) {
+    pub unsafe fn square_sum_grid_stride(input: *const i32, n: usize, out: *mut i32) {
         let g = block_idx().x as usize * block_dim().x as usize + thread_idx().x as usize;
         // SAFETY: `g < gridDim.x * blockDim.x = len(out)`.
         unsafe { *out.add(g) = grid_stride_sum(input, n) };
@@ -198,11 +157,7 @@ pub mod kernels {
     /// # Safety
     /// `input` is valid for `n` `i32`; `out` for `gridDim.x`.
     #[kernel]
-    pub unsafe fn square_sum_shared_serial(
-        input: *const i32,
-        n: usize,
-        out: *mut i32,
-    ) {
+    pub unsafe fn square_sum_shared_serial(input: *const i32, n: usize, out: *mut i32) {
         let shared = static_shared!(s_square_sum_shared_serial: [i32; THREADS]);
         // SAFETY: the caller's contract; every thread reaches the barrier in `to_shared`.
         unsafe {
@@ -227,11 +182,7 @@ pub mod kernels {
     /// # Safety
     /// As [`square_sum_shared_serial`].
     #[kernel]
-    pub unsafe fn square_sum_shared_tree(
-        input: *const i32,
-        n: usize,
-        out: *mut i32,
-    ) {
+    pub unsafe fn square_sum_shared_tree(input: *const i32, n: usize, out: *mut i32) {
         let shared = static_shared!(s_square_sum_shared_tree: [i32; THREADS]);
         let t = thread_idx().x as usize;
         // SAFETY: the caller's contract; every thread reaches every barrier.
@@ -268,11 +219,7 @@ pub mod kernels {
     /// # Safety
     /// As [`square_sum_shared_serial`].
     #[kernel]
-    pub unsafe fn square_sum_shared_tree_unrolled(
-        input: *const i32,
-        n: usize,
-        out: *mut i32,
-    ) {
+    pub unsafe fn square_sum_shared_tree_unrolled(input: *const i32, n: usize, out: *mut i32) {
         let shared = static_shared!(s_square_sum_shared_tree_unrolled: [i32; THREADS]);
         let t = thread_idx().x as usize;
         // SAFETY: the caller's contract; every thread reaches every block barrier, all 32

@@ -5,14 +5,14 @@
 //!
 //! [`square_sum_reduce`]: super::square_sum::kernels::square_sum_reduce
 
-use gpu_std::kernel;
 use super::coordinates;
+use gpu_std::kernel;
+use gpu_std::static_shared;
 use gpu_std::{
     FULL_MASK, RelaxedLoad, SharedArray, WarpShuffle, atomic_add_acq_rel, block_dim, grid_dim,
     load_global_nc_v4_u32, load_relaxed_gpu, shfl_down_sync, syncthreads, syncthreads_or,
     thread_idx,
 };
-use gpu_std::static_shared;
 
 /// An element type `reduce_sum` reads with 16-byte loads and the type it accumulates in.
 pub(crate) trait Summand: Copy {

@@ -1,11 +1,20 @@
 //! Atomic read-modify-write on global or shared memory (CUDA's `atomicAdd`, `atomicMax`,
-//! `atomicMin`, `atomicCAS`).
+//! `atomicMin`, `atomicCAS`), and cuda_std 0.2's atomics under its names: the atomic floats
+//! ([`AtomicF32`], [`AtomicF64`], [`BlockAtomicF32`], [`BlockAtomicF64`], [`SystemAtomicF32`],
+//! [`SystemAtomicF64`]) and the ordered, scoped functions of [`mid`].
 //!
 //! PTX `atom` with generic addressing: the same function works on a pointer into global memory
-//! and one into shared memory (the hardware resolves the state space). Semantics are CUDA's
-//! defaults: relaxed ordering, GPU scope. The exception is [`atomic_add_acq_rel`], global
-//! memory only, which also orders memory around it. Each returns the value held before the
-//! operation.
+//! and one into shared memory (the hardware resolves the state space). Semantics of the
+//! CUDA-named functions ([`atomic_add`], ...) are CUDA's defaults: relaxed ordering, GPU scope.
+//! The exception is [`atomic_add_acq_rel`], global memory only, which also orders memory
+//! around it. Each returns the value held before the operation.
+
+mod float;
+pub mod mid;
+
+pub use float::{
+    AtomicF32, AtomicF64, BlockAtomicF32, BlockAtomicF64, SystemAtomicF32, SystemAtomicF64,
+};
 
 /// Types with a hardware `atom.add`.
 pub trait AtomicAdd: Copy {

@@ -4,7 +4,11 @@
 use core::arch::nvptx;
 
 /// A three-component launch index or extent, as CUDA's `uint3` / `dim3`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// Also what [`thread::thread_idx`](crate::thread::thread_idx) and the other `thread`
+/// functions return where cuda_std 0.2 returns `vek::Vec3<u32>`: the same public `x`, `y`, `z`
+/// fields, and vek's [`new`](Self::new), [`zero`](Self::zero) and [`product`](Self::product).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Dim3 {
     /// Fastest-varying component (consecutive `x` are consecutive lanes of a warp).
     pub x: u32,
@@ -12,6 +16,57 @@ pub struct Dim3 {
     pub y: u32,
     /// Slowest-varying component.
     pub z: u32,
+}
+
+impl Dim3 {
+    /// `(x, y, z)`.
+    #[inline(always)]
+    pub const fn new(x: u32, y: u32, z: u32) -> Self {
+        Self { x, y, z }
+    }
+
+    /// `(0, 0, 0)`: the first thread of a block, the first block of a grid.
+    #[inline(always)]
+    pub const fn zero() -> Self {
+        Self::new(0, 0, 0)
+    }
+
+    /// `x * y * z` (wrapping): threads per block for [`block_dim`], blocks per grid for
+    /// [`grid_dim`].
+    #[inline(always)]
+    pub const fn product(self) -> u32 {
+        self.x.wrapping_mul(self.y).wrapping_mul(self.z)
+    }
+}
+
+/// A two-component index, what [`thread::index_2d`](crate::thread::index_2d) returns where
+/// cuda_std 0.2 returns `vek::Vec2<u32>` (the same public `x`, `y` fields).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Dim2 {
+    /// Fastest-varying component (the column of a row-major matrix).
+    pub x: u32,
+    /// Second component (the row).
+    pub y: u32,
+}
+
+impl Dim2 {
+    /// `(x, y)`.
+    #[inline(always)]
+    pub const fn new(x: u32, y: u32) -> Self {
+        Self { x, y }
+    }
+
+    /// `(0, 0)`.
+    #[inline(always)]
+    pub const fn zero() -> Self {
+        Self::new(0, 0)
+    }
+
+    /// `x * y` (wrapping).
+    #[inline(always)]
+    pub const fn product(self) -> u32 {
+        self.x.wrapping_mul(self.y)
+    }
 }
 
 /// This thread's index within its block (`threadIdx`); `x < block_dim().x`, and so on.

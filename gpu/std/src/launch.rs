@@ -1,18 +1,21 @@
-//! Launch bounds (CUDA's `__launch_bounds__`), which rustc's nvptx backend cannot express.
+//! Launch bounds (CUDA's `__launch_bounds__`), which rustc's nvptx backend cannot express:
+//! the implementation behind `#[kernel(launch_bounds(MAX_THREADS, MIN_BLOCKS))]`.
 
-/// Declares the kernel's launch bounds, CUDA's `__launch_bounds__(max_threads, min_blocks)`:
-/// the kernel is launched with at most `max_threads` threads per block, and its registers per
-/// thread must leave room for `min_blocks` resident blocks per SM (at most
-/// `65536 / (max_threads x min_blocks)` registers on every GPU since Volta), so occupancy is a
-/// decision of the kernel's author rather than an accident of register allocation.
+/// The statement `#[kernel(launch_bounds(max_threads, min_blocks))]` puts first in the entry:
+/// CUDA's `__launch_bounds__(max_threads, min_blocks)`. The kernel is launched with at most
+/// `max_threads` threads per block, and its registers per thread must leave room for
+/// `min_blocks` resident blocks per SM (at most `65536 / (max_threads x min_blocks)` registers
+/// on every GPU since Volta), so occupancy is a decision of the kernel's author rather than an
+/// accident of register allocation.
 ///
-/// Write it as the first statement of an `extern "ptx-kernel"` function (or of a body inlined
-/// into one). It leaves the assembler comment `// launch_bounds(max_threads, min_blocks)` in
-/// the PTX, which the PTX builder (`xtask/ptx-builder`, `apply_launch_bounds`) moves into the
-/// entry's `.maxntid max_threads, 1, 1` and `.minnctapersm min_blocks` directives; no
-/// instruction is emitted. `1 <= max_threads <= 1024`, `1 <= min_blocks <= 64`, checked when
-/// the PTX is built. Launching more than `max_threads` threads per block fails with
-/// `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`.
+/// rustc's nvptx backend has no attribute for the PTX directives, so this leaves the assembler
+/// comment `// launch_bounds(max_threads, min_blocks)` in the entry's body, which the PTX
+/// builder (`xtask/ptx-builder`, `apply_launch_bounds`) moves into the entry's
+/// `.maxntid max_threads, 1, 1` and `.minnctapersm min_blocks` directives; no instruction is
+/// emitted. `1 <= max_threads <= 1024` and `1 <= min_blocks <= 64` (checked by `#[kernel]`).
+/// Launching more than `max_threads` threads per block fails with
+/// `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`. Write the attribute, not this macro.
+#[doc(hidden)]
 #[macro_export]
 macro_rules! launch_bounds {
     ($max_threads:literal, $min_blocks:literal) => {

@@ -5,6 +5,9 @@
 //! - [`SharedArray`], made by [`static_shared!`](crate::static_shared): `__shared__ T s[N];`,
 //!   sized at compile time; the host passes nothing for it.
 //!
+//! And cuda_std 0.2's raw-pointer forms under its names: [`shared_array!`](crate::shared_array)
+//! (`*mut T` to a static array) and [`dynamic_shared_mem`] (`*mut T` to the dynamic one).
+//!
 //! Shared memory is shared by all threads of a block, so element access is `unsafe`: the caller
 //! orders conflicting accesses with [`syncthreads`](super::syncthreads) (or
 //! [`syncwarp`](super::syncwarp) inside one warp). Indices are bounds-checked; an out-of-range
@@ -258,6 +261,69 @@ pub fn static_shared_host<T: Copy, const N: usize>() -> SharedArray<T, N> {
     unreachable!()
 }
 
+/// The host stand-in of [`shared_array!`](crate::shared_array).
+#[doc(hidden)]
+#[crate::gpu_only]
+pub fn shared_array_host<T, const N: usize>() -> *mut T {
+    unreachable!()
+}
+
+/// cuda_std's `dynamic_shared_mem`: a pointer to the block's dynamic shared memory
+/// (`extern __shared__ T s[];`), whose size the launch gives (`shared_mem_bytes`); the data is
+/// uninitialised. Every call in a block returns the same address, whatever `T`.
+///
+/// The address is that of [`DynamicShared::get`] (which also knows the length, and
+/// bounds-checks): `core::intrinsics::gpu::gpu_launch_sized_workgroup_mem`, aligned at least
+/// for `T` (cuda_std always aligns it to 16 bytes; call this with a 16-byte aligned type
+/// where that matters). The length is [`mem::dynamic_smem_size`](crate::mem::dynamic_smem_size)
+/// bytes.
+#[inline(always)]
+#[crate::gpu_only]
+pub fn dynamic_shared_mem<T>() -> *mut T {
+    core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>()
+}
+
+/// cuda_std's `shared_array!`: `shared_array![T; N]` declares a statically sized shared array
+/// of `N` elements of `T` (`__shared__ T s[N];`) and evaluates to a `*mut T` to its first
+/// element, uninitialised. `N` is a constant expression.
+///
+/// ```ignore
+/// use gpu_std::{kernel, shared_array, thread};
+///
+/// /// Reverses `d[..64]` in place (a block of 64 threads).
+/// #[kernel]
+/// pub unsafe fn reverse_array(d: *mut i32) {
+///     let s = shared_array![i32; 64];
+///     let t = thread::thread_idx_x() as usize;
+///     unsafe {
+///         *s.add(t) = *d.add(t);
+///         thread::sync_threads();
+///         *d.add(t) = *s.add(63 - t);
+///     }
+/// }
+/// ```
+///
+/// Each invocation is its own array, as in cuda_std; running one invocation again (in a loop,
+/// in a function called twice) yields the same array. Its size counts in the kernel's static
+/// shared memory, like [`static_shared!`](crate::static_shared), on whose machinery it is
+/// built: the PTX declaration is named `__gpu_std_shared_array_<crate>_L<line>C<column>_<n>`
+/// after the place of the invocation's type (the PTX shows which array is which), and a count
+/// `n` of the invocations expanded in the crate keeps apart those that one `macro_rules!`
+/// expands more than once, so no name is needed. `T` may be any sized type (no `Copy`
+/// needed); like every static shared declaration it cannot depend on a generic parameter of
+/// the enclosing function.
+///
+/// Safety, in cuda_std's words: shared memory is shared by the threads of one block only;
+/// write an element before reading it; order one thread's writes before another's reads with
+/// [`sync_threads`](crate::thread::sync_threads); stay in bounds (the pointer carries no
+/// length). The accesses through the pointer are `unsafe`; the macro is not.
+#[macro_export]
+macro_rules! shared_array {
+    ($array_type:ty; $len:expr) => {
+        $crate::__shared_array!($crate; $array_type; $len)
+    };
+}
+
 /// Declares a statically sized shared array and evaluates to its [`SharedArray`] handle:
 /// `let tile = static_shared!(s_tile: [f32; 256]);` is CUDA's `__shared__ float s_tile[256];`.
 ///
@@ -279,6 +345,36 @@ macro_rules! static_shared {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! static_shared_device {
+    ($name:ident : [$t:ty; $n:expr]) => {{
+        let (window, delta) = $crate::static_shared_declare!($name: [$t; $n]);
+        let address: u32;
+        // SAFETY: `mov` of a `.shared` variable's name yields its shared-window address.
+        unsafe {
+            ::core::arch::asm!(
+                concat!("mov.u32 {a}, ", stringify!($name), ";"),
+                a = out(reg32) address,
+                options(pure, nomem, nostack),
+            );
+        }
+        // SAFETY: `window + delta` is the generic address of the declaration above, and
+        // `address` its shared-window address; it holds `$n` elements of `$t`, aligned for `$t`.
+        unsafe {
+            $crate::SharedArray::<$t, { $n }>::from_declaration(
+                window.wrapping_add(delta as usize).cast::<$t>(),
+                address,
+            )
+        }
+    }};
+}
+
+/// Declares the `.shared` array `$name` (module-level PTX, `global_asm!`) and evaluates to
+/// `(window, delta)`: the generic address of the dynamic shared memory and the distance from
+/// it to the declaration, whose generic address is `window.wrapping_add(delta)`. The common
+/// part of [`static_shared!`](crate::static_shared) and [`shared_array!`](crate::shared_array)
+/// (device build only).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! static_shared_declare {
     ($name:ident : [$t:ty; $n:expr]) => {{
         ::core::arch::global_asm!(
             concat!(".shared .align {align} .b8 ", stringify!($name), "[{bytes}];"),
@@ -302,22 +398,17 @@ macro_rules! static_shared_device {
                 options(pure, nomem, nostack),
             );
         }
-        let address: u32;
-        // SAFETY: `mov` of a `.shared` variable's name yields its shared-window address.
-        unsafe {
-            ::core::arch::asm!(
-                concat!("mov.u32 {a}, ", stringify!($name), ";"),
-                a = out(reg32) address,
-                options(pure, nomem, nostack),
-            );
-        }
-        // SAFETY: `window + delta` is the generic address of the declaration above, and
-        // `address` its shared-window address; it holds `$n` elements of `$t`, aligned for `$t`.
-        unsafe {
-            $crate::SharedArray::<$t, { $n }>::from_declaration(
-                window.wrapping_add(delta as usize).cast::<$t>(),
-                address,
-            )
-        }
+        (window, delta)
+    }};
+}
+
+/// The device expansion of [`shared_array!`](crate::shared_array): the declaration's generic
+/// address as `*mut $t`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! shared_array_device {
+    ($name:ident : [$t:ty; $n:expr]) => {{
+        let (window, delta) = $crate::static_shared_declare!($name: [$t; $n]);
+        window.wrapping_add(delta as usize).cast::<$t>()
     }};
 }

@@ -1,8 +1,26 @@
-//! Warp shuffles: lanes of one warp exchange registers without shared memory
-//! (CUDA's `__shfl_*_sync`, PTX `shfl.sync`, through the `llvm.nvvm.shfl.sync.*` intrinsics).
+//! Warp-level operations: shuffles, lanes of one warp exchanging registers without shared
+//! memory (CUDA's `__shfl_*_sync`, PTX `shfl.sync`, through the `llvm.nvvm.shfl.sync.*`
+//! intrinsics; also at the crate root), and cuda_std 0.2's `warp` functions under its names:
+//! [`sync_warp`] and [`lane_id`].
 //!
 //! Every lane named in `mask` must execute the same shuffle. A lane whose source lies outside
 //! the warp gets its own value back (CUDA semantics with `width = 32`).
+
+pub use crate::index::lane_id;
+
+/// Synchronises the lanes of this warp named in `mask` (`__syncwarp(mask)`, PTX
+/// `bar.warp.sync`), cuda_std's name for [`syncwarp`](crate::syncwarp): they wait for each
+/// other, and their memory accesses before it are ordered before those after it.
+///
+/// # Safety
+/// The behaviour is undefined if a lane named in `mask` has exited, if the executing lane is
+/// not in `mask` (cuda_std's two conditions), or if the lanes named in `mask` do not all
+/// execute a `sync_warp` with the same `mask` (CUDA's rule for `__syncwarp`).
+#[inline(always)]
+#[crate::gpu_only]
+pub unsafe fn sync_warp(mask: u32) {
+    crate::syncwarp(mask)
+}
 
 #[cfg(target_arch = "nvptx64")]
 unsafe extern "C" {

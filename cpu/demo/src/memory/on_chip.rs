@@ -235,7 +235,7 @@ fn shared_memory_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Resul
 }
 
 fn bank_conflicts_demo(gpu: &Gpu, out: &mut Out, accesses: u32) -> Result<()> {
-    use gpu::memory::bank_conflicts::{BANK_CONFLICTS_READ, BLOCK_SIZE};
+    use gpu::memory::bank_conflicts::{BLOCK_SIZE, kernels::bank_conflicts_read};
     // The kernel's buffers are downloaded and checked inside `bank_conflicts::measure`; the
     // demo gets no array back, so nothing is dumped.
     let mut table = Table::new(
@@ -292,7 +292,7 @@ fn bank_conflicts_demo(gpu: &Gpu, out: &mut Out, accesses: u32) -> Result<()> {
                 verdict(&m.check),
             ],
             Measurement::new(p.name, &t)
-                .kernel(BANK_CONFLICTS_READ)
+                .kernel(bank_conflicts_read.name())
                 .extra("conflict_ways", f64::from(ways))
                 .extra("cycles_per_access", m.cycles_per_access)
                 .extra("ns_per_access", m.ns_per_access)
@@ -407,7 +407,7 @@ fn device_globals_demo(gpu: &Gpu, out: &mut Out, cli: &Cli) -> Result<()> {
         (
             "static: __device__ devU, devV by symbol",
             "seed_out_by_symbol",
-            gpu::memory::device_globals::DEVICE_GLOBALS_ADD_SYMBOLS,
+            gpu::memory::device_globals::kernels::device_globals_add_symbols.name(),
             by_symbol,
             &expected,
             "seed's {1,2,3,4} + {5,6,7,8}",
@@ -415,7 +415,7 @@ fn device_globals_demo(gpu: &Gpu, out: &mut Out, cli: &Cli) -> Result<()> {
         (
             "dynamic: cudaMalloc'd buffers by pointer",
             "seed_out_by_pointer",
-            gpu::memory::device_globals::DEVICE_GLOBALS_ADD_POINTERS,
+            gpu::memory::device_globals::kernels::device_globals_add_pointers.name(),
             by_pointer,
             &expected,
             "seed's {1,2,3,4} + {5,6,7,8}",
@@ -423,7 +423,7 @@ fn device_globals_demo(gpu: &Gpu, out: &mut Out, cli: &Cli) -> Result<()> {
         (
             "static, by symbol",
             "out_by_symbol",
-            gpu::memory::device_globals::DEVICE_GLOBALS_ADD_SYMBOLS,
+            gpu::memory::device_globals::kernels::device_globals_add_symbols.name(),
             device_globals::add_by_symbol(gpu, &u, &v)?,
             &random_expected,
             "1024 random floats",

@@ -15,7 +15,7 @@ use cpu::memory::coalescing::{self, Access, LINE_BYTES, Load, SECTOR_BYTES};
 use cpu::memory::{layout, texture};
 use cpu::verify::{self, Mismatch};
 use cudarc::driver::CudaSlice;
-use gpu::memory::bandwidth::BANDWIDTH_COPY_V4;
+use gpu::memory::bandwidth::kernels::bandwidth_copy_v4;
 use gpu::memory::layout::InnerStruct;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -507,7 +507,7 @@ fn transfer_measurement(
         .bytes(bytes as u64, None)
         .passed(passed);
     Ok(if kind == HostMemory::ZeroCopy {
-        m.kernel(BANDWIDTH_COPY_V4)
+        m.kernel(bandwidth_copy_v4.name())
             .launch(&bandwidth::copy_config(gpu, bytes)?)
     } else {
         m
@@ -842,7 +842,7 @@ impl<'a> Transfers<'a> {
         let mk = Measurement::new("device to device", &tk)
             .series("copy kernel")
             .at(bytes as f64)
-            .kernel(BANDWIDTH_COPY_V4)
+            .kernel(bandwidth_copy_v4.name())
             .launch(&bandwidth::copy_config(gpu, bytes)?)
             .bytes(2 * bytes as u64, Some(ceiling))
             .passed(self.d2d_ok[1]);

@@ -254,7 +254,7 @@ impl<'a> Sweep<'a> {
             drop(input);
             self.measure(
                 case,
-                SumI32::KERNEL,
+                SumI32::KERNEL_NAME,
                 reference::bytes_read(n),
                 None,
                 &mut sum,
@@ -288,7 +288,7 @@ impl<'a> Sweep<'a> {
             };
             self.measure(
                 case,
-                SumF32::KERNEL,
+                SumF32::KERNEL_NAME,
                 reference::bytes_read(n),
                 None,
                 &mut sum,
