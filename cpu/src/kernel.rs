@@ -74,12 +74,64 @@
 //! # }
 //! ```
 
+use std::marker::PhantomData;
+use std::sync::Arc;
+
 use cudarc::driver::{
-    CudaFunction, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DriverError, LaunchArgs,
-    LaunchConfig, PushKernelArg, SyncOnDrop, sys::CUdeviceptr,
+    CudaFunction, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, DriverError,
+    LaunchArgs, LaunchConfig, PushKernelArg, SyncOnDrop, sys::CUdeviceptr,
 };
 pub use gpu_std::DeviceCopy;
 pub use gpu_std::host::{KERNELS, Kernel, KernelInfo, ParamInfo, Slice};
+
+/// `len` elements of `T` at a raw device address: memory that is not a cudarc buffer (mapped
+/// host memory, through the device pointer `cuMemHostGetDevicePointer` gives), or a part of a
+/// buffer whose use the caller records itself (a chunk of a buffer held across several
+/// streams). Passing it to a launch records nothing on any stream.
+pub struct DeviceAddress<'s, T> {
+    ptr: CUdeviceptr,
+    len: usize,
+    stream: &'s Arc<CudaStream>,
+    element: PhantomData<*const T>,
+}
+
+impl<'s, T> DeviceAddress<'s, T> {
+    /// `len` elements of `T` at `ptr`, used on `stream`.
+    ///
+    /// # Safety
+    /// While the value lives, `ptr` is valid for `len` elements of `T` in `stream`'s context
+    /// (aligned for `T`), and the caller orders every use of that memory by other streams and
+    /// by the host (nothing is recorded for it).
+    pub unsafe fn new(ptr: CUdeviceptr, len: usize, stream: &'s Arc<CudaStream>) -> Self {
+        Self {
+            ptr,
+            len,
+            stream,
+            element: PhantomData,
+        }
+    }
+}
+
+impl<T> DeviceSlice<T> for DeviceAddress<'_, T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.stream
+    }
+}
+
+impl<T> DevicePtr<T> for DeviceAddress<'_, T> {
+    fn device_ptr<'b>(&'b self, _stream: &'b CudaStream) -> (CUdeviceptr, SyncOnDrop<'b>) {
+        (self.ptr, SyncOnDrop::Record(None))
+    }
+}
+
+impl<T> DevicePtrMut<T> for DeviceAddress<'_, T> {
+    fn device_ptr_mut<'b>(&'b mut self, _stream: &'b CudaStream) -> (CUdeviceptr, SyncOnDrop<'b>) {
+        (self.ptr, SyncOnDrop::Record(None))
+    }
+}
 
 /// One argument of a launch, matching the kernel parameter type `P`.
 ///

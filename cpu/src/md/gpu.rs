@@ -285,10 +285,7 @@ pub fn launch<T: MdReal>(
     gpu.check_buffer("forces", forces)?;
     gpu.check_buffer("neighbour list", &list.offsets)?;
     let alignment = MD_STRIDE * std::mem::size_of::<T>();
-    let (positions_at, forces_at) = (gpu.address(positions), {
-        let (ptr, _record) = forces.device_ptr_mut(gpu.stream());
-        ptr
-    });
+    let (positions_at, forces_at) = (gpu.address(positions), gpu.address_mut(forces));
     let name = kernel.name();
     launch::check_aligned(name, "positions", positions_at, alignment)?;
     launch::check_aligned(name, "forces", forces_at, alignment)?;

@@ -10,16 +10,14 @@
 //! - zero-copy: `cuMemHostAlloc(PORTABLE | DEVICEMAP)` read or written by a kernel
 //!   ([`gpu::memory::bandwidth`]'s copy) through the pointer `cuMemHostGetDevicePointer` gives.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use cudarc::driver::{
-    CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, LaunchConfig, SyncOnDrop, sys,
-};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, sys};
 use gpu::memory::bandwidth::{self as k, kernels};
 
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result};
+use crate::kernel::DeviceAddress;
 use crate::launch;
 
 /// The kernels of this topic.
@@ -193,40 +191,6 @@ impl HostBuffer {
     }
 }
 
-/// The first `len` words of mapped page-locked memory as the zero-copy kernel sees them: the
-/// device pointer `cuMemHostGetDevicePointer` gave, read or written over the bus. The driver
-/// tracks no events for host memory, so using it records nothing on the stream: the caller
-/// synchronizes the stream before the host reads or writes the buffer again.
-struct MappedWords<'a> {
-    ptr: sys::CUdeviceptr,
-    len: usize,
-    stream: &'a Arc<CudaStream>,
-}
-
-impl DeviceSlice<u32> for MappedWords<'_> {
-    fn len(&self) -> usize {
-        self.len
-    }
-    fn stream(&self) -> &Arc<CudaStream> {
-        self.stream
-    }
-}
-
-impl DevicePtr<u32> for MappedWords<'_> {
-    fn device_ptr<'b>(&'b self, _stream: &'b CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'b>) {
-        (self.ptr, SyncOnDrop::Record(None))
-    }
-}
-
-impl DevicePtrMut<u32> for MappedWords<'_> {
-    fn device_ptr_mut<'b>(
-        &'b mut self,
-        _stream: &'b CudaStream,
-    ) -> (sys::CUdeviceptr, SyncOnDrop<'b>) {
-        (self.ptr, SyncOnDrop::Record(None))
-    }
-}
-
 fn check_bytes(bytes: usize, host: usize, device: usize) -> Result<()> {
     if bytes > host.min(device) {
         return Err(Error::OutOfRange {
@@ -352,11 +316,10 @@ pub fn zero_copy(
             multiple: k::GROUP_BYTES,
         });
     }
-    let mut host_words = MappedWords {
-        ptr: mapped,
-        len: bytes / 4,
-        stream: gpu.stream(),
-    };
+    // SAFETY: `mapped` is the device pointer of the mapped host buffer, valid for `bytes / 4`
+    // words (checked above) in `gpu`'s context; the driver tracks no events for host memory, so
+    // the caller synchronizes the stream before the host touches the buffer again.
+    let mut host_words = unsafe { DeviceAddress::<u32>::new(mapped, bytes / 4, gpu.stream()) };
     match direction {
         Direction::HostToDevice => {
             launch_copy(gpu, &host_words, &mut words_mut(device, bytes)?, bytes)

@@ -29,51 +29,14 @@
 //! (`cuCtxEnablePeerAccess`), so the copies go over NVLink or PCIe directly; elsewhere the
 //! driver stages them through the host (correct, slow).
 
-use std::sync::Arc;
-
-use cudarc::driver::{
-    CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, LaunchConfig,
-    SyncOnDrop, sys,
-};
+use cudarc::driver::{CudaEvent, CudaSlice, DevicePtrMut, LaunchConfig, SyncOnDrop, sys};
 use gpu::multi_gpu::{ADD_INTO_BLOCK, kernels};
+
+use crate::kernel::DeviceAddress;
 
 use super::{GpuGroup, check_equal};
 use crate::error::{DriverContext, Error, Result};
 use crate::launch;
-
-/// `len` floats at `ptr` inside a buffer whose use is already tracked: the ring takes every
-/// buffer's and staging buffer's pointer once, holds their guards until the last barrier (which
-/// covers every stream's use), and launches `add_into` on chunks of them at byte offsets. Using
-/// a chunk records nothing more.
-struct Chunk<'a> {
-    ptr: sys::CUdeviceptr,
-    len: usize,
-    stream: &'a Arc<CudaStream>,
-}
-
-impl DeviceSlice<f32> for Chunk<'_> {
-    fn len(&self) -> usize {
-        self.len
-    }
-    fn stream(&self) -> &Arc<CudaStream> {
-        self.stream
-    }
-}
-
-impl DevicePtr<f32> for Chunk<'_> {
-    fn device_ptr<'b>(&'b self, _stream: &'b CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'b>) {
-        (self.ptr, SyncOnDrop::Record(None))
-    }
-}
-
-impl DevicePtrMut<f32> for Chunk<'_> {
-    fn device_ptr_mut<'b>(
-        &'b mut self,
-        _stream: &'b CudaStream,
-    ) -> (sys::CUdeviceptr, SyncOnDrop<'b>) {
-        (self.ptr, SyncOnDrop::Record(None))
-    }
-}
 
 /// The ring all-reduce's workspace on every GPU of a group: a staging buffer of one chunk and
 /// an event per GPU, for buffers of up to [`RingAllReduce::capacity`] elements. Making it
@@ -253,20 +216,19 @@ impl RingAllReduce {
                     .clamp(1, self.max_grid[q] as usize) as u32;
                 let cfg: LaunchConfig = launch::linear(grid, ADD_INTO_BLOCK, 0);
                 let stream = gpus[q].stream();
-                let mut dst = Chunk {
-                    ptr: bufs[q] + offset,
-                    len: count,
-                    stream,
-                };
-                let src = Chunk {
-                    ptr: stage[q],
-                    len: count,
-                    stream,
+                // SAFETY: `dst` is `count` floats of rank q's buffer (chunk c) and `src` the
+                // staging buffer (it holds `ceil(capacity / n)` >= `count` floats), both in
+                // rank q's context; the guards taken above keep both buffers borrowed and
+                // record their use once the last barrier covers every stream's.
+                let (mut dst, src) = unsafe {
+                    (
+                        DeviceAddress::<f32>::new(bufs[q] + offset, count, stream),
+                        DeviceAddress::<f32>::new(stage[q], count, stream),
+                    )
                 };
                 // SAFETY: `add_into(dst, src, n)`: `dst` is `count` floats of rank q's buffer
                 // (chunk c), `src` the staging buffer that the copy just queued on the same
-                // stream filled with `count` floats (it holds `ceil(capacity / n)` >= `count`);
-                // they do not overlap; the guards taken above keep both buffers borrowed.
+                // stream filled with `count` floats; they do not overlap.
                 unsafe { gpus[q].launch(kernels::add_into, cfg, (&mut dst, &src, count)) }?;
             }
         }
