@@ -270,92 +270,28 @@ macro_rules! kernel_args {
     };
 }
 
-kernel_args!();
-kernel_args!((P0, A0, W0));
-kernel_args!((P0, A0, W0), (P1, A1, W1));
-kernel_args!((P0, A0, W0), (P1, A1, W1), (P2, A2, W2));
-kernel_args!((P0, A0, W0), (P1, A1, W1), (P2, A2, W2), (P3, A3, W3));
-kernel_args!(
-    (P0, A0, W0),
-    (P1, A1, W1),
-    (P2, A2, W2),
-    (P3, A3, W3),
-    (P4, A4, W4)
-);
-kernel_args!(
-    (P0, A0, W0),
-    (P1, A1, W1),
-    (P2, A2, W2),
-    (P3, A3, W3),
-    (P4, A4, W4),
-    (P5, A5, W5)
-);
-kernel_args!(
-    (P0, A0, W0),
-    (P1, A1, W1),
-    (P2, A2, W2),
-    (P3, A3, W3),
-    (P4, A4, W4),
-    (P5, A5, W5),
-    (P6, A6, W6)
-);
-kernel_args!(
-    (P0, A0, W0),
-    (P1, A1, W1),
-    (P2, A2, W2),
-    (P3, A3, W3),
-    (P4, A4, W4),
-    (P5, A5, W5),
-    (P6, A6, W6),
-    (P7, A7, W7)
-);
-kernel_args!(
-    (P0, A0, W0),
-    (P1, A1, W1),
-    (P2, A2, W2),
-    (P3, A3, W3),
-    (P4, A4, W4),
-    (P5, A5, W5),
-    (P6, A6, W6),
-    (P7, A7, W7),
-    (P8, A8, W8)
-);
-kernel_args!(
-    (P0, A0, W0),
-    (P1, A1, W1),
-    (P2, A2, W2),
-    (P3, A3, W3),
-    (P4, A4, W4),
-    (P5, A5, W5),
-    (P6, A6, W6),
-    (P7, A7, W7),
-    (P8, A8, W8),
-    (P9, A9, W9)
-);
-kernel_args!(
-    (P0, A0, W0),
-    (P1, A1, W1),
-    (P2, A2, W2),
-    (P3, A3, W3),
-    (P4, A4, W4),
-    (P5, A5, W5),
-    (P6, A6, W6),
-    (P7, A7, W7),
-    (P8, A8, W8),
-    (P9, A9, W9),
-    (P10, A10, W10)
-);
-kernel_args!(
-    (P0, A0, W0),
-    (P1, A1, W1),
-    (P2, A2, W2),
-    (P3, A3, W3),
-    (P4, A4, W4),
-    (P5, A5, W5),
-    (P6, A6, W6),
-    (P7, A7, W7),
-    (P8, A8, W8),
-    (P9, A9, W9),
+/// [`KernelArgs`] for tuples of every length up to the list's: the whole list, then its tail.
+macro_rules! kernel_args_up_to {
+    () => {
+        kernel_args!();
+    };
+    ($head:tt $(, $tail:tt)*) => {
+        kernel_args!($head $(, $tail)*);
+        kernel_args_up_to!($($tail),*);
+    };
+}
+
+kernel_args_up_to!(
+    (P11, A11, W11),
     (P10, A10, W10),
-    (P11, A11, W11)
+    (P9, A9, W9),
+    (P8, A8, W8),
+    (P7, A7, W7),
+    (P6, A6, W6),
+    (P5, A5, W5),
+    (P4, A4, W4),
+    (P3, A3, W3),
+    (P2, A2, W2),
+    (P1, A1, W1),
+    (P0, A0, W0)
 );
