@@ -15,7 +15,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use crate::error::{DriverContext, Error, Result};
-use crate::kernel::{Kernel, KernelArgs};
+use crate::kernel::{Bound, Kernel, KernelArgs, Read, Write};
 use crate::ptx;
 
 /// [`Gpu::resident_blocks_per_sm`] answers of one kernel: `((threads per block, dynamic shared
@@ -214,18 +214,23 @@ impl Gpu {
         Ok(())
     }
 
-    /// The device address where `buffer` starts (for alignment checks; the view's offset
-    /// included).
+    /// The device address where `buffer` starts (the view's offset included), for a check
+    /// outside a launch. A launcher that checks the address of a buffer it then passes binds
+    /// it instead ([`Gpu::bind`]), which takes the address once.
     pub fn address<T>(&self, buffer: &impl DevicePtr<T>) -> u64 {
         let (ptr, _record) = buffer.device_ptr(&self.stream);
         ptr
     }
 
-    /// The device address where the writable `buffer` starts (for alignment checks before a
-    /// launch that writes it; the view's offset included).
-    pub fn address_mut<T>(&self, buffer: &mut impl DevicePtrMut<T>) -> u64 {
-        let (ptr, _record) = buffer.device_ptr_mut(&self.stream);
-        ptr
+    /// `buffer` bound for reading by one launch on this handle's stream: its address, for the
+    /// launcher's checks, taken once (see [`Bound`]); pass the result as the argument.
+    pub fn bind<'s, T>(&'s self, buffer: &'s impl DevicePtr<T>) -> Bound<'s, T, Read> {
+        Bound::read(buffer, &self.stream)
+    }
+
+    /// `buffer` bound for writing by one launch on this handle's stream (see [`Gpu::bind`]).
+    pub fn bind_mut<'s, T>(&'s self, buffer: &'s mut impl DevicePtrMut<T>) -> Bound<'s, T, Write> {
+        Bound::write(buffer, &self.stream)
     }
 
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".

@@ -8,6 +8,10 @@
 //! | `*mut T` | `&mut impl DevicePtrMut<T>` |
 //! | `&[T]` ([`Slice<T>`]) | `&impl DevicePtr<T>`; its length is passed for you |
 //! | a scalar `S` (`DeviceCopy`) | the value, of type `S` exactly |
+//! | `*const T`, `&[T]` / `*mut T` | a [`Bound`] from [`Gpu::bind`] / [`Gpu::bind_mut`] (its address read before the launch) |
+//!
+//! [`Gpu::bind`]: crate::Gpu::bind
+//! [`Gpu::bind_mut`]: crate::Gpu::bind_mut
 //!
 //! A missing or extra argument, two swapped arguments of different types, a buffer of the
 //! wrong element type or a shared view where the kernel writes do not compile:
@@ -133,6 +137,69 @@ impl<T> DevicePtrMut<T> for DeviceAddress<'_, T> {
     }
 }
 
+/// A buffer's device address taken once for one launch ([`Gpu::bind`](crate::Gpu::bind),
+/// [`Gpu::bind_mut`](crate::Gpu::bind_mut)): read [`Bound::address`] for the checks a launcher
+/// makes (alignment), then pass the `Bound` itself as the argument. Taking the address of a
+/// cudarc buffer queues a wait for its last writer and, once the launch is queued, records the
+/// use; binding does that once where reading the address and then passing the buffer would do
+/// it twice.
+pub struct Bound<'s, T, Access> {
+    ptr: CUdeviceptr,
+    len: usize,
+    guard: SyncOnDrop<'s>,
+    access: PhantomData<(*const T, Access)>,
+}
+
+/// [`Bound`] for reading: passes as `*const T` or `&[T]`.
+pub struct Read;
+/// [`Bound`] for writing: passes as `*mut T`.
+pub struct Write;
+
+impl<'s, T> Bound<'s, T, Read> {
+    /// `buffer` bound for reading on `stream`.
+    pub(crate) fn read(buffer: &'s impl DevicePtr<T>, stream: &'s CudaStream) -> Self {
+        let len = buffer.len();
+        let (ptr, guard) = buffer.device_ptr(stream);
+        Self {
+            ptr,
+            len,
+            guard,
+            access: PhantomData,
+        }
+    }
+}
+
+impl<'s, T> Bound<'s, T, Write> {
+    /// `buffer` bound for writing on `stream`.
+    pub(crate) fn write(buffer: &'s mut impl DevicePtrMut<T>, stream: &'s CudaStream) -> Self {
+        let len = buffer.len();
+        let (ptr, guard) = buffer.device_ptr_mut(stream);
+        Self {
+            ptr,
+            len,
+            guard,
+            access: PhantomData,
+        }
+    }
+}
+
+impl<T, A> Bound<'_, T, A> {
+    /// The device address where the buffer starts (the view's offset included).
+    pub fn address(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    /// The buffer's length in elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 /// One argument of a launch, matching the kernel parameter type `P`.
 ///
 /// Implemented for the forms in the [module table](self) only; [`Gpu::launch`] takes a tuple
@@ -218,6 +285,37 @@ impl<'s, T, A: DevicePtr<T>> KernelArg<'s, Slice<T>> for &'s A {
             ptr,
             len,
             _guard: guard,
+        }
+    }
+}
+
+impl<'s, T> KernelArg<'s, *const T> for Bound<'s, T, Read> {
+    type Wire = PtrWire<'s>;
+    fn wire(self, _stream: &'s CudaStream) -> PtrWire<'s> {
+        PtrWire {
+            ptr: self.ptr,
+            _guard: self.guard,
+        }
+    }
+}
+
+impl<'s, T> KernelArg<'s, Slice<T>> for Bound<'s, T, Read> {
+    type Wire = SliceWire<'s>;
+    fn wire(self, _stream: &'s CudaStream) -> SliceWire<'s> {
+        SliceWire {
+            ptr: self.ptr,
+            len: self.len,
+            _guard: self.guard,
+        }
+    }
+}
+
+impl<'s, T> KernelArg<'s, *mut T> for Bound<'s, T, Write> {
+    type Wire = PtrWire<'s>;
+    fn wire(self, _stream: &'s CudaStream) -> PtrWire<'s> {
+        PtrWire {
+            ptr: self.ptr,
+            _guard: self.guard,
         }
     }
 }

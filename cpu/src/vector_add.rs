@@ -127,10 +127,9 @@ fn queue(
     if n == 0 {
         return Ok(cfg.unwrap_or(launch::linear(0, k::BLOCK_SIZE, 0)));
     }
-    let (x_ptr, y_ptr) = (gpu.address(x), gpu.address(y));
-    // `Gpu::address` takes a shared buffer: the output's address is read through its mutable
-    // pointer.
-    let z_ptr = gpu.address_mut(z);
+    // Each buffer's address is taken once, for the checks and the launch.
+    let (x, y, z) = (gpu.bind(x), gpu.bind(y), gpu.bind_mut(z));
+    let (x_ptr, y_ptr, z_ptr) = (x.address(), y.address(), z.address());
     let variant = match chosen {
         Some(variant) => {
             variant.check_alignment(x_ptr, y_ptr, z_ptr)?;

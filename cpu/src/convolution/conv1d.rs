@@ -114,10 +114,9 @@ fn queue(
         return Ok(launch::linear(0, k::BLOCK_1D, 0));
     }
     let width = mask.width();
-    let input_ptr = gpu.address(input);
-    // `Gpu::address` takes a shared buffer: the output's address is read through its mutable
-    // pointer.
-    let output_ptr = gpu.address_mut(output);
+    // Each buffer's address is taken once, for the checks and the launch.
+    let (input, output) = (gpu.bind(input), gpu.bind_mut(output));
+    let (input_ptr, output_ptr) = (input.address(), output.address());
     let variant = match chosen {
         Some(variant) => {
             variant.check_alignment(input_ptr, output_ptr)?;

@@ -146,7 +146,9 @@ fn queue(
         });
     }
     let width = mask.width();
-    let input_ptr = gpu.address(input);
+    // The input's address is taken once, for the checks and the launch.
+    let input = gpu.bind(input);
+    let input_ptr = input.address();
     let variant = match chosen {
         Some(variant) => {
             variant.check_alignment(cols, input_ptr)?;

@@ -285,7 +285,10 @@ pub fn launch<T: MdReal>(
     gpu.check_buffer("forces", forces)?;
     gpu.check_buffer("neighbour list", &list.offsets)?;
     let alignment = MD_STRIDE * std::mem::size_of::<T>();
-    let (positions_at, forces_at) = (gpu.address(positions), gpu.address_mut(forces));
+    // The positions' address is taken once, for the check and the launch; the forces' is taken
+    // again by the launch, after the half-list kernel's zeroing.
+    let positions = gpu.bind(positions);
+    let (positions_at, forces_at) = (positions.address(), gpu.bind_mut(forces).address());
     let name = kernel.name();
     launch::check_aligned(name, "positions", positions_at, alignment)?;
     launch::check_aligned(name, "forces", forces_at, alignment)?;

@@ -181,7 +181,9 @@ impl ReadStream {
             return Ok(self.cfg);
         }
         let kernel = self.shape.in_flight.kernel();
-        launch::check_aligned(kernel.name(), "input", gpu.address(input), VEC4_ALIGNMENT)?;
+        // The input's address is taken once, for the check and the launch.
+        let input = gpu.bind(input);
+        launch::check_aligned(kernel.name(), "input", input.address(), VEC4_ALIGNMENT)?;
         // SAFETY: `read_stream_x{4,8}(input, n, partials)`: `input` is a device view of `n`
         // words in `gpu`'s context (checked), 16-byte aligned (checked), only read (borrowed
         // shared, its use recorded); `partials` holds `grid_dim.0` words (allocated for this

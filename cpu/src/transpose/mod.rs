@@ -127,7 +127,9 @@ fn queue(
             shared_mem_bytes: 0,
         });
     }
-    let (input_ptr, output_ptr) = (gpu.address(input), gpu.address_mut(output));
+    // Each buffer's address is taken once, for the checks and the launch.
+    let (input, output) = (gpu.bind(input), gpu.bind_mut(output));
+    let (input_ptr, output_ptr) = (input.address(), output.address());
     let variant = match chosen {
         Some(variant) => {
             variant.check(rows, cols, input_ptr, output_ptr)?;
