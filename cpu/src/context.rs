@@ -31,8 +31,6 @@ struct Module {
     /// [`Gpu::resident_blocks_per_sm`] answers so far, by kernel: the occupancy calculator
     /// runs once per context and launch shape.
     occupancy: Mutex<HashMap<String, Occupancy>>,
-    /// The device's SM count, read once.
-    sm_count: OnceLock<u32>,
     constants: Mutex<ConstantTimeline>,
 }
 
@@ -88,7 +86,6 @@ fn module_for(ctx: &Arc<CudaContext>) -> Result<Arc<Module>> {
             .during(format!("loading the sm_{ptx_arch} PTX"))?,
         functions: Mutex::new(HashMap::new()),
         occupancy: Mutex::new(HashMap::new()),
-        sm_count: OnceLock::new(),
         constants: Mutex::new(ConstantTimeline::default()),
     });
     table.push((key, Arc::downgrade(&module)));
@@ -112,6 +109,8 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     ptx_arch: u32,
     module: OnceLock<Arc<Module>>,
+    /// The device's SM count, read once (shared by the handle's clones; no module needed).
+    sm_count: Arc<OnceLock<u32>>,
 }
 
 impl Gpu {
@@ -158,6 +157,7 @@ impl Gpu {
             stream,
             ptx_arch,
             module: OnceLock::new(),
+            sm_count: Arc::new(OnceLock::new()),
         })
     }
 
@@ -245,17 +245,17 @@ impl Gpu {
             .during("reading the compute capability")
     }
 
-    /// Number of streaming multiprocessors (asked of the driver once per context).
+    /// Number of streaming multiprocessors (asked of the driver once per handle and its clones;
+    /// loads no module).
     pub fn sm_count(&self) -> Result<u32> {
-        let module = self.module()?;
-        if let Some(&n) = module.sm_count.get() {
+        if let Some(&n) = self.sm_count.get() {
             return Ok(n);
         }
         let n = self
             .ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .during("reading the multiprocessor count")? as u32;
-        Ok(*module.sm_count.get_or_init(|| n))
+        Ok(*self.sm_count.get_or_init(|| n))
     }
 
     /// Maximum resident threads per multiprocessor (2048 on Volta to Hopper).
