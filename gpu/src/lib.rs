@@ -15,7 +15,7 @@
 //! tests and the docs: [`reduce`] holds both the reductions and the square sums, as
 //! `cpu::reduce` does.
 #![no_std]
-// `#[kernel]` emits `extern "ptx-kernel"` entries (`abi_ptx`); a few helpers are inline PTX.
+// `#[kernel]` emits PTX kernel entries (the `abi_ptx` feature); a few helpers are inline PTX.
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 // The host build sees each kernel as its typed handle (`#[kernel]` drops the body there), so the
 // kernels' imports and private helpers are used by the device build alone.
