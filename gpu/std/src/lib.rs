@@ -2,7 +2,7 @@
 //! `nvptx64-nvidia-cuda` backend, this project's counterpart of rust-cuda's `cuda_std`.
 //!
 //! Everything a kernel needs beyond plain Rust: the [`kernel`](macro@kernel) attribute (a PTX
-//! entry on the device, a typed handle in [`host`] on the host, launch bounds as its argument),
+//! entry on the device, a typed handle in `host` on the host, launch bounds as its argument),
 //! thread, block and grid indices, barriers, shared memory (dynamic and statically sized),
 //! `__constant__` memory, warp shuffles, atomics, the SM clock and the panic handler. Any
 //! kernel crate may depend on it (`gpu` does). `unsafe` stays in this crate, behind small
