@@ -613,31 +613,9 @@ mod tests {
     /// one-dimensional grid of their geometry, for the shapes simulated there.
     #[test]
     fn launches_are_the_simulated_geometry() {
-        use gpu::transpose::{THIN_MAX, VEC4_THREADS, any_shape, thin::Thin};
-        let thin_shapes = [
-            (4, 4),
-            (4, 8),
-            (8, 4),
-            (4, 1000),
-            (1000, 4),
-            (16, 4092),
-            (4092, 16),
-            (12, 1000),
-            (1000, 12),
-            (20, 20),
-            (28, 8),
-            (24, 2052),
-            (2052, 24),
-            (THIN_MAX, THIN_MAX),
-            (THIN_MAX, 4100),
-            (4100, THIN_MAX),
-            (THIN_MAX, THIN_MAX + 4),
-            (THIN_MAX + 4, THIN_MAX),
-            (4, 4096 + 4),
-            (4, 3236),
-            (3236, 4),
-            (4, 4 * 512 * 3),
-            (4 * 512 * 3, 4),
+        use gpu::transpose::{VEC4_THREADS, any_shape, thin, thin::Thin};
+        // The thin plan's simulated shapes, and wider and taller thin ones.
+        let thin_shapes = thin::PLAN_SHAPES.iter().copied().chain([
             (8, 4096),
             (4096, 8),
             (16, 4096),
@@ -646,7 +624,7 @@ mod tests {
             (4096, 32),
             (4, 4096),
             (4096, 4),
-        ];
+        ]);
         for (rows, cols) in thin_shapes {
             let thin = Thin::new(rows, cols);
             let cfg = Variant::TransposeThinVec4
@@ -656,24 +634,12 @@ mod tests {
             assert_eq!(cfg.block_dim, (bx, by, 1), "{rows}x{cols}");
             assert_eq!(cfg.grid_dim, (thin.blocks() as u32, 1, 1), "{rows}x{cols}");
         }
-        let any_shapes = [
-            (1, 1),
-            (1, 1000),
-            (1000, 1),
-            (5, 5),
-            (3, 8191),
-            (8193, 7),
-            (63, 65),
-            (65, 63),
-            (127, 129),
-            (1001, 3),
-            (64, 64),
-            (68, 36),
-            (130, 67),
-            (1025, 1027),
-            (132, 200),
-            (136, 200),
-        ];
+        // The any-shape plan's simulated shapes, and a few more partial tiles.
+        let any_shapes =
+            any_shape::PLAN_SHAPES
+                .iter()
+                .copied()
+                .chain([(1025, 1027), (132, 200), (136, 200)]);
         for (rows, cols) in any_shapes {
             let cfg = Variant::TransposeTiledVec4Any
                 .launch_config(rows, cols)

@@ -172,6 +172,25 @@ pub fn access(j: u32, shift: u32, len: u32, start: usize, bound: usize) -> Acces
     }
 }
 
+/// The shapes the any-shape plan is simulated on in the unit tests (odd sides, single rows and
+/// columns, partial tiles); `cpu`'s tests check its launch configuration on the same shapes.
+#[doc(hidden)]
+pub const PLAN_SHAPES: &[(usize, usize)] = &[
+    (1, 1),
+    (1, 1000),
+    (1000, 1),
+    (5, 5),
+    (3, 8191),
+    (8193, 7),
+    (63, 65),
+    (65, 63),
+    (127, 129),
+    (1001, 3),
+    (64, 64),
+    (68, 36),
+    (130, 67),
+];
+
 /// The kernel (device build only).
 pub mod kernels {
     use crate::transpose::any_shape::{self, Access};
@@ -807,22 +826,7 @@ mod tests {
 
     #[test]
     fn any_shape_plan_is_exact_at_every_offset() {
-        let shapes = [
-            (1, 1),
-            (1, 1000),
-            (1000, 1),
-            (5, 5),
-            (3, 8191),
-            (8193, 7),
-            (63, 65),
-            (65, 63),
-            (127, 129),
-            (1001, 3),
-            (64, 64),
-            (68, 36),
-            (130, 67),
-        ];
-        for (rows, cols) in shapes {
+        for &(rows, cols) in PLAN_SHAPES {
             let input: Vec<f32> = (0..rows * cols).map(|e| e as f32).collect();
             let expected = reference(&input, rows, cols);
             for in_offset in 0..4 {

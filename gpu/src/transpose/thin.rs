@@ -180,6 +180,36 @@ impl Thin {
     }
 }
 
+/// The shapes the thin plan is simulated on in the unit tests (thin and square multiples of 4,
+/// up to and past [`THIN_MAX`](super::THIN_MAX)); `cpu`'s tests check its launch configuration on
+/// the same shapes.
+#[doc(hidden)]
+pub const PLAN_SHAPES: &[(usize, usize)] = &[
+    (4, 4),
+    (4, 8),
+    (8, 4),
+    (4, 1000),
+    (1000, 4),
+    (16, 4092),
+    (4092, 16),
+    (12, 1000),
+    (1000, 12),
+    (20, 20),
+    (28, 8),
+    (24, 2052),
+    (2052, 24),
+    (THIN_MAX, THIN_MAX),
+    (THIN_MAX, 4100),
+    (4100, THIN_MAX),
+    (THIN_MAX, THIN_MAX + 4),
+    (THIN_MAX + 4, THIN_MAX),
+    (4, 4096 + 4),
+    (4, 3236),
+    (3236, 4),
+    (4, 4 * 512 * 3),
+    (4 * 512 * 3, 4),
+];
+
 /// The kernel (device build only).
 pub mod kernels {
     use crate::transpose::THIN_THREADS;
@@ -788,32 +818,7 @@ mod tests {
 
     #[test]
     fn thin_plan_is_exact() {
-        let shapes = [
-            (4, 4),
-            (4, 8),
-            (8, 4),
-            (4, 1000),
-            (1000, 4),
-            (16, 4092),
-            (4092, 16),
-            (12, 1000),
-            (1000, 12),
-            (20, 20),
-            (28, 8),
-            (24, 2052),
-            (2052, 24),
-            (THIN_MAX, THIN_MAX),
-            (THIN_MAX, 4100),
-            (4100, THIN_MAX),
-            (THIN_MAX, THIN_MAX + 4),
-            (THIN_MAX + 4, THIN_MAX),
-            (4, 4096 + 4),
-            (4, 3236),
-            (3236, 4),
-            (4, 4 * 512 * 3),
-            (4 * 512 * 3, 4),
-        ];
-        for (rows, cols) in shapes {
+        for &(rows, cols) in PLAN_SHAPES {
             let input: Vec<f32> = (0..rows * cols).map(|e| e as f32).collect();
             let (got, _) = simulate_thin(&input, rows, cols);
             assert!(got == reference(&input, rows, cols), "{rows}x{cols}");
