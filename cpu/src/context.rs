@@ -296,10 +296,7 @@ impl Gpu {
         let blocks = self
             .function(kernel)?
             .occupancy_max_active_blocks_per_multiprocessor(block, dynamic_shared_bytes, None)
-            .map_err(|source| Error::Driver {
-                during: format!("occupancy of {kernel}"),
-                source,
-            })?
+            .during_with(|| format!("occupancy of {kernel}"))?
             .max(1);
         lock()
             .entry(kernel.to_string())
@@ -392,10 +389,7 @@ impl Gpu {
         let f = module
             .module
             .load_function(name)
-            .map_err(|source| Error::Driver {
-                during: format!("looking up kernel {name}"),
-                source,
-            })?;
+            .during_with(|| format!("looking up kernel {name}"))?;
         functions.insert(name.to_string(), f.clone());
         Ok(f)
     }
@@ -425,10 +419,8 @@ impl Gpu {
     ) -> Result<()> {
         let f = self.function(kernel.name())?;
         // SAFETY: the caller's contract above.
-        unsafe { args.queue(&self.stream, &f, cfg) }.map_err(|source| Error::Driver {
-            during: format!("launching {}", kernel.name()),
-            source,
-        })
+        unsafe { args.queue(&self.stream, &f, cfg) }
+            .during_with(|| format!("launching {}", kernel.name()))
     }
 
     /// Copies `data` to the device.

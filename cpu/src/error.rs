@@ -272,12 +272,22 @@ pub enum Error {
 pub trait DriverContext<T> {
     /// Maps a [`DriverError`] to [`Error::Driver`] naming `what`.
     fn during(self, what: impl Into<String>) -> Result<T>;
+
+    /// As [`DriverContext::during`], with the text built only on error (for hot paths).
+    fn during_with(self, what: impl FnOnce() -> String) -> Result<T>;
 }
 
 impl<T> DriverContext<T> for std::result::Result<T, DriverError> {
     fn during(self, what: impl Into<String>) -> Result<T> {
         self.map_err(|source| Error::Driver {
             during: what.into(),
+            source,
+        })
+    }
+
+    fn during_with(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| Error::Driver {
+            during: what(),
             source,
         })
     }
