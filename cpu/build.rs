@@ -1,9 +1,21 @@
-//! Builds the `gpu` crate to PTX (one file per architecture) with the same builder as
-//! `cargo xtask build-ptx`, and writes `ptx_table.rs`, which `src/ptx.rs` includes so the PTX is
-//! embedded in the library. Architectures: `GPU_LAB_PTX_ARCHS` (comma-separated, e.g.
-//! `sm_70,sm_90`), default `sm_70,sm_90`.
+//! Embeds the PTX of the `gpu` crate in the library: writes `ptx_table.rs`, which `src/ptx.rs`
+//! includes, one `(sm, text)` row per architecture.
+//!
+//! Two sources, decided per build:
+//! - **Prebuilt** (`cpu/ptx/gpu_sm_XX.ptx`): used when the architectures are the default ones and
+//!   the digest recorded in `cpu/ptx/inputs.sha256` equals the digest of today's inputs (the
+//!   kernels, `gpu_std`, the builder, the pinned toolchain, the relevant lock entries). This is
+//!   what a crate that depends on `cpu` gets: no nightly, no GPU build, nothing written.
+//! - **Fresh**: otherwise (a kernel was edited, or `GPU_LAB_PTX_ARCHS` asks for other
+//!   architectures), the same builder as `cargo xtask build-ptx` compiles the `gpu` crate with
+//!   the toolchain pinned in `rust-toolchain.toml`, through rustup. Its cargo target folder is
+//!   `<target dir>/ptx-build/<checkout>` of the outer build (found from `OUT_DIR`), and its PTX
+//!   goes to `OUT_DIR`: nothing is written outside the outer build's target folder.
+//!
+//! CI checks that the prebuilt PTX is byte-identical to a fresh build
+//! (`cargo xtask build-ptx --prebuilt --check`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn main() {
     let manifest_dir = PathBuf::from(
@@ -16,18 +28,8 @@ fn main() {
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
 
     let mut build = ptx_builder::PtxBuild::new(&workspace_root, out_dir.join("ptx"));
-    if let Some(target_dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        // A target folder shared by several checkouts (git worktrees) gets one PTX build per
-        // checkout: the GPU build's `gpu.s` would otherwise be the last checkout's.
-        use std::hash::{Hash, Hasher};
-        let mut checkout = std::collections::hash_map::DefaultHasher::new();
-        workspace_root.hash(&mut checkout);
-        build.target_dir = PathBuf::from(target_dir)
-            .join("ptx-build")
-            .join(format!("{:016x}", checkout.finish()));
-    }
+    build.target_dir = nested_target_dir(&out_dir, &workspace_root);
     println!("cargo:rerun-if-env-changed=GPU_LAB_PTX_ARCHS");
-    println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
     if let Ok(list) = std::env::var("GPU_LAB_PTX_ARCHS") {
         match list
             .split(',')
@@ -45,8 +47,22 @@ fn main() {
     for input in build.inputs() {
         println!("cargo:rerun-if-changed={}", input.display());
     }
+    println!("cargo:rerun-if-changed={}", build.prebuilt_dir().display());
 
-    let paths = build.build().unwrap_or_else(|e| fail(&e.to_string()));
+    let prebuilt = build.prebuilt().unwrap_or_else(|e| fail(&e.to_string()));
+    let paths = match prebuilt {
+        Some(paths) => paths,
+        None => {
+            if build.archs == ptx_builder::DEFAULT_ARCHS && build.prebuilt_dir().is_dir() {
+                println!(
+                    "cargo:warning=the prebuilt PTX in {} is older than the kernels: building them afresh \
+                     (run `cargo xtask build-ptx --prebuilt` to update it)",
+                    build.prebuilt_dir().display()
+                );
+            }
+            build.build().unwrap_or_else(|e| fail(&e.to_string()))
+        }
+    };
     let mut table = String::from(
         "/// PTX of the `gpu` crate per architecture, ascending: `(sm, text)`.\npub static PTX_BY_ARCH: &[(u32, &str)] = &[\n",
     );
@@ -63,6 +79,23 @@ fn main() {
         std::fs::write(&table_path, table)
             .unwrap_or_else(|e| fail(&format!("{}: {e}", table_path.display())));
     }
+}
+
+/// The nested GPU build's cargo target folder: `ptx-build/<checkout>` in the outer build's
+/// target folder (the nearest ancestor of `OUT_DIR` holding cargo's `CACHEDIR.TAG`), shared by
+/// the outer build's profiles; `OUT_DIR/ptx-build` if none is found. One folder per checkout,
+/// so that git worktrees sharing a target folder do not overwrite each other's `gpu.s`.
+fn nested_target_dir(out_dir: &Path, workspace_root: &Path) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut checkout = std::collections::hash_map::DefaultHasher::new();
+    workspace_root.hash(&mut checkout);
+    let target = out_dir
+        .ancestors()
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .unwrap_or(out_dir);
+    target
+        .join("ptx-build")
+        .join(format!("{:016x}", checkout.finish()))
 }
 
 fn fail(message: &str) -> ! {

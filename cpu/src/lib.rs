@@ -32,4 +32,7 @@ pub mod vector_add;
 pub mod verify;
 
 pub use context::Gpu;
+/// The cudarc this library is built on (driver and NCCL), for the types of your buffers and
+/// streams (`cpu::cudarc::driver::{CudaSlice, CudaStream}`) without a second dependency line.
+pub use cudarc;
 pub use error::{Error, Result};

@@ -1,6 +1,7 @@
 //! Project tasks, run as `cargo xtask <task>`:
 //! - `build-ptx [--arch sm_XX]... [--out DIR]`: builds the `gpu` crate to one PTX file per
 //!   architecture (default sm_70 and sm_90) and prints the paths written, one per line, last.
+//!   `build-ptx --prebuilt [--check]`: records (or checks) the prebuilt PTX in `cpu/ptx/`.
 //! - `bundle [--out DIR]`: release `demo`, every test executable and the PTX in one folder with
 //!   a `run.sh`, to run on a machine that has an NVIDIA driver but no Rust; run.sh's demo and
 //!   sanitizer lists are the pattern registry's, as the built `demo list --names` and
@@ -32,8 +33,16 @@ enum Task {
         #[arg(long = "arch", value_parser = parse_arch)]
         archs: Vec<Arch>,
         /// Output folder (default target/ptx).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "prebuilt")]
         out: Option<PathBuf>,
+        /// Also record the PTX of the default architectures as the prebuilt PTX the `cpu`
+        /// crate embeds without a GPU build (cpu/ptx/, with the digest of its inputs).
+        #[arg(long, conflicts_with = "archs")]
+        prebuilt: bool,
+        /// With --prebuilt: write nothing, and fail unless cpu/ptx/ is byte-identical to this
+        /// fresh build and records today's inputs.
+        #[arg(long, requires = "prebuilt")]
+        check: bool,
     },
     /// Build release binaries, test executables and PTX into a folder with run.sh.
     Bundle {
@@ -82,7 +91,12 @@ fn workspace_root() -> PathBuf {
 fn run(cli: Cli) -> Result<()> {
     let root = workspace_root();
     match cli.task {
-        Task::BuildPtx { archs, out } => {
+        Task::BuildPtx {
+            prebuilt: true,
+            check,
+            ..
+        } => prebuilt_ptx(&root, check),
+        Task::BuildPtx { archs, out, .. } => {
             let paths = build_ptx(&root, archs, out.unwrap_or_else(|| root.join("target/ptx")))?;
             for p in paths {
                 println!("{}", p.display());
@@ -130,6 +144,41 @@ fn ptx_report(root: &Path, archs: Vec<Arch>, ptxas: Option<PathBuf>, check: bool
             ptx_report::LOCAL_MEMORY_BY_DESIGN
         );
     }
+    Ok(())
+}
+
+/// Builds the default architectures afresh, then records them as the prebuilt PTX (or, with
+/// `check`, fails unless the recorded PTX and digest equal the fresh build's).
+fn prebuilt_ptx(root: &Path, check: bool) -> Result<()> {
+    let fresh = build_ptx(root, Vec::new(), root.join("target/ptx"))?;
+    let build = PtxBuild::new(root, root.join("target/ptx"));
+    if !check {
+        build.record_prebuilt(&fresh)?;
+        println!("{}", build.prebuilt_dir().display());
+        return Ok(());
+    }
+    let dir = build.prebuilt_dir();
+    for (arch, fresh) in DEFAULT_ARCHS.iter().zip(&fresh) {
+        let recorded = dir.join(arch.ptx_file_name());
+        let same = std::fs::read(&recorded).ok() == Some(std::fs::read(fresh)?);
+        if !same {
+            bail!(
+                "{} differs from a fresh build ({}): run `cargo xtask build-ptx --prebuilt` and commit cpu/ptx",
+                recorded.display(),
+                fresh.display()
+            );
+        }
+    }
+    if build.prebuilt()?.is_none() {
+        bail!(
+            "{} does not record today's inputs: run `cargo xtask build-ptx --prebuilt` and commit cpu/ptx",
+            dir.join(ptx_builder::DIGEST_FILE).display()
+        );
+    }
+    println!(
+        "{}: byte-identical to a fresh build, digest of today's inputs",
+        dir.display()
+    );
     Ok(())
 }
 

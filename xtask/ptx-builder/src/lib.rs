@@ -27,6 +27,26 @@ use std::str::FromStr;
 /// The target triple of rustc's PTX backend.
 pub const TARGET: &str = "nvptx64-nvidia-cuda";
 
+/// What the PTX is made from, relative to the workspace root: [`PtxBuild::inputs`] and
+/// [`PtxBuild::inputs_digest`] read these (for the manifest and the lock, only the parts that
+/// reach the GPU build).
+pub const INPUTS: &[&str] = &[
+    "gpu/src",
+    "gpu/std",
+    "gpu/macros",
+    "gpu/Cargo.toml",
+    "rust-toolchain.toml",
+    "xtask/ptx-builder/src",
+    "Cargo.toml",
+    "Cargo.lock",
+];
+
+/// Where the prebuilt PTX of [`DEFAULT_ARCHS`] lives, relative to the workspace root.
+pub const PREBUILT_DIR: &str = "cpu/ptx";
+
+/// The file beside the prebuilt PTX that records the digest of the inputs it was built from.
+pub const DIGEST_FILE: &str = "inputs.sha256";
+
 /// Architectures built when none is asked for: `sm_70` (portable: the driver JIT-compiles it
 /// for Volta and every newer GPU) and `sm_90` (Hopper, H100/H200).
 pub const DEFAULT_ARCHS: [Arch; 2] = [Arch(70), Arch(90)];
@@ -77,6 +97,33 @@ pub enum BuildError {
         program: String,
         /// The operating system's error.
         source: std::io::Error,
+    },
+    /// The pinned nightly is needed, rustup is not on PATH, and the active toolchain is not it.
+    #[error(
+        "building the GPU kernels needs the Rust toolchain `{channel}` (pinned in rust-toolchain.toml, with rust-src), \
+         which this builder installs through rustup, but rustup is not on PATH: install rustup from https://rustup.rs"
+    )]
+    NoRustup {
+        /// The pinned channel.
+        channel: String,
+    },
+    /// `rustup toolchain install` or `rustup component add` failed.
+    #[error(
+        "could not install the Rust toolchain `{channel}` through rustup ({status}):\n{stderr}"
+    )]
+    Install {
+        /// The pinned channel.
+        channel: String,
+        /// rustup's exit status.
+        status: std::process::ExitStatus,
+        /// The end of rustup's error output.
+        stderr: String,
+    },
+    /// `rust-toolchain.toml` is missing or names no `channel`.
+    #[error("{path}: no `channel = \"...\"` line; the PTX build needs the pinned toolchain")]
+    NoChannel {
+        /// The file read.
+        path: PathBuf,
     },
     /// The active toolchain has no `rust-src` component, needed to build `core` for the GPU.
     #[error(
@@ -161,40 +208,155 @@ impl PtxBuild {
 
     /// Files and folders whose change requires a rebuild (for `cargo:rerun-if-changed`).
     pub fn inputs(&self) -> Vec<PathBuf> {
-        [
-            "gpu/src",
-            "gpu/std",
-            "gpu/macros",
-            "gpu/Cargo.toml",
-            "rust-toolchain.toml",
-            "Cargo.lock",
-        ]
-        .iter()
-        .map(|p| self.workspace_root.join(p))
-        .collect()
+        INPUTS.iter().map(|p| self.workspace_root.join(p)).collect()
+    }
+
+    /// SHA-256 (hex) of everything the PTX of [`DEFAULT_ARCHS`] is made from: every file under
+    /// the [`INPUTS`] (hidden files skipped), the `[profile*]` sections of the workspace's
+    /// `Cargo.toml`, and the `Cargo.lock` entries of the `gpu` crate's dependency closure.
+    /// [`prebuilt`](Self::prebuilt) compares it with the one recorded beside the prebuilt PTX.
+    ///
+    /// Each file enters as its path relative to the workspace root (`/`-separated), its length
+    /// and its bytes, in path order, so the digest is the same on every machine and checkout.
+    pub fn inputs_digest(&self) -> Result<String, BuildError> {
+        use sha2::{Digest, Sha256};
+        let root = &self.workspace_root;
+        let mut files = Vec::new();
+        for input in INPUTS {
+            if matches!(*input, "Cargo.lock" | "Cargo.toml") {
+                continue;
+            }
+            collect_files(&root.join(input), &mut files)?;
+        }
+        let mut entries: Vec<(String, Vec<u8>)> = files
+            .into_iter()
+            .map(|path| {
+                let bytes = std::fs::read(&path).map_err(|source| BuildError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                let relative = path
+                    .strip_prefix(root)
+                    .unwrap_or(&path)
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                Ok((relative, bytes))
+            })
+            .collect::<Result<_, BuildError>>()?;
+        let read = |name: &str| {
+            std::fs::read_to_string(root.join(name)).map_err(|source| BuildError::Io {
+                path: root.join(name),
+                source,
+            })
+        };
+        entries.push((
+            "Cargo.toml [profile*]".into(),
+            profile_sections(&read("Cargo.toml")?).into_bytes(),
+        ));
+        entries.push((
+            "Cargo.lock (gpu's closure)".into(),
+            lock_closure(&read("Cargo.lock")?, "gpu").into_bytes(),
+        ));
+        entries.sort();
+        let mut hash = Sha256::new();
+        for arch in DEFAULT_ARCHS {
+            hash.update(arch.to_string().as_bytes());
+            hash.update([0]);
+        }
+        for (name, bytes) in &entries {
+            hash.update(name.as_bytes());
+            hash.update([0]);
+            hash.update((bytes.len() as u64).to_le_bytes());
+            hash.update(bytes);
+        }
+        Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// The folder of the prebuilt PTX: `cpu/ptx` in the workspace.
+    pub fn prebuilt_dir(&self) -> PathBuf {
+        self.workspace_root.join(PREBUILT_DIR)
+    }
+
+    /// The prebuilt PTX files (`cpu/ptx/gpu_sm_XX.ptx`, in `archs` order) if they were made
+    /// from exactly today's inputs: `archs` is [`DEFAULT_ARCHS`] and the digest recorded in
+    /// `cpu/ptx/inputs.sha256` equals [`inputs_digest`](Self::inputs_digest). `None` when a
+    /// fresh build is needed.
+    pub fn prebuilt(&self) -> Result<Option<Vec<PathBuf>>, BuildError> {
+        if self.archs != DEFAULT_ARCHS {
+            return Ok(None);
+        }
+        let dir = self.prebuilt_dir();
+        let Ok(recorded) = std::fs::read_to_string(dir.join(DIGEST_FILE)) else {
+            return Ok(None);
+        };
+        let recorded = recorded
+            .lines()
+            .find(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .unwrap_or("")
+            .trim();
+        let paths: Vec<PathBuf> = self
+            .archs
+            .iter()
+            .map(|a| dir.join(a.ptx_file_name()))
+            .collect();
+        if recorded != self.inputs_digest()? || !paths.iter().all(|p| p.is_file()) {
+            return Ok(None);
+        }
+        Ok(Some(paths))
+    }
+
+    /// Writes the PTX of `built` (the output of [`build`](Self::build) for [`DEFAULT_ARCHS`])
+    /// and today's [`inputs_digest`](Self::inputs_digest) into [`prebuilt_dir`](Self::prebuilt_dir).
+    pub fn record_prebuilt(&self, built: &[PathBuf]) -> Result<(), BuildError> {
+        let dir = self.prebuilt_dir();
+        std::fs::create_dir_all(&dir).map_err(|source| BuildError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        for (arch, path) in self.archs.iter().zip(built) {
+            let dest = dir.join(arch.ptx_file_name());
+            std::fs::copy(path, &dest).map_err(|source| BuildError::Io { path: dest, source })?;
+        }
+        let digest = format!(
+            "# SHA-256 of the inputs this PTX was built from (ptx_builder::PtxBuild::inputs_digest),\n\
+             # written by `cargo xtask build-ptx --prebuilt`.\n{}\n",
+            self.inputs_digest()?
+        );
+        let dest = dir.join(DIGEST_FILE);
+        std::fs::write(&dest, digest).map_err(|source| BuildError::Io { path: dest, source })
     }
 
     /// Builds every architecture and returns the PTX paths written, in `archs` order.
     ///
-    /// A file whose content did not change is left untouched (its timestamp too).
+    /// A file whose content did not change is left untouched (its timestamp too). The `gpu`
+    /// crate is compiled by the toolchain pinned in `rust-toolchain.toml`, through rustup
+    /// (installed with `rust-src` when missing), whatever toolchain runs this builder.
     pub fn build(&self) -> Result<Vec<PathBuf>, BuildError> {
-        check_toolchain(&self.workspace_root)?;
+        let toolchain = Toolchain::pinned(&self.workspace_root)?;
         std::fs::create_dir_all(&self.out_dir).map_err(|source| BuildError::Io {
             path: self.out_dir.clone(),
             source,
         })?;
         self.archs
             .iter()
-            .map(|&arch| self.build_arch(arch))
+            .map(|&arch| self.build_arch(&toolchain, arch))
             .collect()
     }
 
-    fn build_arch(&self, arch: Arch) -> Result<PathBuf, BuildError> {
+    fn build_arch(&self, toolchain: &Toolchain, arch: Arch) -> Result<PathBuf, BuildError> {
         let target_dir = self.target_dir.join(arch.to_string());
-        let mut cmd = Command::new(cargo_program());
-        clean_environment(&mut cmd);
+        let mut cmd = toolchain.cargo();
         cmd.current_dir(&self.workspace_root)
-            .args(["rustc", "--package", "gpu", "--lib", "--release"])
+            .args([
+                "rustc",
+                "--locked",
+                "--package",
+                "gpu",
+                "--lib",
+                "--release",
+            ])
             .args([
                 "--crate-type",
                 "cdylib",
@@ -214,7 +376,7 @@ impl PtxBuild {
             .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
             .env("CARGO_PROFILE_RELEASE_INCREMENTAL", "false");
         let output = cmd.output().map_err(|source| BuildError::Spawn {
-            program: cargo_program().to_string_lossy().into_owned(),
+            program: toolchain.describe(),
             source,
         })?;
         if !output.status.success() {
@@ -476,20 +638,124 @@ fn scalar_bytes(token: &str) -> Option<usize> {
     }
 }
 
-fn cargo_program() -> OsString {
-    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+/// How the nested cargo is started: through rustup with the pinned channel, or (no rustup,
+/// but the active toolchain is a nightly with `rust-src`) the active cargo itself.
+enum Toolchain {
+    Rustup { channel: String },
+    Active,
 }
 
-/// Removes what an outer cargo (running a build script, clippy or a test) sets for itself, so
-/// the nested build is configured by this builder alone. `CARGO_HOME`, `RUSTC` and
-/// `RUSTUP_TOOLCHAIN` stay: they name the same registry and toolchain.
+impl Toolchain {
+    /// The toolchain pinned in `workspace_root/rust-toolchain.toml`, installed through rustup
+    /// (with `rust-src`) if it is not yet.
+    fn pinned(workspace_root: &Path) -> Result<Self, BuildError> {
+        let file = workspace_root.join("rust-toolchain.toml");
+        let channel = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|text| {
+                text.lines().find_map(|l| {
+                    let value = l.trim().strip_prefix("channel")?.trim().strip_prefix('=')?;
+                    Some(value.trim().trim_matches('"').to_string())
+                })
+            })
+            .filter(|c| !c.is_empty())
+            .ok_or(BuildError::NoChannel { path: file })?;
+        let rustup = |args: &[&str]| {
+            let mut cmd = Command::new("rustup");
+            clean_environment(&mut cmd);
+            cmd.current_dir(workspace_root).args(args).output()
+        };
+        let Ok(list) = rustup(&["toolchain", "list"]) else {
+            // No rustup: the active toolchain will do if it is a nightly with rust-src.
+            return match check_active_toolchain(workspace_root) {
+                Ok(()) => Ok(Toolchain::Active),
+                Err(_) => Err(BuildError::NoRustup { channel }),
+            };
+        };
+        let installed = String::from_utf8_lossy(&list.stdout).lines().any(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|t| t == channel || t.starts_with(&format!("{channel}-")))
+        });
+        let install = |args: &[&str]| -> Result<(), BuildError> {
+            let out = rustup(args).map_err(|source| BuildError::Spawn {
+                program: "rustup".into(),
+                source,
+            })?;
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(BuildError::Install {
+                    channel: channel.clone(),
+                    status: out.status,
+                    stderr: tail(&String::from_utf8_lossy(&out.stderr), 20),
+                })
+            }
+        };
+        if !installed {
+            install(&[
+                "toolchain",
+                "install",
+                &channel,
+                "--profile",
+                "minimal",
+                "--component",
+                "rust-src",
+            ])?;
+        }
+        let sysroot = rustup(&["run", &channel, "rustc", "--print", "sysroot"])
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
+        if !has_rust_src(&sysroot) {
+            install(&["component", "add", "rust-src", "--toolchain", &channel])?;
+        }
+        Ok(Toolchain::Rustup { channel })
+    }
+
+    /// `cargo` of this toolchain, with the outer build's environment removed.
+    fn cargo(&self) -> Command {
+        let mut cmd = match self {
+            Toolchain::Rustup { channel } => {
+                let mut cmd = Command::new("rustup");
+                cmd.args(["run", channel, "cargo"]);
+                cmd
+            }
+            Toolchain::Active => {
+                Command::new(std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo")))
+            }
+        };
+        clean_environment(&mut cmd);
+        if let Toolchain::Active = self {
+            // The active toolchain is the one wanted: keep the outer build's compiler.
+            if let Some(rustc) = std::env::var_os("RUSTC") {
+                cmd.env("RUSTC", rustc);
+            }
+        }
+        cmd
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Toolchain::Rustup { channel } => format!("rustup run {channel} cargo"),
+            Toolchain::Active => "cargo".into(),
+        }
+    }
+}
+
+/// Removes what an outer cargo (running a build script, clippy or a test) or rustup sets for
+/// itself, so the nested build is configured by this builder alone and runs the pinned
+/// toolchain even when the outer build runs another (a stable one, in a user's crate).
+/// `CARGO_HOME` and `RUSTUP_HOME` stay: they name the same registry and toolchains.
 fn clean_environment(cmd: &mut Command) {
     for (key, _) in std::env::vars_os() {
         let Some(key) = key.to_str() else { continue };
         let outer = (key.contains("CARGO") && key != "CARGO_HOME")
             || matches!(
                 key,
-                "RUSTFLAGS"
+                "RUSTC"
+                    | "RUSTDOC"
+                    | "RUSTUP_TOOLCHAIN"
+                    | "RUSTFLAGS"
                     | "RUSTDOCFLAGS"
                     | "RUSTC_WRAPPER"
                     | "RUSTC_WORKSPACE_WRAPPER"
@@ -502,7 +768,15 @@ fn clean_environment(cmd: &mut Command) {
     }
 }
 
-fn check_toolchain(workspace_root: &Path) -> Result<(), BuildError> {
+fn has_rust_src(sysroot: &str) -> bool {
+    !sysroot.is_empty()
+        && Path::new(sysroot)
+            .join("lib/rustlib/src/rust/library/core/Cargo.toml")
+            .is_file()
+}
+
+/// Without rustup: the active toolchain (`$RUSTC`) must be a nightly with `rust-src`.
+fn check_active_toolchain(workspace_root: &Path) -> Result<(), BuildError> {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let run = |args: &[&str]| -> Result<String, BuildError> {
         let mut cmd = Command::new(&rustc);
@@ -522,11 +796,98 @@ fn check_toolchain(workspace_root: &Path) -> Result<(), BuildError> {
         return Err(BuildError::NotNightly { version });
     }
     let sysroot = run(&["--print", "sysroot"])?;
-    let core = Path::new(&sysroot).join("lib/rustlib/src/rust/library/core/Cargo.toml");
-    if !core.is_file() {
+    if !has_rust_src(&sysroot) {
         return Err(BuildError::MissingRustSrc { sysroot });
     }
     Ok(())
+}
+
+/// Every file under `path` (or `path` itself; nothing if it does not exist), hidden files and
+/// folders skipped.
+fn collect_files(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), BuildError> {
+    let io = |source| BuildError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if !path.exists() {
+        return Ok(());
+    }
+    if path.is_file() {
+        files.push(path.to_path_buf());
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(path).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        collect_files(&entry.path(), files)?;
+    }
+    Ok(())
+}
+
+/// The `[profile...]` sections of a `Cargo.toml`, as written.
+fn profile_sections(manifest: &str) -> String {
+    let mut inside = false;
+    let mut out = String::new();
+    for line in manifest.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('[') {
+            inside = trimmed.starts_with("[profile");
+        }
+        if inside {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The `[[package]]` entries of a `Cargo.lock` reachable from the package `root` through their
+/// `dependencies` lists (every version of a name, to stay on the safe side), in lock order.
+fn lock_closure(lock: &str, root: &str) -> String {
+    let blocks: Vec<&str> = lock.split("[[package]]").skip(1).map(str::trim).collect();
+    let name_of = |block: &str| -> String {
+        block
+            .lines()
+            .find_map(|l| l.strip_prefix("name = "))
+            .unwrap_or("")
+            .trim_matches('"')
+            .to_string()
+    };
+    let dependencies_of = |block: &str| -> Vec<String> {
+        let Some(start) = block.find("dependencies = [") else {
+            return Vec::new();
+        };
+        let list = &block[start + "dependencies = [".len()..];
+        let list = &list[..list.find(']').unwrap_or(list.len())];
+        list.split(',')
+            .filter_map(|d| {
+                d.trim()
+                    .trim_matches('"')
+                    .split(' ')
+                    .next()
+                    .map(str::to_string)
+            })
+            .filter(|d| !d.is_empty())
+            .collect()
+    };
+    let mut wanted = std::collections::BTreeSet::from([root.to_string()]);
+    let mut queue = vec![root.to_string()];
+    while let Some(name) = queue.pop() {
+        for block in blocks.iter().filter(|b| name_of(b) == name) {
+            for dep in dependencies_of(block) {
+                if wanted.insert(dep.clone()) {
+                    queue.push(dep);
+                }
+            }
+        }
+    }
+    blocks
+        .iter()
+        .filter(|b| wanted.contains(&name_of(b)))
+        .map(|b| format!("{b}\n"))
+        .collect()
 }
 
 fn tail(text: &str, lines: usize) -> String {
@@ -595,6 +956,51 @@ mod tests {
                 .unwrap_err()
                 .contains("outside a kernel")
         );
+    }
+
+    #[test]
+    fn lock_closure_follows_dependencies_only() {
+        let lock = "version = 4\n\n[[package]]\nname = \"gpu\"\nversion = \"0.1.0\"\ndependencies = [\n \"gpu_std\",\n]\n\n\
+                    [[package]]\nname = \"gpu_std\"\nversion = \"0.1.0\"\ndependencies = [\n \"syn 2.0.1\",\n]\n\n\
+                    [[package]]\nname = \"syn\"\nversion = \"2.0.1\"\n\n\
+                    [[package]]\nname = \"demo\"\nversion = \"0.1.0\"\ndependencies = [\n \"gpu\",\n]\n";
+        let closure = lock_closure(lock, "gpu");
+        for name in ["\"gpu\"", "\"gpu_std\"", "\"syn\""] {
+            assert!(closure.contains(&format!("name = {name}")), "{closure}");
+        }
+        assert!(!closure.contains("name = \"demo\""), "{closure}");
+    }
+
+    #[test]
+    fn profile_sections_only() {
+        let manifest = "[workspace]\nmembers = []\n[profile.release]\nlto = true\n[profile.dev.package.x]\nopt-level = 1\n[workspace.dependencies]\nrand = \"1\"\n";
+        assert_eq!(
+            profile_sections(manifest),
+            "[profile.release]\nlto = true\n[profile.dev.package.x]\nopt-level = 1\n"
+        );
+    }
+
+    #[test]
+    fn the_digest_follows_the_inputs() {
+        let root = std::env::temp_dir().join(format!("ptx-digest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("gpu/src")).unwrap();
+        std::fs::write(root.join("gpu/src/lib.rs"), "fn a() {}\n").unwrap();
+        std::fs::write(root.join("Cargo.toml"), "[workspace]\n").unwrap();
+        std::fs::write(root.join("Cargo.lock"), "version = 4\n").unwrap();
+        let build = PtxBuild::new(&root, root.join("out"));
+        let first = build.inputs_digest().unwrap();
+        assert_eq!(first, build.inputs_digest().unwrap());
+        // An edit, a hidden file and a dependency of another crate: only the edit counts.
+        std::fs::write(root.join("gpu/src/.lib.rs.swp"), "x").unwrap();
+        std::fs::write(root.join("Cargo.toml"), "[workspace]\nmembers = [\"x\"]\n").unwrap();
+        assert_eq!(first, build.inputs_digest().unwrap());
+        std::fs::write(root.join("gpu/src/lib.rs"), "fn b() {}\n").unwrap();
+        let edited = build.inputs_digest().unwrap();
+        assert_ne!(first, edited);
+        // Nothing recorded: no prebuilt PTX.
+        assert!(build.prebuilt().unwrap().is_none());
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
