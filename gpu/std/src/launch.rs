@@ -10,7 +10,7 @@
 ///
 /// rustc's nvptx backend has no attribute for the PTX directives, so this leaves the assembler
 /// comment `// launch_bounds(max_threads, min_blocks)` in the entry's body, which the PTX
-/// builder (`xtask/ptx-builder`, `apply_launch_bounds`) moves into the entry's
+/// builder (`xtask/builder`, `apply_launch_bounds`) moves into the entry's
 /// `.maxntid max_threads, 1, 1` and `.minnctapersm min_blocks` directives; no instruction is
 /// emitted. `1 <= max_threads <= 1024` and `1 <= min_blocks <= 64` (checked by `#[kernel]`).
 /// Launching more than `max_threads` threads per block fails with

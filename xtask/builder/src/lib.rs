@@ -36,7 +36,7 @@ pub const INPUTS: &[&str] = &[
     "gpu/macros",
     "gpu/Cargo.toml",
     "rust-toolchain.toml",
-    "xtask/ptx-builder/src",
+    "xtask/builder/src",
     "Cargo.toml",
     "Cargo.lock",
 ];
