@@ -4,6 +4,16 @@
 //! Used by `cargo xtask build-ptx` and by `cpu/build.rs` (which embeds the PTX in the host
 //! library), so the two always build the same way.
 //!
+//! Toolchain: the `gpu` crate is always compiled by the nightly pinned in `rust-toolchain.toml`,
+//! started through `rustup run <channel> cargo` (installed with `rust-src` when missing), so a
+//! build driven from a stable toolchain (a user's crate that depends on `cpu`) works too.
+//! Without rustup, the active toolchain is used if it is a nightly with `rust-src`.
+//!
+//! Prebuilt PTX: [`PtxBuild::record_prebuilt`] keeps the default architectures' PTX in `cpu/ptx/`
+//! with the SHA-256 of its inputs ([`PtxBuild::inputs_digest`]); [`PtxBuild::prebuilt`] hands it
+//! back only while that digest still matches, which is how a dependent crate builds with no GPU
+//! build at all.
+//!
 //! How (see the repository's README, "How the PTX is made"):
 //! `cargo rustc -p gpu --release --crate-type cdylib --target nvptx64-nvidia-cuda
 //! -Zbuild-std=core -- --emit=asm -C linker=true` with `-C target-cpu=sm_XX` in the rustflags
