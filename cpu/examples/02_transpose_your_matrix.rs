@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let input = gpu.upload(&padded)?;
         let mut output = gpu.zeros::<f32>(n + offset)?;
 
-        let cfg = transpose::transpose(
+        transpose::transpose(
             &gpu,
             &input.slice(offset..),
             &mut output.slice_mut(offset..),
@@ -38,10 +38,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .flat_map(|r| (0..cols).map(move |c| (r, c)))
             .filter(|&(r, c)| got[offset + c * rows + r] != host[r * cols + c])
             .count();
-        println!(
-            "{rows} x {cols} at offset {offset}: grid {:?} x block {:?}, {wrong} elements wrong",
-            cfg.grid_dim, cfg.block_dim
-        );
+        // The kernel it picked (the rule is public): what `transpose` launched.
+        let aligned = offset % 4 == 0;
+        let kernel = transpose::Variant::fastest(rows, cols, aligned).kernel_name();
+        println!("{rows} x {cols} at offset {offset}: {kernel}, {wrong} elements wrong");
         if wrong > 0 {
             return Err(
                 format!("{wrong} elements of the {rows} x {cols} transpose are wrong").into(),

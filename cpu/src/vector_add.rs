@@ -28,8 +28,7 @@ use crate::kernel::Kernel;
 use crate::launch::{self, VEC4_ALIGNMENT};
 
 /// Queues `z = x + y` (`n = x.len()` floats) on `gpu`'s stream with the fastest variant that
-/// is correct for the buffers given, and returns its launch configuration. Nothing
-/// synchronises.
+/// is correct for the buffers given. Nothing synchronises.
 ///
 /// `x`, `y` and `z` are any device memory of the handle's context: a `CudaSlice<f32>` or a
 /// view of one.
@@ -50,12 +49,12 @@ pub fn add(
     x: &impl DevicePtr<f32>,
     y: &impl DevicePtr<f32>,
     z: &mut impl DevicePtrMut<f32>,
-) -> Result<LaunchConfig> {
-    queue(gpu, None, x, y, z, None)
+) -> Result<()> {
+    queue(gpu, None, x, y, z, None).map(drop)
 }
 
 /// As [`add`], with the variant chosen by the caller and its own launch configuration
-/// ([`Variant::launch_config`]).
+/// ([`Variant::launch_config`]), which it returns.
 ///
 /// # Errors
 /// As [`add`]; also [`Error::Misaligned`] if `variant` is [`Variant::VectorAddVec4`] and a

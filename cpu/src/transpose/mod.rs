@@ -31,8 +31,7 @@ use crate::kernel::Kernel;
 use crate::launch::{self, VEC4_ALIGNMENT};
 
 /// Queues `output = input^T` on `gpu`'s stream: `input` is a row-major `rows x cols` matrix,
-/// `output` becomes its row-major `cols x rows` transpose; returns the launch configuration.
-/// Nothing synchronises.
+/// `output` becomes its row-major `cols x rows` transpose. Nothing synchronises.
 ///
 /// `input` and `output` are any device memory of the handle's context holding `rows * cols`
 /// floats: a `CudaSlice<f32>` or a view of one.
@@ -45,7 +44,7 @@ use crate::launch::{self, VEC4_ALIGNMENT};
 /// [`Variant::TransposeTiledVec4Any`] (16-byte accesses too, for any shape and any element
 /// offset, on a one-dimensional grid). See [`Variant::fastest`].
 ///
-/// Empty matrix (`rows` or `cols` 0): nothing is launched (a grid of 0 blocks is returned).
+/// Empty matrix (`rows` or `cols` 0): nothing is launched.
 ///
 /// # Errors
 /// [`Error::WrongContext`] if a buffer lives in another context than `gpu`'s;
@@ -58,12 +57,12 @@ pub fn transpose(
     output: &mut impl DevicePtrMut<f32>,
     rows: usize,
     cols: usize,
-) -> Result<LaunchConfig> {
-    queue(gpu, None, input, output, rows, cols)
+) -> Result<()> {
+    queue(gpu, None, input, output, rows, cols).map(drop)
 }
 
 /// As [`transpose`], with the variant chosen by the caller; for [`Variant::Copy`], `output`
-/// becomes a copy of `input` (the bandwidth baseline).
+/// becomes a copy of `input` (the bandwidth baseline). Returns the launch configuration used.
 ///
 /// # Errors
 /// As [`transpose`]; for [`Variant::TransposeTiledVec4`] and [`Variant::TransposeThinVec4`]

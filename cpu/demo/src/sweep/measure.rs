@@ -318,14 +318,15 @@ impl<'a> Sweep<'a> {
             let aligned = [gpu.address(&d_x), gpu.address(&d_y), gpu.address(&d_z)]
                 .into_iter()
                 .all(|a| is_aligned(a, VEC4_ALIGNMENT));
-            let kernel = vector_add::Variant::fastest(aligned).kernel_name();
+            let variant = vector_add::Variant::fastest(aligned);
+            let (kernel, launch) = (variant.kernel_name(), variant.launch_config(gpu, n)?);
             self.measure(
                 case,
                 kernel,
                 vector_add::bytes_moved(n),
                 None,
                 &mut d_z,
-                |z| vector_add::add(gpu, &d_x, &d_y, z),
+                |z| vector_add::add(gpu, &d_x, &d_y, z).map(|()| launch),
                 |z, _| {
                     let got = gpu.download(z, kernel)?;
                     Ok(verify::exact(&got, &vector_add::reference(&x, &y)))
@@ -353,7 +354,8 @@ impl<'a> Sweep<'a> {
             let mut d_out = gpu.poisoned(n, f32::NAN)?;
             let aligned = is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT)
                 && is_aligned(gpu.address(&d_out), VEC4_ALIGNMENT);
-            let kernel = transpose::Variant::fastest(rows, cols, aligned).kernel_name();
+            let variant = transpose::Variant::fastest(rows, cols, aligned);
+            let (kernel, launch) = (variant.kernel_name(), variant.launch_config(rows, cols)?);
             let label = case.clone();
             self.measure(
                 case,
@@ -361,7 +363,7 @@ impl<'a> Sweep<'a> {
                 transpose::bytes_moved(rows, cols),
                 None,
                 &mut d_out,
-                |o| transpose::transpose(gpu, &d_in, o, rows, cols),
+                |o| transpose::transpose(gpu, &d_in, o, rows, cols).map(|()| launch),
                 |o, _| {
                     let got = gpu.download(o, kernel)?;
                     Ok(verify::exact(
@@ -430,7 +432,8 @@ impl<'a> Sweep<'a> {
                 let mut d_out = gpu.poisoned(n, f32::NAN)?;
                 let aligned = is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT)
                     && is_aligned(gpu.address(&d_out), VEC4_ALIGNMENT);
-                let kernel = Variant1d::fastest(aligned).entry(w);
+                let variant = Variant1d::fastest(aligned);
+                let (kernel, launch) = (variant.entry(w), variant.launch_config(gpu, n, w)?);
                 let floor = timing::conv_floor(n, w, 1, &self.copy, &self.fp32);
                 let input = &input;
                 self.measure(
@@ -439,7 +442,7 @@ impl<'a> Sweep<'a> {
                     convolution::bytes_moved(n),
                     Some(floor),
                     &mut d_out,
-                    |o| convolution::conv1d(gpu, &d_in, &mask, o),
+                    |o| convolution::conv1d(gpu, &d_in, &mask, o).map(|()| launch),
                     |o, _| {
                         let got = gpu.download(o, kernel)?;
                         Ok(compare_1d(&got, input, &values))
@@ -473,7 +476,9 @@ impl<'a> Sweep<'a> {
                 let mask = Mask2d::new(gpu, &values, w)?;
                 let mut d_out = gpu.poisoned(n, f32::NAN)?;
                 let aligned = is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT);
-                let kernel = Variant2d::fastest(cols, aligned).entry(w);
+                let variant = Variant2d::fastest(cols, aligned);
+                let kernel = variant.entry(w);
+                let launch = variant.launch_config(gpu, rows, cols, w)?;
                 let floor = timing::conv_floor(n, w, 2, &self.copy, &self.fp32);
                 let input = &input;
                 self.measure(
@@ -482,7 +487,7 @@ impl<'a> Sweep<'a> {
                     convolution::bytes_moved(n),
                     Some(floor),
                     &mut d_out,
-                    |o| convolution::conv2d(gpu, &d_in, &mask, o, rows, cols),
+                    |o| convolution::conv2d(gpu, &d_in, &mask, o, rows, cols).map(|()| launch),
                     |o, _| {
                         let got = gpu.download(o, kernel)?;
                         Ok(compare_2d(&got, input, rows, cols, &values, w))
