@@ -16,7 +16,7 @@ const CHILD_ENV: &str = "GPU_LAB_FAULT_CHILD";
 const FAULTED: i32 = 3;
 
 fn child() -> ! {
-    let outcome = cpu::Gpu::new(0).and_then(|gpu| cpu::smoke::trap_out_of_bounds(&gpu));
+    let outcome = cpu::Gpu::new(0).and_then(|gpu| cpu::lab::smoke::trap_out_of_bounds(&gpu));
     match outcome {
         Err(e) => {
             eprintln!("error: {e}");

@@ -6,7 +6,8 @@
 //! A failure names the variant, the case, the seed (replay with `GPU_LAB_SEED=<seed>`) and the
 //! first mismatching index.
 
-use cpu::{Error, smoke, transpose, vector_add, verify};
+use cpu::lab::smoke;
+use cpu::{Error, transpose, vector_add, verify};
 
 #[path = "gpu/cuda_std_style.rs"]
 mod cuda_std_style;

@@ -1,32 +1,44 @@
-//! The lab's host side.
+//! GPU parallel patterns in Rust: the host library.
 //!
-//! - [`Gpu`]: one device's context, stream and the PTX module built from the `gpu` crate.
-//! - One module per pattern, named as in the `gpu` crate ([`vector_add`], [`smoke`]): a
-//!   `Variant` enum listing its kernels, launchers that validate their inputs and return typed
-//!   [`Error`]s, and the CPU reference each kernel is checked against. The patterns a user
-//!   calls have one entry point each that takes the caller's device memory (any `CudaSlice`
-//!   or view of one) and queues the fastest correct variant on the handle's stream:
-//!   [`convolution::conv1d`], [`convolution::conv2d`], [`transpose::transpose`],
-//!   [`vector_add::add`].
-//! - [`multi_gpu`]: reduction and all-reduce across every GPU of a machine through NCCL
-//!   ([`multi_gpu::GpuGroup`]), and a ring all-reduce of the lab's own to learn from.
-//! - [`verify`]: comparisons of GPU output with the CPU reference.
+//! # Operations
+//! Each takes a [`Gpu`] (your stream, or one of its own) and your device memory (any cudarc
+//! `CudaSlice` or view of one), validates before anything reaches the driver (typed
+//! [`Error`]s carrying the offending values), picks the fastest correct kernel for the shape and
+//! the alignment, and queues it on the handle's stream without a host synchronisation unless it
+//! returns a host value:
 //!
-//! The `demo` command, its timing harness and its reports live in the `demo` crate
-//! (`cpu/demo`), the first client of this library.
+//! | operation | entry point | the seed versions |
+//! |---|---|---|
+//! | sum, sum of squares | [`reduce::sum()`], [`reduce::sum_into`], [`reduce::square_sum()`] | [`reduce::seed`] |
+//! | `z = x + y` | [`vector_add::add`] | [`vector_add::add_with`] |
+//! | transpose | [`transpose::transpose`] | [`transpose::transpose_with`] |
+//! | 1D / 2D convolution | [`convolution::conv1d`], [`convolution::conv2d`] | [`convolution::conv1d_with`], [`convolution::conv2d_with`] |
+//! | reduction and all-reduce across GPUs (NCCL) | [`multi_gpu::GpuGroup`] | [`multi_gpu::ring`] |
+//!
+//! The `_with` forms run a chosen variant (the seed's versions, for study and measurement) and
+//! return its launch configuration. Every module keeps its CPU reference beside it, and
+//! [`verify`] compares GPU output with it.
+//!
+//! # Your own kernels
+//! [`kernel`]: typed launches of any `#[kernel]` of the `gpu` crate
+//! (`unsafe { gpu.launch(kernel, cfg, (args...)) }`, checked by the compiler);
+//! [`cuda_std_style`]: two kernels written with cuda_std's names, launched.
+//!
+//! # The lab
+//! [`lab`]: the memory hierarchy, molecular dynamics and the device-support smoke kernels, the
+//! measurements behind `demo <topic>`. The `demo` command, its timing harness and its reports
+//! live in the `demo` crate (`cpu/demo`), the first client of this library.
 
 pub mod context;
 pub mod convolution;
 pub mod cuda_std_style;
 pub mod error;
 pub mod kernel;
+pub mod lab;
 pub mod launch;
-pub mod md;
-pub mod memory;
 pub mod multi_gpu;
 pub mod ptx;
 pub mod reduce;
-pub mod smoke;
 pub mod transpose;
 pub mod vector_add;
 pub mod verify;

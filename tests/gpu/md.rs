@@ -6,7 +6,7 @@
 //! Tolerance: the reference is computed in `f64` on the inputs exactly as the kernel sees
 //! them (positions and box rounded to `f32` for the `f32` kernels), so what remains is the
 //! kernels' own rounding, bounded per atom by
-//! [`ErrorScales::recomputed_force_bound`](cpu::md::forces::ErrorScales::recomputed_force_bound):
+//! [`ErrorScales::recomputed_force_bound`](cpu::lab::md::forces::ErrorScales::recomputed_force_bound):
 //! `u (12 sum_j G(r_ij) + (m_i + 1) sum_j |F_ij|)` with `u = 2^-24` or `2^-53`, `m_i` the
 //! atom's pairs within the cutoff and `G(r) = 720 r^-13 + 216 r^-7` the pair force's
 //! sensitivity to rounding of `r`. The `f64` kernels are thereby checked to about `1e-12`
@@ -15,9 +15,9 @@
 //! way.
 
 use cpu::Error;
-use cpu::md::forces::{ErrorScales, F64_UNIT_ROUNDOFF, check_forces, per_atom_energies, serial};
-use cpu::md::gpu::{self as md_gpu, DeviceNeighbourList, GpuKernel, GpuVariant, as_seen_by};
-use cpu::md::{CUTOFF, ListKind, NeighbourList, SKIN, System};
+use cpu::lab::md::forces::{ErrorScales, F64_UNIT_ROUNDOFF, check_forces, per_atom_energies, serial};
+use cpu::lab::md::gpu::{self as md_gpu, DeviceNeighbourList, GpuKernel, GpuVariant, as_seen_by};
+use cpu::lab::md::{CUTOFF, ListKind, NeighbourList, SKIN, System};
 use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 use lab_tests::{expect_err, gpu, gpu_trial, seed_for};
 use libtest_mimic::{Failed, Trial};

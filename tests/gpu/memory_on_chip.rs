@@ -3,7 +3,7 @@
 //! each against its CPU reference on fresh seeded random inputs.
 
 use cpu::Error;
-use cpu::memory::{bank_conflicts, constant_memory, device_globals, registers, shared_memory};
+use cpu::lab::memory::{bank_conflicts, constant_memory, device_globals, registers, shared_memory};
 use cpu::verify;
 use lab_tests::{expect_err, gpu, gpu_trial, seed_for};
 use libtest_mimic::{Failed, Trial};

@@ -3,10 +3,10 @@
 //! host memory kind (zero-copy included), the read-only stream of the bandwidth ceiling, the
 //! texture lookups, and the refusals of bad input.
 
-use cpu::memory::bandwidth::{self, Direction, HostBuffer, HostMemory};
-use cpu::memory::coalescing::{self, Access, Load};
-use cpu::memory::read_stream::{self, InFlight, ReadShape, ReadStream};
-use cpu::memory::{layout, texture};
+use cpu::lab::memory::bandwidth::{self, Direction, HostBuffer, HostMemory};
+use cpu::lab::memory::coalescing::{self, Access, Load};
+use cpu::lab::memory::read_stream::{self, InFlight, ReadShape, ReadStream};
+use cpu::lab::memory::{layout, texture};
 use cpu::{Error, verify};
 use gpu::memory::layout::InnerStruct;
 use lab_tests::{expect_err, gpu, gpu_trial, seed_for};

@@ -7,12 +7,13 @@
 //! Cases per launcher: `GPU_LAB_PROPTEST_CASES` (default 200). Each trial's runner is seeded
 //! from the run's `GPU_LAB_SEED`, so a failure replays; proptest then shrinks the length.
 
-use cpu::memory::bandwidth;
-use cpu::memory::{
+use cpu::lab::memory::bandwidth;
+use cpu::lab::memory::{
     coalescing, constant_memory, device_globals, layout, registers, shared_memory, texture,
 };
 use cpu::reduce::{self, reference, seed, square_sum};
-use cpu::{convolution, smoke, transpose, vector_add};
+use cpu::lab::smoke;
+use cpu::{convolution, transpose, vector_add};
 use lab_tests::{gpu, gpu_trial, seed_for};
 use libtest_mimic::{Failed, Trial};
 use proptest::prelude::*;

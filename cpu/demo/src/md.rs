@@ -7,10 +7,10 @@
 
 use anyhow::{Result, bail};
 use cpu::Gpu;
-use cpu::md::forces::{ErrorScales, F64_UNIT_ROUNDOFF, check_forces, per_atom_energies, serial};
-use cpu::md::gpu::{self as md_gpu, DeviceNeighbourList, GpuForces, GpuKernel, Precision};
-use cpu::md::team::{self, Method, Partition, TeamRun, TriangleModel, model_idle};
-use cpu::md::{
+use cpu::lab::md::forces::{ErrorScales, F64_UNIT_ROUNDOFF, check_forces, per_atom_energies, serial};
+use cpu::lab::md::gpu::{self as md_gpu, DeviceNeighbourList, GpuForces, GpuKernel, Precision};
+use cpu::lab::md::team::{self, Method, Partition, TeamRun, TriangleModel, model_idle};
+use cpu::lab::md::{
     CUTOFF, LATTICE_ENERGY_PER_ATOM, ListKind, NeighbourList, SKIN, System, energy_drift,
 };
 use cudarc::driver::CudaSlice;

@@ -9,12 +9,13 @@
 
 use clap::{CommandFactory, ValueEnum};
 use comfy_table::{Table, presets::ASCII_MARKDOWN};
-use cpu::memory::{
+use cpu::lab::memory::{
     bandwidth, bank_conflicts, coalescing, constant_memory, layout, registers, shared_memory,
     texture,
 };
 use cpu::reduce::{self, square_sum};
-use cpu::{convolution, md, multi_gpu, smoke, transpose, vector_add};
+use cpu::lab::{md, smoke};
+use cpu::{convolution, multi_gpu, transpose, vector_add};
 
 use crate::cli::Cli;
 
@@ -370,7 +371,7 @@ fn bandwidth_variants() -> Vec<VariantInfo> {
     v.push(variant("launch overhead", &[bandwidth_empty_kernel.name()]));
     v.push(variant(
         "device read stream (read-only ceiling)",
-        cpu::memory::read_stream::KERNELS,
+        cpu::lab::memory::read_stream::KERNELS,
     ));
     v
 }
@@ -522,7 +523,7 @@ mod tests {
     #[test]
     fn the_memory_topics_name_every_kernel_of_cpu_memory() {
         let known = kernel_names();
-        for k in cpu::memory::kernel_names() {
+        for k in cpu::lab::memory::kernel_names() {
             assert!(known.contains(&k), "{k} is in no registry entry");
         }
     }

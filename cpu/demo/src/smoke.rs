@@ -3,7 +3,8 @@
 use crate::harness::{Footprint, SMALL, require_memory};
 use crate::report::{ChartKind, Measurement, Table};
 use anyhow::{Context, Result, bail};
-use cpu::{Gpu, smoke};
+use cpu::Gpu;
+use cpu::lab::smoke;
 
 use crate::{Cli, Out, verdict};
 

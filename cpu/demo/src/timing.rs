@@ -13,7 +13,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, LaunchConfig, sys};
 
 use cpu::Gpu;
 use cpu::error::{DriverContext, Error, Result};
-use cpu::memory::read_stream::{self, ReadShape, ReadStream};
+use cpu::lab::memory::read_stream::{self, ReadShape, ReadStream};
 use cpu::multi_gpu::GpuGroup;
 use cpu::reduce::{ReduceSum, SumI32};
 
@@ -335,7 +335,7 @@ pub struct ReadCeiling {
     pub tried: Vec<(ReadShape, LaunchConfig, Timing)>,
 }
 
-/// Times the read stream ([`cpu::memory::read_stream`]) over a zeroed buffer of `bytes` bytes
+/// Times the read stream ([`cpu::lab::memory::read_stream`]) over a zeroed buffer of `bytes` bytes
 /// (rounded down to whole 16-byte groups) with every shape of [`ReadShape::candidates`] (4
 /// and 8 loads in flight per thread; one wave of resident blocks and twice that), `warmup`
 /// untimed and `reps` timed launches each, and keeps the fastest: the best read bandwidth a

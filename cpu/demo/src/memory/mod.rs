@@ -1,4 +1,4 @@
-//! `demo <topic>` for the memory hierarchy lab (`cpu::memory`): the on-chip topics and the
+//! `demo <topic>` for the memory hierarchy lab (`cpu::lab::memory`): the on-chip topics and the
 //! global-memory and transfer topics.
 
 pub(crate) mod on_chip;

@@ -6,7 +6,7 @@ use crate::report::{ChartKind, Measurement, Table};
 use crate::timing::Timing;
 use anyhow::{Result, bail};
 use clap::Subcommand;
-use cpu::memory::{bank_conflicts, constant_memory, device_globals, registers, shared_memory};
+use cpu::lab::memory::{bank_conflicts, constant_memory, device_globals, registers, shared_memory};
 use cpu::{Gpu, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

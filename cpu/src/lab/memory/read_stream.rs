@@ -9,7 +9,7 @@
 //! beyond the L2 is the read-only ceiling (`demo sweep` and `demo bandwidth` time it).
 //!
 //! ```no_run
-//! use cpu::memory::read_stream::{ReadShape, ReadStream};
+//! use cpu::lab::memory::read_stream::{ReadShape, ReadStream};
 //!
 //! # fn main() -> cpu::Result<()> {
 //! let gpu = cpu::Gpu::new(0)?;

@@ -12,7 +12,7 @@
 //!
 //! # Calling it
 //! ```
-//! use cpu::md::{self, ListKind, NeighbourList, System};
+//! use cpu::lab::md::{self, ListKind, NeighbourList, System};
 //!
 //! # fn main() -> cpu::Result<()> {
 //! let system = System::lj_melt(5, 87287)?; // 500 atoms, T = 3
