@@ -5,6 +5,7 @@
 //! its `__constant__` memory is shared too: [`Gpu::constant_memory`] orders every use of it
 //! across the handles and streams of the context.
 
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
@@ -92,6 +93,18 @@ fn module_for(ctx: &Arc<CudaContext>) -> Result<Arc<Module>> {
     Ok(module)
 }
 
+/// Scratch buffers kept by a handle for the entry points that need some (the sum's partials,
+/// counter and result), one per type, made on first use. Shared by a handle's clones, which
+/// use the same stream; never by handles on other streams (see [`Gpu::with_workspace`]).
+#[derive(Default)]
+struct Workspaces(HashMap<TypeId, Box<dyn Any + Send>>);
+
+impl std::fmt::Debug for Workspaces {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Workspaces({} kept)", self.0.len())
+    }
+}
+
 /// One CUDA device with the lab's kernels loaded: its context, the stream this handle's
 /// launches go to, and the module built from the PTX for the highest architecture not above
 /// the device's compute capability.
@@ -111,6 +124,9 @@ pub struct Gpu {
     module: OnceLock<Arc<Module>>,
     /// The device's SM count, read once (shared by the handle's clones; no module needed).
     sm_count: Arc<OnceLock<u32>>,
+    /// Scratch kept between calls, for this stream only: shared by clones (same stream), new
+    /// for [`Gpu::with_new_stream`] and [`Gpu::from_stream`].
+    workspaces: Arc<Mutex<Workspaces>>,
 }
 
 impl Gpu {
@@ -158,6 +174,7 @@ impl Gpu {
             ptx_arch,
             module: OnceLock::new(),
             sm_count: Arc::new(OnceLock::new()),
+            workspaces: Arc::default(),
         })
     }
 
@@ -170,12 +187,47 @@ impl Gpu {
         Ok(self.module.get_or_init(|| module))
     }
 
-    /// The same device and module with a new stream of its own.
+    /// The same device and module with a new stream of its own (and scratch of its own: see
+    /// [`Gpu::with_workspace`]).
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the stream cannot be made.
     pub fn with_new_stream(&self) -> Result<Self> {
         Ok(Self {
             stream: self.ctx.new_stream().during("creating a stream")?,
+            workspaces: Arc::default(),
             ..self.clone()
         })
+    }
+
+    /// Runs `work` with this handle's workspace of type `W`, made by `make` on first use and
+    /// kept for the next call (the reuse behind [`reduce::sum`](fn@crate::reduce::sum)).
+    ///
+    /// Soundness: a workspace belongs to one stream, this handle's; its clones share it, and
+    /// handles on other streams ([`Gpu::with_new_stream`], [`Gpu::from_stream`]) get their
+    /// own. The lock is held for the whole of `work`, so two threads using one handle (or
+    /// clones) take turns on the host, and what `work` queues runs in stream order; the next
+    /// user's kernels cannot start before the previous user's have finished with the buffers.
+    /// `work` must not call `with_workspace` again (it would wait for itself).
+    ///
+    /// # Errors
+    /// What `make` or `work` returns.
+    pub(crate) fn with_workspace<W: Any + Send, R>(
+        &self,
+        make: impl FnOnce(&Gpu) -> Result<W>,
+        work: impl FnOnce(&mut W) -> Result<R>,
+    ) -> Result<R> {
+        let mut kept = self.workspaces.lock().unwrap_or_else(|p| p.into_inner());
+        let id = TypeId::of::<W>();
+        let mut workspace = match kept.0.remove(&id).map(|w| w.downcast::<W>()) {
+            Some(Ok(workspace)) => workspace,
+            // None kept yet (entries are keyed by their own type, so a kept one always
+            // downcasts).
+            _ => Box::new(make(self)?),
+        };
+        let result = work(&mut workspace);
+        kept.0.insert(id, workspace);
+        result
     }
 
     /// The CUDA context.
