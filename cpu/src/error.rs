@@ -264,6 +264,21 @@ pub enum Error {
         /// What is needed instead.
         requirement: &'static str,
     },
+    /// A process environment that lets NCCL use what the lab must not: `NCCL_NVLS_ENABLE`
+    /// unset when the first communicator would be made (see
+    /// [`multi_gpu::keep_nvls_off`](crate::multi_gpu::keep_nvls_off), the step the caller
+    /// takes before threads start).
+    #[error(
+        "{variable} is not set, so NCCL would be free to use NVLink SHARP; set it to {required} \
+         before the first communicator: call `unsafe {{ cpu::multi_gpu::keep_nvls_off() }}` at \
+         the top of main, before any thread starts, or export {variable}={required}"
+    )]
+    NcclEnvironment {
+        /// The environment variable.
+        variable: &'static str,
+        /// The value the lab runs with.
+        required: &'static str,
+    },
     /// Data larger than a `__constant__` symbol.
     #[error("{symbol} holds {capacity} bytes, {requested} bytes were given")]
     ConstantTooLarge {
