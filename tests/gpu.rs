@@ -27,6 +27,8 @@ mod multi_gpu;
 mod properties;
 #[path = "gpu/reduce.rs"]
 mod reduce;
+#[path = "gpu/soundness.rs"]
+mod soundness;
 #[path = "gpu/transpose_any.rs"]
 mod transpose_any;
 #[path = "gpu/transpose_thin.rs"]
@@ -302,6 +304,7 @@ fn main() {
     trials.extend(memory_on_chip::trials());
     trials.extend(memory_traffic::trials());
     trials.extend(hostile::trials());
+    trials.extend(soundness::trials());
     trials.extend(properties::trials());
     trials.extend(convolution::trials());
     trials.extend(entry_points::trials());

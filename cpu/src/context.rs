@@ -5,6 +5,7 @@
 //! its `__constant__` memory is shared too: [`Gpu::constant_memory`] orders every use of it
 //! across the handles and streams of the context.
 
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
@@ -14,7 +15,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{DriverContext, Error, Result, bytes_of};
 use crate::kernel::{Bound, Kernel, KernelArgs, Read, Write};
 use crate::ptx;
 
@@ -92,6 +93,18 @@ fn module_for(ctx: &Arc<CudaContext>) -> Result<Arc<Module>> {
     Ok(module)
 }
 
+/// Scratch buffers kept by a handle for the entry points that need some (the sum's partials,
+/// counter and result), one per type, made on first use. Shared by a handle's clones, which
+/// use the same stream; never by handles on other streams (see [`Gpu::with_workspace`]).
+#[derive(Default)]
+struct Workspaces(HashMap<TypeId, Box<dyn Any + Send>>);
+
+impl std::fmt::Debug for Workspaces {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Workspaces({} kept)", self.0.len())
+    }
+}
+
 /// One CUDA device with the lab's kernels loaded: its context, the stream this handle's
 /// launches go to, and the module built from the PTX for the highest architecture not above
 /// the device's compute capability.
@@ -111,6 +124,9 @@ pub struct Gpu {
     module: OnceLock<Arc<Module>>,
     /// The device's SM count, read once (shared by the handle's clones; no module needed).
     sm_count: Arc<OnceLock<u32>>,
+    /// Scratch kept between calls, for this stream only: shared by clones (same stream), new
+    /// for [`Gpu::with_new_stream`] and [`Gpu::from_stream`].
+    workspaces: Arc<Mutex<Workspaces>>,
 }
 
 impl Gpu {
@@ -158,6 +174,7 @@ impl Gpu {
             ptx_arch,
             module: OnceLock::new(),
             sm_count: Arc::new(OnceLock::new()),
+            workspaces: Arc::default(),
         })
     }
 
@@ -170,12 +187,47 @@ impl Gpu {
         Ok(self.module.get_or_init(|| module))
     }
 
-    /// The same device and module with a new stream of its own.
+    /// The same device and module with a new stream of its own (and scratch of its own: see
+    /// [`Gpu::with_workspace`]).
+    ///
+    /// # Errors
+    /// [`Error::Driver`] if the stream cannot be made.
     pub fn with_new_stream(&self) -> Result<Self> {
         Ok(Self {
             stream: self.ctx.new_stream().during("creating a stream")?,
+            workspaces: Arc::default(),
             ..self.clone()
         })
+    }
+
+    /// Runs `work` with this handle's workspace of type `W`, made by `make` on first use and
+    /// kept for the next call (the reuse behind [`reduce::sum`](fn@crate::reduce::sum)).
+    ///
+    /// Soundness: a workspace belongs to one stream, this handle's; its clones share it, and
+    /// handles on other streams ([`Gpu::with_new_stream`], [`Gpu::from_stream`]) get their
+    /// own. The lock is held for the whole of `work`, so two threads using one handle (or
+    /// clones) take turns on the host, and what `work` queues runs in stream order; the next
+    /// user's kernels cannot start before the previous user's have finished with the buffers.
+    /// `work` must not call `with_workspace` again (it would wait for itself).
+    ///
+    /// # Errors
+    /// What `make` or `work` returns.
+    pub(crate) fn with_workspace<W: Any + Send, R>(
+        &self,
+        make: impl FnOnce(&Gpu) -> Result<W>,
+        work: impl FnOnce(&mut W) -> Result<R>,
+    ) -> Result<R> {
+        let mut kept = self.workspaces.lock().unwrap_or_else(|p| p.into_inner());
+        let id = TypeId::of::<W>();
+        let mut workspace = match kept.0.remove(&id).map(|w| w.downcast::<W>()) {
+            Some(Ok(workspace)) => workspace,
+            // None kept yet (entries are keyed by their own type, so a kept one always
+            // downcasts).
+            _ => Box::new(make(self)?),
+        };
+        let result = work(&mut workspace);
+        kept.0.insert(id, workspace);
+        result
     }
 
     /// The CUDA context.
@@ -198,10 +250,11 @@ impl Gpu {
         self.ctx.ordinal()
     }
 
-    /// Checks that `buffer` lives in this handle's context.
+    /// Checks that `buffer` lives in this handle's context (the same `CUcontext`, not only the
+    /// same device).
     ///
     /// # Errors
-    /// [`Error::WrongContext`] naming `what` and both devices.
+    /// [`Error::WrongContext`] naming `what`, both devices and both contexts.
     pub fn check_buffer<T>(&self, what: &'static str, buffer: &impl DeviceSlice<T>) -> Result<()> {
         let other = buffer.stream().context();
         if other.cu_ctx() != self.ctx.cu_ctx() {
@@ -209,6 +262,8 @@ impl Gpu {
                 what,
                 expected: self.ctx.ordinal(),
                 actual: other.ordinal(),
+                expected_context: self.ctx.cu_ctx() as usize,
+                actual_context: other.cu_ctx() as usize,
             });
         }
         Ok(())
@@ -423,24 +478,46 @@ impl Gpu {
             .during_with(|| format!("launching {}", kernel.name()))
     }
 
-    /// Copies `data` to the device.
+    /// Copies `data` (`data.len()` elements) to a new device buffer, queued on this handle's
+    /// stream.
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] if the device cannot hold it; [`Error::Driver`] if the copy fails.
     pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<CudaSlice<T>> {
+        // A host slice's size in bytes always fits `isize`: no overflow check is needed.
         self.stream
             .clone_htod(data)
             .map_err(|e| allocation_error(e, std::mem::size_of_val(data), "copying to the device"))
+    }
+
+    /// Copies `data` into `dst`, a device buffer or view (`CudaSlice`, `CudaViewMut`) of
+    /// exactly `data.len()` elements in this handle's context, queued on this handle's stream.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] (`what: "upload destination"`) if the lengths differ;
+    /// [`Error::WrongContext`] if `dst` lives in another context; [`Error::Driver`] if the copy
+    /// fails.
+    pub fn upload_into<T: DeviceRepr>(
+        &self,
+        data: &[T],
+        dst: &mut impl DevicePtrMut<T>,
+    ) -> Result<()> {
+        crate::error::expect_len("upload destination", data.len(), dst.len())?;
+        self.check_buffer("upload destination", dst)?;
+        self.stream
+            .memcpy_htod(data, dst)
+            .during("copying to the device")
     }
 
     /// A device buffer of `len` elements, every one set to `poison` (so an element a kernel
     /// forgets to write is caught by the comparison with the reference).
     ///
     /// # Errors
-    /// [`Error::OutOfMemory`] if the device cannot hold it (checked before the host copy is
-    /// built); [`Error::Driver`] otherwise.
+    /// [`Error::SizeOverflow`] if `len` elements of `T` overflow the address space;
+    /// [`Error::OutOfMemory`] if the device cannot hold it (both checked before the host copy
+    /// is built and before any allocation); [`Error::Driver`] otherwise.
     pub fn poisoned<T: DeviceRepr + Clone>(&self, len: usize, poison: T) -> Result<CudaSlice<T>> {
-        let requested = len.saturating_mul(std::mem::size_of::<T>());
+        let requested = bytes_of::<T>("poisoned buffer", len)?;
         let (free, total) = self.memory_info()?;
         if requested > free {
             return Err(Error::OutOfMemory {
@@ -461,30 +538,59 @@ impl Gpu {
         cudarc::driver::result::mem_get_info().during("reading the free device memory")
     }
 
-    /// A zeroed device buffer of `len` elements.
+    /// A zeroed device buffer of `len` elements (`len * size_of::<T>()` bytes), allocated and
+    /// zeroed on this handle's stream.
     ///
     /// # Errors
-    /// [`Error::OutOfMemory`] if the device cannot hold it; [`Error::Driver`] otherwise.
+    /// [`Error::SizeOverflow`] if `len` elements of `T` overflow the address space (checked
+    /// before the driver is called); [`Error::OutOfMemory`] if the device cannot hold it;
+    /// [`Error::Driver`] otherwise.
     pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
-        self.stream.alloc_zeros(len).map_err(|e| {
-            allocation_error(
-                e,
-                len.saturating_mul(std::mem::size_of::<T>()),
-                "allocating device memory",
-            )
-        })
+        let requested = bytes_of::<T>("zeroed buffer", len)?;
+        self.stream
+            .alloc_zeros(len)
+            .map_err(|e| allocation_error(e, requested, "allocating device memory"))
     }
 
-    /// Copies a device buffer back to the host, waiting for the stream; `kernel` names the
-    /// work whose completion this waits for, so an error raised by it says which kernel failed.
+    /// Copies device memory back to the host, waiting for the stream: `data` is a buffer or
+    /// any view of one (`CudaSlice`, `CudaView`, `CudaViewMut`; `slice.slice(3..10)` downloads
+    /// 7 elements) in this handle's context. `kernel` names the work whose completion this
+    /// waits for, so an error raised by it says which kernel failed.
+    ///
+    /// # Errors
+    /// [`Error::WrongContext`] if `data` lives in another context; [`Error::SizeOverflow`] if
+    /// its length in bytes overflows the address space; [`Error::Driver`] if the copy fails or
+    /// the work before it faulted.
     pub fn download<T: DeviceRepr + Default + Clone>(
         &self,
-        data: &CudaSlice<T>,
+        data: &impl DevicePtr<T>,
         kernel: &str,
     ) -> Result<Vec<T>> {
+        self.check_buffer("downloaded buffer", data)?;
+        bytes_of::<T>("downloaded buffer", data.len())?;
         self.stream
             .clone_dtoh(data)
-            .during(format!("{kernel} (running, or copying its result back)"))
+            .during_with(|| format!("{kernel} (running, or copying its result back)"))
+    }
+
+    /// As [`Gpu::download`], into the caller's `dst`, which must hold exactly `data.len()`
+    /// elements.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] (`what: "download destination"`) if the lengths differ;
+    /// otherwise as [`Gpu::download`].
+    pub fn download_into<T: DeviceRepr>(
+        &self,
+        data: &impl DevicePtr<T>,
+        dst: &mut [T],
+        kernel: &str,
+    ) -> Result<()> {
+        crate::error::expect_len("download destination", data.len(), dst.len())?;
+        self.check_buffer("downloaded buffer", data)?;
+        self.stream
+            .memcpy_dtoh(data, dst)
+            .during_with(|| format!("{kernel} (running, or copying its result back)"))?;
+        self.synchronize(kernel)
     }
 
     /// What the loaded kernel `name` uses, from the driver (`cuFuncGetAttribute`): the figures
@@ -618,6 +724,7 @@ impl ConstantMemory<'_> {
     /// `__constant__` array; CUDA's `cudaMemcpyFromSymbol`), waiting for the stream.
     ///
     /// # Errors
+    /// [`Error::SizeOverflow`] if `len` elements of `T` overflow the address space;
     /// [`Error::ConstantTooLarge`] if the symbol holds fewer than `len` elements;
     /// [`Error::Driver`] if the module has no such symbol or the copy fails.
     pub fn read<T: DeviceRepr + Default + Clone>(
@@ -631,7 +738,7 @@ impl ConstantMemory<'_> {
             .module
             .get_global(symbol, &gpu.stream)
             .during(format!("looking up {symbol}"))?;
-        let requested = len.saturating_mul(std::mem::size_of::<T>());
+        let requested = bytes_of::<T>(symbol, len)?;
         if requested > global.len() {
             return Err(Error::ConstantTooLarge {
                 symbol,

@@ -79,9 +79,13 @@ pub enum Error {
         #[source]
         source: DriverError,
     },
-    /// A buffer that lives in another CUDA context (another device) than the handle launching.
+    /// A buffer that lives in another CUDA context than the handle launching: a context of
+    /// another device, or another context (e.g. one made with `cuCtxCreate` beside the primary
+    /// context) on the same device. Contexts are named by their `CUcontext` handle, so the
+    /// message tells two contexts of one device apart.
     #[error(
-        "{what} belongs to the context of device {actual}, but the launch is on device {expected}"
+        "{}",
+        wrong_context_message(what, *expected, *actual, *expected_context, *actual_context)
     )]
     WrongContext {
         /// Which argument.
@@ -90,6 +94,10 @@ pub enum Error {
         expected: usize,
         /// The buffer's device.
         actual: usize,
+        /// The launching handle's context (its `CUcontext` handle, as an address).
+        expected_context: usize,
+        /// The buffer's context (its `CUcontext` handle, as an address).
+        actual_context: usize,
     },
     /// Two inputs that must have the same length do not.
     #[error("{what}: expected {expected} elements, got {actual}")]
@@ -256,6 +264,21 @@ pub enum Error {
         /// What is needed instead.
         requirement: &'static str,
     },
+    /// A process environment that lets NCCL use what the lab must not: `NCCL_NVLS_ENABLE`
+    /// unset when the first communicator would be made (see
+    /// [`multi_gpu::keep_nvls_off`](crate::multi_gpu::keep_nvls_off), the step the caller
+    /// takes before threads start).
+    #[error(
+        "{variable} is not set, so NCCL would be free to use NVLink SHARP; set it to {required} \
+         before the first communicator: call `unsafe {{ cpu::multi_gpu::keep_nvls_off() }}` at \
+         the top of main, before any thread starts, or export {variable}={required}"
+    )]
+    NcclEnvironment {
+        /// The environment variable.
+        variable: &'static str,
+        /// The value the lab runs with.
+        required: &'static str,
+    },
     /// Data larger than a `__constant__` symbol.
     #[error("{symbol} holds {capacity} bytes, {requested} bytes were given")]
     ConstantTooLarge {
@@ -266,6 +289,27 @@ pub enum Error {
         /// Bytes given.
         requested: usize,
     },
+}
+
+/// The text of [`Error::WrongContext`]: the devices when they differ, else the two contexts
+/// of the one device.
+fn wrong_context_message(
+    what: &str,
+    expected: usize,
+    actual: usize,
+    expected_context: usize,
+    actual_context: usize,
+) -> String {
+    if expected != actual {
+        format!(
+            "{what} belongs to the context of device {actual}, but the launch is on device {expected}"
+        )
+    } else {
+        format!(
+            "{what} belongs to a different context on the same device {actual} (context \
+             {actual_context:#x}), not to the launch's context {expected_context:#x}"
+        )
+    }
 }
 
 /// Attaches what was being done to a driver error: `result.during("vector_add launch")?`.
@@ -293,17 +337,20 @@ impl<T> DriverContext<T> for std::result::Result<T, DriverError> {
     }
 }
 
-/// `count` elements of `T` in bytes.
+/// `count` elements of `T` in bytes, checked before anything is asked of the driver.
 ///
 /// # Errors
-/// [`Error::SizeOverflow`] if the product overflows `usize`.
+/// [`Error::SizeOverflow`] if the product overflows `usize` or exceeds `isize::MAX` (the
+/// largest object Rust can address, host or device).
 pub fn bytes_of<T>(what: &'static str, count: usize) -> Result<usize> {
+    let element_bytes = std::mem::size_of::<T>();
     count
-        .checked_mul(std::mem::size_of::<T>())
+        .checked_mul(element_bytes)
+        .filter(|&bytes| bytes <= isize::MAX as usize)
         .ok_or(Error::SizeOverflow {
             what,
             count,
-            element_bytes: std::mem::size_of::<T>(),
+            element_bytes,
         })
 }
 
@@ -326,4 +373,55 @@ pub(crate) fn expect_len(what: &'static str, expected: usize, actual: usize) -> 
 pub fn elements(rows: usize, cols: usize) -> Result<usize> {
     rows.checked_mul(cols)
         .ok_or(Error::ShapeOverflow { rows, cols })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts_that_overflow_are_refused() {
+        assert_eq!(bytes_of::<f32>("x", 1 << 20).unwrap(), 4 << 20);
+        assert_eq!(
+            bytes_of::<u8>("x", isize::MAX as usize).unwrap(),
+            isize::MAX as usize
+        );
+        for (count, e) in [
+            (1usize << 62, bytes_of::<f32>("x", 1 << 62)),
+            (usize::MAX, bytes_of::<f64>("x", usize::MAX)),
+            // Fits in usize, but no object may be larger than isize::MAX bytes.
+            (1usize << 62, bytes_of::<[u8; 2]>("x", 1 << 62)),
+        ] {
+            let e = e.unwrap_err();
+            assert!(
+                matches!(e, Error::SizeOverflow { what: "x", count: c, .. } if c == count),
+                "{e:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn wrong_context_names_devices_or_contexts_apart() {
+        let other_device = Error::WrongContext {
+            what: "x",
+            expected: 0,
+            actual: 1,
+            expected_context: 0x10,
+            actual_context: 0x20,
+        };
+        assert_eq!(
+            other_device.to_string(),
+            "x belongs to the context of device 1, but the launch is on device 0"
+        );
+        let same_device = Error::WrongContext {
+            what: "x",
+            expected: 0,
+            actual: 0,
+            expected_context: 0x10,
+            actual_context: 0x20,
+        }
+        .to_string();
+        assert!(same_device.contains("a different context on the same device 0"));
+        assert!(same_device.contains("0x20") && same_device.contains("0x10"));
+    }
 }

@@ -67,19 +67,15 @@ pub struct Tolerance {
 
 impl Tolerance {
     /// Whether `got` matches `expected`: equal (infinities included), or finite and within
-    /// `absolute`, or within `relative` of the larger magnitude. NaN never matches.
+    /// `absolute`, or within `relative` of the larger magnitude. NaN never matches. This is
+    /// `approx::relative_eq!(got, expected, epsilon = absolute, max_relative = relative)`.
     pub fn accepts(&self, got: f64, expected: f64) -> bool {
-        if got.is_nan() || expected.is_nan() {
-            return false;
-        }
-        if got == expected {
-            return true;
-        }
-        if got.is_infinite() || expected.is_infinite() {
-            return false;
-        }
-        let diff = (got - expected).abs();
-        diff <= self.absolute || diff <= got.abs().max(expected.abs()) * self.relative
+        approx::relative_eq!(
+            got,
+            expected,
+            epsilon = self.absolute,
+            max_relative = self.relative
+        )
     }
 
     /// A bound for results of `roundings` successive `f32` roundings: `roundings * 2^-24`
@@ -149,6 +145,23 @@ mod tests {
         assert!(close(&[1.0], &[1.0, 2.0], tol).is_err());
         let loose = Tolerance::f32_roundings(100_000, 0.0);
         assert!(close(&[1.0 + 1e-3], &[1.0], loose).is_ok());
+    }
+
+    #[test]
+    fn accepts_is_relative_eq_with_a_floor() {
+        let tol = Tolerance {
+            relative: 1e-3,
+            absolute: 1e-6,
+        };
+        assert!(tol.accepts(1000.0, 1000.9));
+        assert!(!tol.accepts(1000.0, 1001.1));
+        assert!(tol.accepts(0.0, 9e-7));
+        assert!(!tol.accepts(0.0, 2e-6));
+        assert!(tol.accepts(f64::INFINITY, f64::INFINITY));
+        assert!(!tol.accepts(f64::INFINITY, f64::NEG_INFINITY));
+        assert!(!tol.accepts(f64::MAX, f64::INFINITY));
+        assert!(!tol.accepts(f64::NAN, f64::NAN));
+        assert!(!tol.accepts(1.0, f64::NAN));
     }
 
     #[test]

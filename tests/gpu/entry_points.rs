@@ -835,7 +835,8 @@ fn error_trials() -> Vec<Trial> {
                         Error::WrongContext {
                             what: "mask",
                             expected: 0,
-                            actual: 1
+                            actual: 1,
+                            ..
                         }
                     )
                 },

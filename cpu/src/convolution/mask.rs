@@ -12,15 +12,20 @@ use crate::error::{Error, Result};
 /// `1..=`[`MAX_MASK_WIDTH_2D`] in 2D (a `w x w` mask).
 ///
 /// # Errors
+/// [`Error::OutOfRange`] (`what: "mask dimensions"`) if `dims` is neither 1 nor 2;
 /// [`Error::MaskWidth`] naming the dimensions, the width and the limit.
-///
-/// # Panics
-/// If `dims` is neither 1 nor 2.
 pub fn validate_mask_width(dims: u32, width: usize) -> Result<()> {
     let max = match dims {
         1 => MAX_MASK_WIDTH,
         2 => MAX_MASK_WIDTH_2D,
-        _ => panic!("a convolution mask has 1 or 2 dimensions, not {dims}"),
+        _ => {
+            return Err(Error::OutOfRange {
+                what: "mask dimensions",
+                value: dims.into(),
+                min: 1,
+                max: 2,
+            });
+        }
     };
     if width == 0 || width.is_multiple_of(2) || width > max {
         return Err(Error::MaskWidth { dims, width, max });
@@ -221,6 +226,25 @@ mod tests {
                 max: 9
             })
         ));
+    }
+
+    #[test]
+    fn mask_dimensions_other_than_1_or_2_are_refused() {
+        for dims in [0, 3, u32::MAX] {
+            let e = validate_mask_width(dims, 3).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    Error::OutOfRange {
+                        what: "mask dimensions",
+                        value,
+                        min: 1,
+                        max: 2
+                    } if value == u64::from(dims)
+                ),
+                "{e:?}"
+            );
+        }
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! use cpu::multi_gpu::GpuGroup;
 //!
 //! # fn main() -> cpu::Result<()> {
+//! // SAFETY: the first statement of main, before any thread exists (see keep_nvls_off).
+//! unsafe { cpu::multi_gpu::keep_nvls_off() };
 //! let group = GpuGroup::all()?; // every visible GPU; or GpuGroup::new(&[0, 1])?
 //! // A sum of data sharded across the GPUs: one buffer (or view) per GPU, any lengths.
 //! let shards: Vec<_> = group
@@ -47,9 +49,14 @@
 //!
 //! # NVLink SHARP stays off
 //! NCCL's NVLS algorithms reduce inside the NVLink switches through multicast objects
-//! (`cuMulticastCreate`); the lab's machines must not use them. Before the first communicator
-//! is made, [`GpuGroup`] sets `NCCL_NVLS_ENABLE=0` in the process environment unless the
-//! variable is already set (see [`keep_nvls_off`]); nothing here calls `cuMulticastCreate`.
+//! (`cuMulticastCreate`); the lab's machines must not use them. NCCL reads `NCCL_NVLS_ENABLE`
+//! from the process environment, and writing the environment is only sound while no other
+//! thread reads it, which a library cannot know: so the caller sets it, with the `unsafe`
+//! [`keep_nvls_off`] at the top of `main` (the demo and the GPU tests do) or by exporting
+//! `NCCL_NVLS_ENABLE=0`, and [`GpuGroup`] refuses to make communicators while the variable is
+//! unset ([`Error::NcclEnvironment`]). No safe function here writes the environment, and
+//! nothing here calls `cuMulticastCreate`. (NCCL's `ncclConfig_t` has no NVLS switch, so the
+//! environment is the only way.)
 //!
 //! # One thread, every GPU
 //! NCCL requires collectives on several GPUs issued by one thread to sit between
@@ -60,7 +67,6 @@
 pub mod ring;
 
 use std::ffi::CStr;
-use std::sync::Once;
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, SyncOnDrop};
 use cudarc::nccl::result::{self as nccl, NcclError};
@@ -130,6 +136,16 @@ fn require_nccl() -> Result<()> {
     }
 }
 
+/// [`Error::NcclEnvironment`] unless [`NVLS_ENV`]'s variable is set (by [`keep_nvls_off`] or
+/// by the caller's environment): reads the environment only.
+fn require_nvls_setting() -> Result<()> {
+    let (variable, required) = NVLS_ENV;
+    match std::env::var_os(variable) {
+        Some(_) => Ok(()),
+        None => Err(Error::NcclEnvironment { variable, required }),
+    }
+}
+
 /// NCCL's version `(major, minor, patch)`, e.g. `(2, 27, 5)`.
 ///
 /// # Errors
@@ -172,13 +188,15 @@ fn nccl_error(during: impl Into<String>) -> impl FnOnce(NcclError) -> Error {
 
 /// Sets `NCCL_NVLS_ENABLE=0` in the process environment unless the variable is set already,
 /// so that NCCL never uses NVLink SHARP (multicast objects in the NVLink switches). NCCL reads
-/// the variable when it makes its first communicator; [`GpuGroup`] calls this (once per
-/// process) before it makes its communicators.
+/// the variable when it makes its first communicator; [`GpuGroup`] refuses to make any while
+/// it is unset ([`Error::NcclEnvironment`]), so a program that uses [`GpuGroup`] calls this
+/// first (or exports the variable before it starts).
 ///
 /// # Safety
 /// As [`std::env::set_var`]: no other thread may read or write the environment at the same
-/// time, through Rust or through C (`getenv`). Call it at the top of `main`, before threads
-/// start; the lab's `demo` and GPU tests do.
+/// time, through Rust or through C (`getenv`, which NCCL, CUDA and libc call from their own
+/// threads). Call it at the top of `main`, before any thread starts (and before any NCCL or
+/// CUDA call); the lab's `demo` and GPU tests do.
 pub unsafe fn keep_nvls_off() {
     let (name, value) = NVLS_ENV;
     if std::env::var_os(name).is_none() {
@@ -250,23 +268,18 @@ impl GpuGroup {
     /// A group of the caller's handles (their streams: `Gpu::from_stream` on each), one per
     /// device, rank `r` on `gpus[r]`.
     ///
-    /// Sets `NCCL_NVLS_ENABLE=0` unless it is set (once per process, see [`keep_nvls_off`]),
-    /// then makes the communicators. A program that reads or writes the environment from other
-    /// threads while the first group is made should call [`keep_nvls_off`] itself first.
+    /// Needs `NCCL_NVLS_ENABLE` set in the environment (to `0` by [`keep_nvls_off`] at the top
+    /// of `main`, or exported); it reads the environment and never writes it.
     ///
     /// # Errors
     /// [`Error::InvalidDevices`] for no handle or two on one device; [`Error::NcclNotFound`];
-    /// [`Error::Nccl`] if NCCL cannot make the communicators.
+    /// [`Error::NcclEnvironment`] if `NCCL_NVLS_ENABLE` is unset; [`Error::Nccl`] if NCCL
+    /// cannot make the communicators.
     pub fn from_gpus(gpus: Vec<Gpu>) -> Result<Self> {
         let devices: Vec<usize> = gpus.iter().map(Gpu::ordinal).collect();
         check_devices(&devices)?;
         require_nccl()?;
-        static NVLS: Once = Once::new();
-        // SAFETY: before the process's first communicator no NCCL thread exists; Rust's own
-        // environment accesses are serialised by std; the lab's binaries call keep_nvls_off
-        // at the top of main (so the variable is set and nothing is written here), and the
-        // requirement on other programs is documented above.
-        NVLS.call_once(|| unsafe { keep_nvls_off() });
+        require_nvls_setting()?;
         let ordinals: Vec<i32> = devices.iter().map(|&d| d as i32).collect();
         let mut raw = vec![std::ptr::null_mut(); gpus.len()];
         // SAFETY: `raw` has room for one communicator per device of `ordinals` (same length,

@@ -19,8 +19,9 @@
 //!
 //! - [`sum`](fn@sum) / [`sum_into`]: one launch of [`ReduceSum`] (`gpu::reduce::sum`): each block
 //!   reads an even share of the input with 16-byte loads, warp shuffles, the last block adds the block partials. Kinds: [`SumI32`]
-//!   (wrapping, exact), [`SumF32`], [`SumF32F64`] (f32 read, f64 accumulated). Keep a
-//!   [`ReduceSum`] to sum many times without allocating.
+//!   (wrapping, exact), [`SumF32`], [`SumF32F64`] (f32 read, f64 accumulated). The handle
+//!   keeps the scratch for its stream, so only the first call of a kind allocates; a
+//!   [`ReduceSum`] of one's own does the same without the handle's lock.
 //! - [`square_sum`](fn@square_sum) / [`square_sum_into`]: `sum(x * x)` of `i32` the same way
 //!   ([`square_sum::SquareSumI32`]).
 //! - [`seed`]: the nine kernels of the seed "cuda 并行归约" (*Professional CUDA C
@@ -46,8 +47,12 @@ pub use sum::{ReduceSum, SumF32, SumF32F64, SumI32, SumKernel, SumKind, SumVaria
 
 /// The sum of `input` (a `CudaSlice`, `CudaView` or `CudaViewMut` on `gpu`'s device), as a
 /// host value: `K` is [`SumI32`] (`i32`, wrapping), [`SumF32`] (`f32`) or [`SumF32F64`] (`f32`
-/// summed in `f64`). Waits for `gpu`'s stream. One launch of [`ReduceSum`], which this
-/// allocates (about 4 KiB to 8 KiB of scratch) and frees.
+/// summed in `f64`). Waits for `gpu`'s stream. One launch of [`ReduceSum`], whose scratch
+/// (about 4 KiB to 8 KiB) `gpu` keeps for its stream: the first call of a kind on a handle
+/// allocates it, the next calls reuse it. Clones of a handle share it and take turns (the
+/// call holds it until its result is downloaded); handles on other streams
+/// ([`Gpu::with_new_stream`], [`Gpu::from_stream`]) have their own, so concurrent sums on
+/// different streams never share scratch.
 ///
 /// Rounding (floats): each thread adds its elements in order, then trees; the error is at most
 /// [`reference::reduce_sum_depth`] roundings of `sum |x|`. Deterministic for a given device and
@@ -58,12 +63,14 @@ pub use sum::{ReduceSum, SumF32, SumF32F64, SumI32, SumKernel, SumKind, SumVaria
 /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) for the scratch;
 /// [`Error::Driver`](crate::Error::Driver) if the launch fails or the kernel faults.
 pub fn sum<K: SumKind>(gpu: &Gpu, input: &impl DevicePtr<K::Input>) -> Result<K::Acc> {
-    ReduceSum::<K>::new(gpu)?.sum(gpu, input)
+    // The result is downloaded before the workspace is given back, so no other call can
+    // overwrite it first.
+    gpu.with_workspace(ReduceSum::<K>::new, |ws| ws.sum(gpu, input))
 }
 
 /// Queues the sum of `input` into the device scalar `result` (a one-element buffer) on `gpu`'s
 /// stream, without a host synchronisation, and returns the launch configuration. An empty
-/// input writes 0.
+/// input writes 0. Reuses `gpu`'s scratch as [`sum`](fn@sum) does.
 ///
 /// # Errors
 /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) if `result` is not one element;
@@ -73,7 +80,7 @@ pub fn sum_into<K: SumKind>(
     input: &impl DevicePtr<K::Input>,
     result: &mut impl DevicePtrMut<K::Acc>,
 ) -> Result<LaunchConfig> {
-    ReduceSum::<K>::new(gpu)?.sum_into(gpu, input, result)
+    gpu.with_workspace(ReduceSum::<K>::new, |ws| ws.sum_into(gpu, input, result))
 }
 
 /// `sum(x * x)` of `input` in `i32` modulo 2^32 (the seed "【转】CUDA优化小记录" computed in

@@ -19,7 +19,7 @@ pub type SumKernel<In, Acc> = Kernel<(*const In, usize, *mut Acc, *mut u32, *mut
 ///
 /// Implemented by [`SumI32`], [`SumF32`], [`SumF32F64`] and
 /// [`SquareSumI32`](super::square_sum::SquareSumI32).
-pub trait SumKind {
+pub trait SumKind: 'static {
     /// Element type of the input.
     type Input: DeviceRepr + Copy;
     /// Accumulator and result type.
@@ -82,8 +82,9 @@ impl SumVariant {
 /// The one-launch sum (`gpu::reduce::sum::reduce_sum_*`, or `square_sum_reduce` for
 /// [`SquareSumI32`](super::square_sum::SquareSumI32)) with its scratch space: one partial per
 /// block, the last-block counter and a result scalar, allocated once and reused, so a launch
-/// costs no allocation. This is what [`sum`](fn@super::sum) and [`sum_into`](super::sum_into)
-/// make for one call; keep one to sum many times.
+/// costs no allocation. [`sum`](fn@super::sum) and [`sum_into`](super::sum_into) use one that
+/// the [`Gpu`] handle keeps for its stream (made on the first call); keep one of your own to
+/// sum without taking the handle's lock.
 ///
 /// Launch: blocks of [`REDUCE_SUM_BLOCK`](k::REDUCE_SUM_BLOCK) (512) threads (256 for inputs
 /// with fewer tiles than SMs, see [`ReduceSum::launch_config`]); the grid is one

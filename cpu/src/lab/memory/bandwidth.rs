@@ -12,7 +12,9 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, sys};
+use cudarc::driver::{
+    CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, sys,
+};
 use gpu::memory::bandwidth::{self as k, kernels};
 
 use crate::context::Gpu;
@@ -73,10 +75,20 @@ pub enum Direction {
 }
 
 /// Page-locked host memory from `cuMemHostAlloc`, freed with `cuMemFreeHost` on drop.
+///
+/// Copies and kernels that read or write it run asynchronously ([`transfer`], [`zero_copy`]);
+/// each records an event here after it is queued, and every host access ([`as_slice`],
+/// [`as_mut_slice`]) and the drop wait for that event first, so the host never touches the
+/// bytes while the device does.
+///
+/// [`as_slice`]: PageLocked::as_slice
+/// [`as_mut_slice`]: PageLocked::as_mut_slice
 pub struct PageLocked {
     ptr: *mut u8,
     len: usize,
     device_ptr: Option<sys::CUdeviceptr>,
+    /// Completes when the last queued copy or kernel using these bytes has.
+    pending: Option<CudaEvent>,
 }
 
 impl PageLocked {
@@ -99,6 +111,7 @@ impl PageLocked {
             ptr: raw.cast(),
             len,
             device_ptr: None,
+            pending: None,
         };
         // SAFETY: `ptr` is valid for `bytes` bytes (just allocated); zeroing makes every byte
         // initialised, so the slices handed out later are sound.
@@ -114,17 +127,63 @@ impl PageLocked {
         Ok(this)
     }
 
-    /// The bytes. The caller synchronizes the stream before reading what a queued copy or kernel
-    /// writes here.
+    /// The bytes, once every copy or kernel queued on them has finished (waits for it).
     pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: `ptr` is valid, initialised and exclusively owned for `len` bytes.
+        self.wait_for_device();
+        // SAFETY: `ptr` is valid, initialised and exclusively owned for `len` bytes, and no
+        // device work on them is in flight (waited for above).
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
     /// The bytes, mutably. As [`PageLocked::as_slice`].
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        self.wait_for_device();
         // SAFETY: as `as_slice`, and `&mut self` makes the borrow unique.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
+    /// Blocks until the last queued device work on these bytes has finished. An error (a
+    /// failed context: sticky, so nothing of it still runs) leaves nothing to wait for.
+    fn wait_for_device(&self) {
+        if let Some(event) = &self.pending {
+            let _ = event.synchronize();
+        }
+    }
+
+    /// The bytes for a copy about to be queued on `stream`, without waiting on the host:
+    /// `stream` waits (on the device) for the last queued work on them first. Call
+    /// [`PageLocked::queued_on`] once the copy is queued.
+    fn for_device(&mut self, stream: &CudaStream) -> Result<&mut [u8]> {
+        if let Some(event) = &self.pending {
+            stream
+                .wait(event)
+                .during("ordering a page-locked transfer")?;
+        }
+        // SAFETY: `ptr` is valid and initialised for `len` bytes; the slice is handed to one
+        // queued copy, and every later host access waits for it (`queued_on`, `as_slice`).
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) })
+    }
+
+    /// Records that device work using these bytes was just queued on `stream`: the host's
+    /// next access waits for it. If no event can be recorded, waits for the stream instead.
+    fn queued_on(&mut self, stream: &std::sync::Arc<CudaStream>) -> Result<()> {
+        if let Some(event) = &self.pending
+            && event.record(stream).is_ok()
+        {
+            return Ok(());
+        }
+        match stream.record_event(None) {
+            Ok(event) => {
+                self.pending = Some(event);
+                Ok(())
+            }
+            Err(_) => {
+                self.pending = None;
+                stream
+                    .synchronize()
+                    .during("waiting for a page-locked transfer")
+            }
+        }
     }
 
     /// The device pointer of a mapped (`DEVICEMAP`) allocation.
@@ -135,6 +194,8 @@ impl PageLocked {
 
 impl Drop for PageLocked {
     fn drop(&mut self) {
+        // Not freed under a copy or kernel still using it.
+        self.wait_for_device();
         // SAFETY: `ptr` came from `cuMemHostAlloc` and is freed once; nothing borrows it any more.
         // A failure here cannot be reported from `drop`; the driver reclaims it at exit.
         let _ = unsafe { sys::cuMemFreeHost(self.ptr.cast()) };
@@ -177,6 +238,30 @@ impl HostBuffer {
         }
     }
 
+    /// Bytes held (no wait).
+    fn byte_len(&self) -> usize {
+        match self {
+            HostBuffer::Pageable(v) => v.len(),
+            HostBuffer::PageLocked(p) => p.len,
+        }
+    }
+
+    /// As [`PageLocked::for_device`]; pageable bytes are copied synchronously by the driver.
+    fn for_device(&mut self, stream: &CudaStream) -> Result<&mut [u8]> {
+        match self {
+            HostBuffer::Pageable(v) => Ok(v),
+            HostBuffer::PageLocked(p) => p.for_device(stream),
+        }
+    }
+
+    /// As [`PageLocked::queued_on`]; nothing to record for pageable bytes.
+    fn queued_on(&mut self, stream: &std::sync::Arc<CudaStream>) -> Result<()> {
+        match self {
+            HostBuffer::Pageable(_) => Ok(()),
+            HostBuffer::PageLocked(p) => p.queued_on(stream),
+        }
+    }
+
     fn mapped(&self) -> Result<sys::CUdeviceptr> {
         match self {
             HostBuffer::PageLocked(PageLocked {
@@ -205,7 +290,8 @@ fn check_bytes(bytes: usize, host: usize, device: usize) -> Result<()> {
 
 /// Queues a transfer of the first `bytes` bytes between `host` and `device` on `gpu`'s stream:
 /// the driver's copy for pageable and page-locked memory, [`zero_copy`] for mapped memory.
-/// After a device-to-host transfer the caller synchronizes the stream before reading `host`.
+/// No host synchronisation for page-locked memory: reading or writing `host` afterwards (its
+/// `as_slice`, `as_mut_slice`) waits for the transfer.
 ///
 /// # Errors
 /// [`Error::OutOfRange`] if `bytes` exceeds a buffer (or, for zero-copy, is not a multiple of
@@ -218,19 +304,23 @@ pub fn transfer(
     device: &mut CudaSlice<u8>,
     bytes: usize,
 ) -> Result<()> {
-    check_bytes(bytes, host.as_slice().len(), device.len())?;
+    check_bytes(bytes, host.byte_len(), device.len())?;
     if kind == HostMemory::ZeroCopy {
         return zero_copy(gpu, direction, host, device, bytes).map(drop);
     }
     let stream = gpu.stream();
-    match direction {
+    let bytes_on_host = &mut host.for_device(stream)?[..bytes];
+    let queued = match direction {
         Direction::HostToDevice => stream
-            .memcpy_htod(&host.as_slice()[..bytes], &mut device.slice_mut(..bytes))
+            .memcpy_htod(bytes_on_host, &mut device.slice_mut(..bytes))
             .during("host-to-device memcpy"),
         Direction::DeviceToHost => stream
-            .memcpy_dtoh(&device.slice(..bytes), &mut host.as_mut_slice()[..bytes])
+            .memcpy_dtoh(&device.slice(..bytes), bytes_on_host)
             .during("device-to-host memcpy"),
-    }
+    };
+    // Recorded even after a failed call: the host waits for whatever was queued.
+    host.queued_on(stream)?;
+    queued
 }
 
 /// The zero-copy kernel's launch for `bytes`: blocks of [`k::BLOCK_SIZE`], at most one wave of
@@ -308,7 +398,7 @@ pub fn zero_copy(
     bytes: usize,
 ) -> Result<LaunchConfig> {
     let mapped = host.mapped()?;
-    check_bytes(bytes, host.as_slice().len(), device.len())?;
+    check_bytes(bytes, host.byte_len(), device.len())?;
     if !bytes.is_multiple_of(k::GROUP_BYTES) {
         return Err(Error::NotMultiple {
             what: "zero-copy bytes",
@@ -316,16 +406,20 @@ pub fn zero_copy(
             multiple: k::GROUP_BYTES,
         });
     }
+    // The stream waits for the last device work on the host bytes (another stream's included).
+    host.for_device(gpu.stream())?;
     // SAFETY: `mapped` is the device pointer of the mapped host buffer, valid for `bytes / 4`
-    // words (checked above) in `gpu`'s context; the driver tracks no events for host memory, so
-    // the caller synchronizes the stream before the host touches the buffer again.
+    // words (checked above); the driver tracks no events for host memory, so `queued_on` below
+    // records one that every host access and the buffer's drop wait for.
     let mut host_words = unsafe { DeviceAddress::<u32>::new(mapped, bytes / 4, gpu.stream()) };
-    match direction {
+    let queued = match direction {
         Direction::HostToDevice => {
             launch_copy(gpu, &host_words, &mut words_mut(device, bytes)?, bytes)
         }
         Direction::DeviceToHost => launch_copy(gpu, &words(device, bytes)?, &mut host_words, bytes),
-    }
+    };
+    host.queued_on(gpu.stream())?;
+    queued
 }
 
 /// Queues the kernel copy of the first `bytes` bytes of `src` into `dst` (device to device),
