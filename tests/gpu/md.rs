@@ -15,7 +15,9 @@
 //! way.
 
 use cpu::Error;
-use cpu::lab::md::forces::{ErrorScales, F64_UNIT_ROUNDOFF, check_forces, per_atom_energies, serial};
+use cpu::lab::md::forces::{
+    ErrorScales, F64_UNIT_ROUNDOFF, check_forces, per_atom_energies, serial,
+};
 use cpu::lab::md::gpu::{self as md_gpu, DeviceNeighbourList, GpuKernel, GpuVariant, as_seen_by};
 use cpu::lab::md::{CUTOFF, ListKind, NeighbourList, SKIN, System};
 use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};

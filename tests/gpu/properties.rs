@@ -11,8 +11,8 @@ use cpu::lab::memory::bandwidth;
 use cpu::lab::memory::{
     coalescing, constant_memory, device_globals, layout, registers, shared_memory, texture,
 };
-use cpu::reduce::{self, reference, seed, square_sum};
 use cpu::lab::smoke;
+use cpu::reduce::{self, reference, seed, square_sum};
 use cpu::{convolution, transpose, vector_add};
 use lab_tests::{gpu, gpu_trial, seed_for};
 use libtest_mimic::{Failed, Trial};

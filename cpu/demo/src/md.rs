@@ -7,7 +7,9 @@
 
 use anyhow::{Result, bail};
 use cpu::Gpu;
-use cpu::lab::md::forces::{ErrorScales, F64_UNIT_ROUNDOFF, check_forces, per_atom_energies, serial};
+use cpu::lab::md::forces::{
+    ErrorScales, F64_UNIT_ROUNDOFF, check_forces, per_atom_energies, serial,
+};
 use cpu::lab::md::gpu::{self as md_gpu, DeviceNeighbourList, GpuForces, GpuKernel, Precision};
 use cpu::lab::md::team::{self, Method, Partition, TeamRun, TriangleModel, model_idle};
 use cpu::lab::md::{

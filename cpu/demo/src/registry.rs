@@ -13,8 +13,8 @@ use cpu::lab::memory::{
     bandwidth, bank_conflicts, coalescing, constant_memory, layout, registers, shared_memory,
     texture,
 };
-use cpu::reduce::{self, square_sum};
 use cpu::lab::{md, smoke};
+use cpu::reduce::{self, square_sum};
 use cpu::{convolution, multi_gpu, transpose, vector_add};
 
 use crate::cli::Cli;

@@ -37,7 +37,7 @@ pub mod seed;
 pub mod square_sum;
 pub mod sum;
 
-use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
+use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 use crate::context::Gpu;
 use crate::error::Result;
@@ -69,8 +69,9 @@ pub fn sum<K: SumKind>(gpu: &Gpu, input: &impl DevicePtr<K::Input>) -> Result<K:
 }
 
 /// Queues the sum of `input` into the device scalar `result` (a one-element buffer) on `gpu`'s
-/// stream, without a host synchronisation, and returns the launch configuration. An empty
-/// input writes 0. Reuses `gpu`'s scratch as [`sum`](fn@sum) does.
+/// stream, without a host synchronisation. An empty input writes 0. Reuses `gpu`'s scratch as
+/// [`sum`](fn@sum) does; [`ReduceSum::sum_into`] is the form with a workspace of your own, and
+/// returns the launch configuration.
 ///
 /// # Errors
 /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) if `result` is not one element;
@@ -79,8 +80,9 @@ pub fn sum_into<K: SumKind>(
     gpu: &Gpu,
     input: &impl DevicePtr<K::Input>,
     result: &mut impl DevicePtrMut<K::Acc>,
-) -> Result<LaunchConfig> {
+) -> Result<()> {
     gpu.with_workspace(ReduceSum::<K>::new, |ws| ws.sum_into(gpu, input, result))
+        .map(drop)
 }
 
 /// `sum(x * x)` of `input` in `i32` modulo 2^32 (the seed "【转】CUDA优化小记录" computed in
@@ -101,6 +103,6 @@ pub fn square_sum_into(
     gpu: &Gpu,
     input: &impl DevicePtr<i32>,
     result: &mut impl DevicePtrMut<i32>,
-) -> Result<LaunchConfig> {
+) -> Result<()> {
     sum_into::<SquareSumI32>(gpu, input, result)
 }
