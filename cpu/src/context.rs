@@ -187,8 +187,9 @@ impl Gpu {
         Ok(self.module.get_or_init(|| module))
     }
 
-    /// The same device and module with a new stream of its own (and scratch of its own: see
-    /// [`Gpu::with_workspace`]).
+    /// The same device and module with a new stream of its own, and scratch of its own (the
+    /// workspace [`reduce::sum`](fn@crate::reduce::sum) keeps is per stream: never shared with
+    /// this handle's other streams).
     ///
     /// # Errors
     /// [`Error::Driver`] if the stream cannot be made.
