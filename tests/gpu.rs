@@ -9,37 +9,44 @@
 use cpu::lab::smoke;
 use cpu::{Error, transpose, vector_add, verify};
 
-#[path = "gpu/cuda_std_style.rs"]
-mod cuda_std_style;
-#[path = "gpu/entry_points.rs"]
-mod entry_points;
-#[path = "gpu/hostile.rs"]
-mod hostile;
-#[path = "gpu/md.rs"]
-mod md;
-#[path = "gpu/memory_on_chip.rs"]
-mod memory_on_chip;
-#[path = "gpu/memory_traffic.rs"]
-mod memory_traffic;
-#[path = "gpu/multi_gpu.rs"]
-mod multi_gpu;
-#[path = "gpu/properties.rs"]
-mod properties;
-#[path = "gpu/reduce.rs"]
-mod reduce;
-#[path = "gpu/soundness.rs"]
-mod soundness;
-#[path = "gpu/transpose_any.rs"]
-mod transpose_any;
-#[path = "gpu/transpose_thin.rs"]
-mod transpose_thin;
 use lab_tests::{base_seed, expect_err, gpu, gpu_trial, seed_for};
 use libtest_mimic::{Arguments, Trial};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-#[path = "gpu/convolution.rs"]
-mod convolution;
+/// The test modules of `tests/gpu/`, each with a `trials()`: a new module's name here is its
+/// only entry (its `mod` line and its trials come from this list).
+macro_rules! modules {
+    ($($module:ident),* $(,)?) => {
+        #[path = "gpu"]
+        mod modules {
+            $(pub mod $module;)*
+        }
+
+        /// The trials of every module of `tests/gpu/`, in the order listed.
+        fn module_trials() -> Vec<Trial> {
+            let mut trials = Vec::new();
+            $(trials.extend(modules::$module::trials());)*
+            trials
+        }
+    };
+}
+
+modules![
+    transpose_any,
+    transpose_thin,
+    reduce,
+    memory_on_chip,
+    memory_traffic,
+    hostile,
+    soundness,
+    properties,
+    convolution,
+    entry_points,
+    cuda_std_style,
+    md,
+    multi_gpu,
+];
 
 /// Named sizes: empty, one element, around one block of 256, not a power of two, large.
 const CASES: [(&str, usize); 8] = [
@@ -298,19 +305,7 @@ fn main() {
     let mut trials = vector_add_trials();
     trials.extend(smoke_trials());
     trials.extend(transpose_trials());
-    trials.extend(transpose_any::trials());
-    trials.extend(transpose_thin::trials());
-    trials.extend(reduce::trials());
-    trials.extend(memory_on_chip::trials());
-    trials.extend(memory_traffic::trials());
-    trials.extend(hostile::trials());
-    trials.extend(soundness::trials());
-    trials.extend(properties::trials());
-    trials.extend(convolution::trials());
-    trials.extend(entry_points::trials());
-    trials.extend(cuda_std_style::trials());
-    trials.extend(md::trials());
-    trials.extend(multi_gpu::trials());
+    trials.extend(module_trials());
     trials.extend(error_trials());
     if !lab_tests::gpu_available() {
         eprintln!("no CUDA device could be opened: the GPU tests are reported as ignored");

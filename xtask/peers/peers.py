@@ -10,20 +10,25 @@ Writes a JSON list of peer timings, each naming the demo measurement it belongs 
     python3 peers.py OUT.json [--reps 50] [--device 0] [--only multi-gpu] [--max-bytes B]
 
 With --sweep, times the cases of `demo sweep` instead (the same sizes, shapes, mask widths and
-types; see `sweep_cases`, which mirrors `demo::sweep::cases`), every timed run preceded by the L2
-flush at every size as the sweep does, and writes the object `demo sweep --peers FILE` reads:
+types: the demo lists them, `demo sweep [PATTERN]... --list-cases`, so this script keeps no copy),
+every timed run preceded by the L2 flush at every size as the sweep does, and writes the object
+`demo sweep --peers FILE` reads:
 {"kind": "demo-sweep-peers", "device": ..., "rows": [{"pattern", "shape", "width", "peer",
 "operation", "library", "median_ms", "reps"}, ...], "skipped": [...], "fp32_gemm": {"operation",
 "library", "m", "n", "k", "median_ms", "reps"} or null (cuBLAS SGEMM, when a convolution is swept)}:
 
-    python3 peers.py --sweep OUT.json [--reps 50] [--device 0] [--patterns conv1d ...]
-                     [--max-elements N]
+    python3 peers.py --sweep OUT.json [--demo PATH] [--reps 50] [--device 0]
+                     [--patterns conv1d ...] [--max-elements N]
+
+The demo is --demo, else $GPU_LAB_DEMO, else bin/demo beside this script (the bundle's layout).
 
 Peers of the sweep: cupy.sum (CUB, where CuPy is installed) and torch.sum for the reductions
 (i32 and f32), torch.add(x, y, out=z), out.copy_(a.t()) into a preallocated output (the
 transpose), F.conv1d(x, w, padding=r) and F.conv2d(img, w, padding=r) with cudnn.benchmark on.
 A case is skipped (and listed) beyond --max-elements, or when its tensors would need more than
-80% of the free device memory, or when PyTorch runs out of memory.
+80% of the free device memory, or when PyTorch runs out of memory, or when this script has no
+peer for its pattern (`sweep_case`: a pattern's sweep runs in the demo before its peer is added
+here).
 
 The multi-GPU peer (`demo multi-gpu`'s all-reduce table) is `torch.distributed.all_reduce` over
 NCCL, one process per visible GPU (spawned from here, NCCL_NVLS_ENABLE=0 in their environment),
@@ -46,8 +51,11 @@ def main():
     ap.add_argument("out", nargs="?", help="peers JSON to write (for demo all)")
     ap.add_argument("--sweep", metavar="OUT.json",
                     help="time demo sweep's cases instead, into this file (for demo sweep --peers)")
-    ap.add_argument("--patterns", nargs="+", choices=SWEEP_PATTERNS,
-                    help="with --sweep: only these patterns (default: all)")
+    ap.add_argument("--patterns", nargs="+",
+                    help="with --sweep: only these patterns (default: all the demo sweeps)")
+    ap.add_argument("--demo", default=default_demo(),
+                    help="with --sweep: the demo executable that lists the cases "
+                         "(default: $GPU_LAB_DEMO, else bin/demo beside this script)")
     ap.add_argument("--max-elements", type=int,
                     help="with --sweep: skip cases with more elements (default: all that fit)")
     ap.add_argument("--reps", type=int, default=50)
@@ -201,33 +209,24 @@ def main():
     return 0
 
 
-SWEEP_PATTERNS = ["reduce-i32", "reduce-f32", "vector-add", "transpose", "conv1d", "conv2d"]
+def default_demo():
+    """$GPU_LAB_DEMO, else bin/demo beside this script (where the bundle puts them)."""
+    return os.environ.get("GPU_LAB_DEMO") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "bin", "demo")
 
 
-def sweep_cases(pattern):
-    """The cases of `demo sweep` for one pattern, in its order: (shape, width). Mirrors
-    `demo::sweep::cases` (cpu/demo/src/sweep/mod.rs); rows are matched on (pattern, shape,
-    width), so a case listed in one and not the other just has no peer."""
-    def powers(lo, hi, step):
-        return [1 << k for k in range(lo, hi + 1, step)]
-    if pattern in ("reduce-i32", "reduce-f32"):
-        return [([n], None) for n in powers(16, 30, 2)]
-    if pattern == "vector-add":
-        return [([n], None) for n in powers(16, 28, 2)]
-    if pattern == "transpose":
-        square = [[s, s] for s in powers(10, 14, 1)]
-        odd = [[8191, 8193], [3, 8191], [8193, 7], [16383, 16385], [4097, 4095],
-               [4, 1 << 22], [1 << 22, 4]]
-        return [(s, None) for s in square + odd]
-    if pattern == "conv1d":
-        sizes = [([n], 7) for n in powers(16, 28, 2)]
-        widths = [([1 << 26], w) for w in range(1, 32, 2) if w != 7]
-        return sizes + widths
-    if pattern == "conv2d":
-        sizes = [([s, s], 5) for s in powers(10, 14, 1)]
-        widths = [([8192, 8192], w) for w in range(1, 10, 2) if w != 5]
-        return sizes + widths
-    raise ValueError(pattern)
+def sweep_cases(demo, patterns):
+    """The cases of `demo sweep` for `patterns` (None: all), in its order, as the demo lists
+    them: [(pattern, shape, width)]. The demo refuses an unknown pattern in one sentence."""
+    import subprocess
+    cmd = [demo, "sweep", *(patterns or []), "--list-cases"]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise SystemExit(f"peers: cannot run the demo ({e}); give its path with --demo")
+    if done.returncode != 0:
+        raise SystemExit(f"peers: {' '.join(cmd)} failed: {done.stderr.strip()}")
+    return [(c["pattern"], c["shape"], c.get("width")) for c in json.loads(done.stdout)]
 
 
 def sweep_peers(torch, args, dev, lib, timed):
@@ -251,33 +250,36 @@ def sweep_peers(torch, args, dev, lib, timed):
         label = "x".join(str(d) for d in shape) + (f" w{width}" if width else "")
         print(f"peers: sweep {pattern:<10} {label:<18} {peer:<16} {ms:.4f} ms", file=sys.stderr)
 
-    for pattern in args.patterns or SWEEP_PATTERNS:
-        for shape, width in sweep_cases(pattern):
-            n = 1
-            for d in shape:
-                n *= d
-            # Bytes of the tensors (conv: room for cuDNN's workspace too).
-            need = {"vector-add": 12 * n, "transpose": 8 * n, "conv1d": 12 * n,
-                    "conv2d": 12 * n}.get(pattern, 4 * n)
-            why = None
-            if args.max_elements is not None and n > args.max_elements:
-                why = f"more than --max-elements {args.max_elements}"
-            elif need > 0.8 * torch.cuda.mem_get_info(dev)[0]:
-                why = f"needs {need} bytes, more than 80% of the free device memory"
-            if why is None:
-                try:
-                    with torch.no_grad():
-                        sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed,
-                                   lambda *a, **k: row(pattern, shape, width, *a, **k),
-                                   cupy_lib if cupy else None, gen, dev)
-                except torch.cuda.OutOfMemoryError as e:
-                    why = f"out of memory: {str(e).splitlines()[0]}"
-            if why is not None:
-                skipped.append(dict(pattern=pattern, shape=shape, width=width, reason=why))
-                print(f"peers: sweep {pattern} {shape} w{width}: skipped: {why}", file=sys.stderr)
-            torch.cuda.empty_cache()
+    cases = sweep_cases(args.demo, args.patterns)
+    for pattern, shape, width in cases:
+        n = 1
+        for d in shape:
+            n *= d
+        # Bytes of the tensors (conv: room for cuDNN's workspace too).
+        need = {"vector-add": 12 * n, "transpose": 8 * n, "conv1d": 12 * n,
+                "conv2d": 12 * n}.get(pattern, 4 * n)
+        why = None
+        if args.max_elements is not None and n > args.max_elements:
+            why = f"more than --max-elements {args.max_elements}"
+        elif need > 0.8 * torch.cuda.mem_get_info(dev)[0]:
+            why = f"needs {need} bytes, more than 80% of the free device memory"
+        if why is None and pattern not in PEER_PATTERNS:
+            why = "peers.py has no peer for this pattern"
+        if why is None:
+            try:
+                with torch.no_grad():
+                    sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed,
+                               lambda *a, **k: row(pattern, shape, width, *a, **k),
+                               cupy_lib if cupy else None, gen, dev)
+            except torch.cuda.OutOfMemoryError as e:
+                why = f"out of memory: {str(e).splitlines()[0]}"
+        if why is not None:
+            skipped.append(dict(pattern=pattern, shape=shape, width=width, reason=why))
+            print(f"peers: sweep {pattern} {shape} w{width}: skipped: {why}", file=sys.stderr)
+        torch.cuda.empty_cache()
     gemm = None
-    if not args.patterns or "conv2d" in args.patterns or "conv1d" in args.patterns:
+    # A convolution (a case with a mask width) is swept: its FMA floor gets the vendor's rate.
+    if any(width is not None for _, _, width in cases):
         gemm = fp32_gemm(torch, dev, lib, timed, uniform, args.reps)
     out = dict(kind="demo-sweep-peers", device=torch.cuda.get_device_name(dev), reps=args.reps,
                rows=rows, skipped=skipped, fp32_gemm=gemm)
@@ -309,6 +311,11 @@ def fp32_gemm(torch, dev, lib, timed, uniform, reps, k=8192):
           file=sys.stderr)
     return dict(operation=f"torch.mm(a, b, out=c), FP32 with TF32 off (cuBLAS SGEMM), {k}^3",
                 library=lib, m=k, n=k, k=k, median_ms=ms, reps=reps)
+
+
+# The sweeps this script has a peer for (`sweep_case`); the demo's other sweeps are listed as
+# skipped.
+PEER_PATTERNS = ("reduce-i32", "reduce-f32", "vector-add", "transpose", "conv1d", "conv2d")
 
 
 def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cupy_lib, gen, dev):

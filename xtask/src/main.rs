@@ -417,7 +417,8 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 #   ./run.sh multi-gpu [DIR]  torch.distributed's NCCL all-reduce on every GPU (peers.py --only
 #                       multi-gpu), then `demo multi-gpu --peers ... --out DIR` (default ./multi-gpu)
 #   ./run.sh sweep [DIR [PATTERN]...]  PyTorch / CuPy on demo sweep's sizes (peers.py --sweep
-#                       DIR/sweep-peers.json, where python3 and PyTorch are), then `demo sweep
+#                       DIR/sweep-peers.json, the cases as `demo sweep --list-cases` prints them,
+#                       where python3 and PyTorch are), then `demo sweep
 #                       [PATTERN]... --peers ... --out DIR` (default ./sweep): every entry point over
 #                       sizes and shapes beside the copy, read-only and theoretical ceilings;
 #                       sweep.md, sweep.json, sweep.csv, charts/*.svg and *.png
@@ -590,7 +591,7 @@ run_sweep() {
     echo "peers: python3 not found: demo sweep runs without peers"
   elif ! python3 -c "import torch" 2>/dev/null; then
     echo "peers: PyTorch not found: demo sweep runs without peers"
-  elif python3 "$here/peers.py" --sweep "$file" ${patterns[@]+--patterns "${patterns[@]}"}; then
+  elif python3 "$here/peers.py" --sweep "$file" --demo "$here/bin/demo" ${patterns[@]+--patterns "${patterns[@]}"}; then
     [ -f "$file" ] && peers=(--peers "$file")
   else
     failed+=("peers sweep")
@@ -656,7 +657,7 @@ mod tests {
         );
         assert!(
             script.contains("  sweep) run_sweep ;;")
-                && script.contains("peers.py\" --sweep \"$file\"")
+                && script.contains("peers.py\" --sweep \"$file\" --demo \"$here/bin/demo\"")
                 && script.contains("#   ./run.sh sweep [DIR"),
             "run.sh has the sweep mode, documented"
         );
@@ -674,5 +675,61 @@ mod tests {
             .write_all(script.as_bytes())
             .unwrap();
         assert!(bash.wait().unwrap().success(), "bash -n rejects run.sh");
+    }
+
+    /// `peers.py --sweep` takes its cases from the demo (`demo sweep --list-cases`), found
+    /// where the bundle puts it (`bin/demo` beside the script): here a stand-in that prints
+    /// two cases, and refuses an unknown pattern as the demo does.
+    #[test]
+    fn peers_py_reads_the_cases_from_the_demo() {
+        let dir = std::env::temp_dir().join(format!("peers-py-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("bin")).unwrap();
+        std::fs::write(dir.join("peers.py"), PEERS_PY).unwrap();
+        let demo = dir.join("bin/demo");
+        std::fs::write(
+            &demo,
+            "#!/bin/sh\n\
+             [ \"$2\" = nope ] && { echo 'error: unknown pattern' >&2; exit 1; }\n\
+             echo '[{\"pattern\": \"conv1d\", \"shape\": [1024], \"width\": 7},'\n\
+             echo ' {\"pattern\": \"transpose\", \"shape\": [3, 5], \"width\": null}]'\n",
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&demo, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let code = "import importlib.util, json, sys\n\
+                    spec = importlib.util.spec_from_file_location('peers', sys.argv[1])\n\
+                    m = importlib.util.module_from_spec(spec)\n\
+                    spec.loader.exec_module(m)\n\
+                    print(json.dumps(m.sweep_cases(m.default_demo(), sys.argv[2:] or None)))";
+        let script = dir.join("peers.py");
+        let run = |patterns: &[&str]| {
+            Command::new("python3")
+                .args(["-c", code])
+                .arg(&script)
+                .args(patterns)
+                .env_remove("GPU_LAB_DEMO")
+                .output()
+        };
+        let Ok(out) = run(&[]) else {
+            let _ = std::fs::remove_dir_all(&dir);
+            return; // no python3 here: run.sh's machines run it
+        };
+        let refused = run(&["nope"]).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let cases: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            cases,
+            serde_json::json!([["conv1d", [1024], 7], ["transpose", [3, 5], null]])
+        );
+        assert!(!refused.status.success());
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("unknown pattern"));
     }
 }

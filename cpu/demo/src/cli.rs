@@ -1,19 +1,33 @@
-//! The command line: global options ([`Cli`]) and one subcommand per command or pattern
-//! ([`Pattern`]).
+//! The command line: the global options ([`Options`]), the commands ([`Builtin`]), and one
+//! subcommand per pattern, each from the pattern's own arguments ([`command`]).
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::Format;
-use crate::memory;
+use crate::registry::PatternInfo;
 
+/// The command line: the global options, then a command or a pattern. The patterns'
+/// subcommands are not in this type: [`command`] adds one per entry of
+/// [`PATTERNS`](crate::PATTERNS), built from the pattern's own arguments.
 #[derive(Parser)]
 #[command(
     version,
     about = "GPU parallel patterns in Rust: run, verify and time each kernel"
 )]
 pub(crate) struct Cli {
+    #[command(flatten)]
+    pub opts: Options,
+    /// The command, or `None` for a pattern (its subcommand is in the matches).
+    #[command(subcommand)]
+    pub command: Option<Builtin>,
+}
+
+// The global options every command and pattern gets (a pattern reads them as its context). No
+// doc comment: a flattened struct's doc comment would become the command's help.
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct Options {
     /// CUDA device index.
     #[arg(long, global = true, default_value_t = 0)]
     pub device: usize,
@@ -44,14 +58,11 @@ pub(crate) struct Cli {
     /// writes.
     #[arg(long, global = true, value_name = "FILE")]
     pub peers: Option<PathBuf>,
-    #[command(subcommand)]
-    pub pattern: Pattern,
 }
 
-/// The commands and the patterns. Every pattern here has its entry in
-/// [`PATTERNS`](crate::registry::PATTERNS) (a unit test checks both ways).
+/// The commands that are not patterns.
 #[derive(Subcommand)]
-pub(crate) enum Pattern {
+pub(crate) enum Builtin {
     /// List every pattern, its variants and their kernels (no GPU needed).
     List {
         /// Only the pattern names, one per line: what `demo all` and `run.sh demo` run.
@@ -82,132 +93,94 @@ pub(crate) enum Pattern {
     /// size, timed with the L2 flushed before every launch, beside this run's copy, read-only
     /// and theoretical ceilings and (--peers FILE from `peers.py --sweep`) PyTorch / CuPy.
     Sweep {
-        /// Patterns to sweep: reduce-i32, reduce-f32, vector-add, transpose, conv1d, conv2d
-        /// (none: all of them, in that order).
-        #[arg(value_name = "PATTERN")]
+        // Its help names the patterns of the sweep registry.
+        #[arg(value_name = "PATTERN", help = sweep_patterns_help())]
         patterns: Vec<String>,
         /// Skip the cases with more elements than this (a quick run); by default every case
         /// runs whose memory fits comfortably in the free device and host memory.
         #[arg(long, value_name = "N")]
         max_elements: Option<u64>,
+        /// Print the cases of the patterns named (none: all) as JSON, one object per case
+        /// (`pattern`, `shape`, `width`) in the order they run, and exit (no GPU needed):
+        /// what `peers.py --sweep` times.
+        #[arg(long, conflicts_with = "max_elements")]
+        list_cases: bool,
     },
-    /// z = x + y on f32: the seed's toy launch, then every variant at a large size, timed.
-    VectorAdd {
-        /// Elements (default 2^26: 768 MiB moved per launch, far beyond the L2 cache).
-        #[arg(long, default_value_t = 1 << 26)]
-        size: usize,
-    },
-    /// Matrix transpose: the seed's five versions, a copy baseline, the tiled kernels and the
-    /// thin-matrix kernel, timed.
-    Transpose {
-        /// Rows of the input matrix.
-        #[arg(long, default_value_t = 8192)]
-        rows: usize,
-        /// Columns of the input matrix.
-        #[arg(long, default_value_t = 8192)]
-        cols: usize,
-    },
-    /// Parallel reduction: the seed's nine kernels (table as in the seed), the template kernel
-    /// per block size, and `reduce_sum` (i32, f32, f32 in f64) at 2^20 and 2^26 elements.
-    #[command(alias = "reduction")]
-    Reduce {
-        /// Elements (default 2^24 i32, as the seed).
-        #[arg(long, default_value_t = gpu::reduce::SEED_N)]
-        size: usize,
-        /// Threads per block of the seed kernels (a power of two, 64..=1024 for all of them).
-        #[arg(long, default_value_t = gpu::reduce::SEED_BLOCK)]
-        block: u32,
-    },
-    /// Sum of squares: the seed's seven versions and the one-launch version.
-    SquareSum {
-        /// Elements (default 1048576 i32, the seed's DATA_SIZE).
-        #[arg(long, default_value_t = gpu::reduce::square_sum::DATA_SIZE)]
-        size: usize,
-    },
-    #[command(flatten)]
-    OnChip(memory::on_chip::Topic),
-    #[command(flatten)]
-    Traffic(memory::traffic::Topic),
-    /// 1D convolution: the seed's four kernels (basic, __constant__ mask, tiled halo, cached
-    /// halo) and the vec4 tile, verified and timed.
-    Conv1d {
-        /// Elements (default 2^26: 512 MiB moved per launch).
-        #[arg(long, default_value_t = 1 << 26)]
-        size: usize,
-        /// Mask width (odd, 1..=31).
-        #[arg(long, default_value_t = 7)]
-        mask_width: usize,
-    },
-    /// 2D convolution: basic, __constant__ mask, tiled halo and the vec4 tile on a random image,
-    /// timed; then a PNG (or a generated picture) filtered with a named mask.
-    Conv2d {
-        /// Rows of the random image of the timed table.
-        #[arg(long, default_value_t = 4096)]
-        rows: usize,
-        /// Columns of the random image of the timed table.
-        #[arg(long, default_value_t = 4096)]
-        cols: usize,
-        /// Mask width of the timed table (odd, 1..=9).
-        #[arg(long, default_value_t = 5)]
-        mask_width: usize,
-        /// PNG to filter (read as grayscale); without it, a generated 640 x 480 test picture.
-        #[arg(long)]
-        image: Option<PathBuf>,
-        /// Named mask the picture is filtered with.
-        #[arg(long, value_enum, default_value = "sobel-x")]
-        mask: cpu::convolution::NamedMask,
-        /// Where to write the filtered picture (grayscale PNG; derivative masks as magnitude).
-        #[arg(long, value_name = "PNG")]
-        image_out: Option<PathBuf>,
-    },
-    /// Molecular dynamics force reduction (LJ-melt): the OpenMP paper's critical and triangle
-    /// methods and the lock-free reduction on CPU threads, then the GPU force kernels.
-    Md {
-        /// fcc unit cells per side, 4 atoms each (20: 32000 atoms; the paper's sizes: 35, 55).
-        #[arg(long, default_value_t = 20)]
-        cells: usize,
-        /// Thread counts of the CPU table, comma-separated (default: 1 to all cores).
-        #[arg(long, value_delimiter = ',')]
-        threads: Vec<usize>,
-        /// Velocity Verlet steps of the energy-drift run.
-        #[arg(long, default_value_t = 100)]
-        steps: usize,
-    },
-    /// Reduction across every GPU through NCCL: strong scaling of a sharded sum over 1..N GPUs,
-    /// and an all-reduce sweep (NCCL and the lab's ring; algbw, busbw) from 1 KiB up.
-    MultiGpu {
-        /// Devices of the group, comma-separated (default: every visible GPU).
-        #[arg(long, value_delimiter = ',')]
-        devices: Vec<usize>,
-        /// f32 elements of the sharded sum (default 2^30: 4 GiB, a copy on each GPU).
-        #[arg(long, default_value_t = 1 << 30)]
-        size: usize,
-        /// Largest all-reduce, bytes per GPU (default 4 GiB; capped by the free device memory).
-        #[arg(long, default_value_t = 4 << 30)]
-        max_bytes: u64,
-    },
-    /// One kernel per device-support feature, each checked against the CPU.
-    Smoke {
-        /// Elements per smoke kernel (not a multiple of the block size by default).
-        #[arg(long, default_value_t = 100_003)]
-        size: usize,
-    },
+}
+
+/// The sweep's pattern list, for `demo sweep --help`.
+fn sweep_patterns_help() -> String {
+    let names: Vec<&str> = crate::sweep::specs().map(|s| s.name).collect();
+    format!(
+        "Patterns to sweep: {} (none: all of them, in that order)",
+        names.join(", ")
+    )
+}
+
+/// The whole command line: [`Cli`] with one subcommand per pattern of
+/// [`PATTERNS`](crate::PATTERNS), in their order, after the commands.
+pub(crate) fn command() -> clap::Command {
+    crate::PATTERNS
+        .iter()
+        .fold(Cli::command(), |cmd, p| cmd.subcommand(p.command()))
+        .subcommand_required(true)
+        .arg_required_else_help(true)
+}
+
+/// What the command line asks for: a command, or a pattern with its subcommand's matches.
+pub(crate) enum Invocation {
+    /// One of the [`Builtin`] commands.
+    Builtin(Builtin),
+    /// A pattern and its arguments.
+    Pattern(&'static PatternInfo, clap::ArgMatches),
+}
+
+/// Parses `matches` (of [`command`]) into the global options and what to run.
+///
+/// # Errors
+/// clap's error, for arguments clap accepted but the types refuse (none expected).
+pub(crate) fn parse(matches: &clap::ArgMatches) -> Result<(Options, Invocation), clap::Error> {
+    let cli = Cli::from_arg_matches(matches)?;
+    let invocation = match (cli.command, matches.subcommand()) {
+        (Some(b), _) => Invocation::Builtin(b),
+        (None, Some((name, sub))) => match crate::registry::find(name) {
+            Some(p) => Invocation::Pattern(p, sub.clone()),
+            None => {
+                return Err(clap::Error::raw(
+                    clap::error::ErrorKind::InvalidSubcommand,
+                    format!("`{name}` is neither a command nor a pattern\n"),
+                ));
+            }
+        },
+        (None, None) => {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::MissingSubcommand,
+                "a command or a pattern is required\n",
+            ));
+        }
+    };
+    Ok((cli.opts, invocation))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sweep_args(argv: &[&str]) -> (Cli, Vec<String>, Option<u64>) {
-        let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
-        let (patterns, max_elements) = match &cli.pattern {
-            Pattern::Sweep {
+    fn parse_argv(argv: &[&str]) -> Result<(Options, Invocation), clap::Error> {
+        parse(&command().try_get_matches_from(argv)?)
+    }
+
+    fn sweep_args(argv: &[&str]) -> (Options, Vec<String>, Option<u64>) {
+        let (opts, invocation) = parse_argv(argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        let (patterns, max_elements) = match invocation {
+            Invocation::Builtin(Builtin::Sweep {
                 patterns,
                 max_elements,
-            } => (patterns.clone(), *max_elements),
+                ..
+            }) => (patterns, max_elements),
             _ => panic!("{argv:?} is not a sweep"),
         };
-        (cli, patterns, max_elements)
+        (opts, patterns, max_elements)
     }
 
     #[test]
@@ -215,7 +188,7 @@ mod tests {
         let (_, patterns, max) = sweep_args(&["demo", "sweep"]);
         assert!(patterns.is_empty(), "none given: all");
         assert_eq!(max, None);
-        let (cli, patterns, max) = sweep_args(&[
+        let (opts, patterns, max) = sweep_args(&[
             "demo",
             "sweep",
             "conv1d",
@@ -231,13 +204,13 @@ mod tests {
         ]);
         assert_eq!(patterns, ["conv1d", "reduce-f32"]);
         assert_eq!(max, Some(1 << 20));
-        assert_eq!(cli.reps, 7);
-        assert_eq!(cli.peers.as_deref(), Some(std::path::Path::new("p.json")));
-        assert_eq!(cli.out.as_deref(), Some(std::path::Path::new("dir")));
+        assert_eq!(opts.reps, 7);
+        assert_eq!(opts.peers.as_deref(), Some(std::path::Path::new("p.json")));
+        assert_eq!(opts.out.as_deref(), Some(std::path::Path::new("dir")));
         // Global options before the subcommand too.
-        let (cli, patterns, _) = sweep_args(&["demo", "--format", "csv", "sweep", "transpose"]);
+        let (opts, patterns, _) = sweep_args(&["demo", "--format", "csv", "sweep", "transpose"]);
         assert_eq!(patterns, ["transpose"]);
-        assert_eq!(cli.format, Format::Csv);
+        assert_eq!(opts.format, Format::Csv);
     }
 
     #[test]
@@ -246,12 +219,41 @@ mod tests {
             &["demo", "sweep", "--max-elements", "many"][..],
             &["demo", "sweep", "--max-elements", "-1"],
             &["demo", "sweep", "--size", "10"],
+            &["demo", "sweep", "--list-cases", "--max-elements", "10"],
         ] {
-            assert!(Cli::try_parse_from(argv).is_err(), "{argv:?} parsed");
+            assert!(parse_argv(argv).is_err(), "{argv:?} parsed");
         }
         // Unknown pattern names parse, and the sweep refuses them in one sentence before any
         // GPU work (`sweep::parse_patterns`).
         let (_, patterns, _) = sweep_args(&["demo", "sweep", "no-such"]);
         assert!(crate::sweep::parse_patterns(&patterns).is_err());
+    }
+
+    #[test]
+    fn a_pattern_parses_with_the_global_options_on_either_side() {
+        for argv in [
+            &["demo", "--reps", "3", "reduce", "--size", "1000"][..],
+            &["demo", "reduce", "--size", "1000", "--reps", "3"],
+            // The alias names the canonical pattern.
+            &["demo", "reduction", "--reps", "3", "--size", "1000"],
+        ] {
+            let (opts, invocation) = parse_argv(argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+            assert_eq!(opts.reps, 3, "{argv:?}");
+            match invocation {
+                Invocation::Pattern(p, matches) => {
+                    assert_eq!(p.name, "reduce");
+                    assert_eq!(matches.get_one::<usize>("size"), Some(&1000));
+                }
+                Invocation::Builtin(_) => panic!("{argv:?} is not a pattern"),
+            }
+        }
+        for argv in [
+            &["demo"][..],
+            &["demo", "no-such-pattern"],
+            &["demo", "vector-add", "--rows", "3"],
+            &["demo", "--reps", "0", "vector-add"],
+        ] {
+            assert!(parse_argv(argv).is_err(), "{argv:?} parsed");
+        }
     }
 }

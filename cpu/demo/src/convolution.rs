@@ -1,17 +1,165 @@
 //! `demo conv1d` and `demo conv2d`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::harness::{Footprint, Plan, SMALL, Trial, array, elements, require_memory};
+use crate::harness::{Footprint, Plan, SMALL, Trial, array, elements};
+use crate::registry::{Pattern, VariantInfo, kernels_each, widths};
 use crate::report::{ChartKind, Table};
+use crate::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 use crate::timing::{self, Ceiling, Floor, Fp32Throughput};
 use anyhow::{Context, Result, bail};
 use cpu::Gpu;
-use cpu::convolution::{self, Comparison, Mask1d, Mask2d, NamedMask, Variant1d, Variant2d};
+use cpu::convolution::{
+    self, Comparison, Mask1d, Mask2d, NamedMask, Reference, Variant1d, Variant2d,
+};
+use cpu::launch::{VEC4_ALIGNMENT, is_aligned};
+use cpu::verify::Mismatch;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{Cli, Out, variant_name};
+use crate::{Options, Out, variant_name};
+
+/// 1D convolution: the seed's four kernels (basic, __constant__ mask, tiled halo, cached
+/// halo) and the vec4 tile, verified and timed.
+#[derive(clap::Args)]
+pub(crate) struct Conv1d {
+    /// Elements (default 2^26: 512 MiB moved per launch).
+    #[arg(long, default_value_t = 1 << 26)]
+    size: usize,
+    /// Mask width (odd, 1..=31).
+    #[arg(long, default_value_t = 7)]
+    mask_width: usize,
+}
+
+impl Pattern for Conv1d {
+    const NAME: &'static str = "conv1d";
+    /// `cpu::convolution::conv1d` at 2^16 .. 2^28 (x4) elements with mask width 7, then
+    /// widths 1, 3, ..., 31 at 2^26 (7 once).
+    const SWEEPS: &'static [SweepSpec] = &[SweepSpec::new(
+        "conv1d",
+        "cpu::convolution::conv1d",
+        "8 bytes per element: 1 read + 1 write",
+        |s| {
+            let sizes = powers(16, 28, 2).map(|n| s.case(&[n], Some(7)));
+            let widths = (1..=convolution::MAX_MASK_WIDTH)
+                .step_by(2)
+                .filter(|&w| w != 7)
+                .map(|w| s.case(&[1 << 26], Some(w)));
+            sizes.chain(widths).collect()
+        },
+        sweep_1d,
+    )
+    .convolution(7, "by size, mask width 7")];
+
+    fn variants() -> Vec<VariantInfo> {
+        kernels_each(&Variant1d::ALL, |v| {
+            widths(convolution::MAX_MASK_WIDTH, |w| v.entry(w))
+        })
+    }
+
+    fn sanitize() -> Vec<String> {
+        mask_width_cases(
+            "--size 100003",
+            7,
+            "--size 20011",
+            convolution::MAX_MASK_WIDTH,
+        )
+    }
+
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        Ok(Some(footprint_1d(self.size)))
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        run_1d(gpu, opts, out, self.size, self.mask_width)
+    }
+}
+
+/// 2D convolution: basic, __constant__ mask, tiled halo and the vec4 tile on a random image,
+/// timed; then a PNG (or a generated picture) filtered with a named mask.
+#[derive(clap::Args)]
+pub(crate) struct Conv2d {
+    /// Rows of the random image of the timed table.
+    #[arg(long, default_value_t = 4096)]
+    rows: usize,
+    /// Columns of the random image of the timed table.
+    #[arg(long, default_value_t = 4096)]
+    cols: usize,
+    /// Mask width of the timed table (odd, 1..=9).
+    #[arg(long, default_value_t = 5)]
+    mask_width: usize,
+    /// PNG to filter (read as grayscale); without it, a generated 640 x 480 test picture.
+    #[arg(long)]
+    image: Option<PathBuf>,
+    /// Named mask the picture is filtered with.
+    #[arg(long, value_enum, default_value = "sobel-x")]
+    mask: NamedMask,
+    /// Where to write the filtered picture (grayscale PNG; derivative masks as magnitude).
+    #[arg(long, value_name = "PNG")]
+    image_out: Option<PathBuf>,
+}
+
+impl Pattern for Conv2d {
+    const NAME: &'static str = "conv2d";
+    /// `cpu::convolution::conv2d` on 1024^2 .. 16384^2 with a 5 x 5 mask, then widths 1, 3,
+    /// ..., 9 at 8192^2 (5 once).
+    const SWEEPS: &'static [SweepSpec] = &[SweepSpec::new(
+        "conv2d",
+        "cpu::convolution::conv2d",
+        "8 bytes per element: 1 read + 1 write",
+        |s| {
+            let sizes = powers(10, 14, 1).map(|n| s.case(&[n, n], Some(5)));
+            let widths = (1..=convolution::MAX_MASK_WIDTH_2D)
+                .step_by(2)
+                .filter(|&w| w != 5)
+                .map(|w| s.case(&[8192, 8192], Some(w)));
+            sizes.chain(widths).collect()
+        },
+        sweep_2d,
+    )
+    .convolution(5, "by size, 5 x 5 mask")];
+
+    fn variants() -> Vec<VariantInfo> {
+        kernels_each(&Variant2d::ALL, |v| {
+            widths(convolution::MAX_MASK_WIDTH_2D, |w| v.entry(w))
+        })
+    }
+
+    /// 1023 columns: the scalar edge path (rows not a multiple of 4 floats); 300 columns:
+    /// `float4` rows whose inner tiles take the interior paths.
+    fn sanitize() -> Vec<String> {
+        mask_width_cases(
+            "--rows 517 --cols 1023",
+            5,
+            "--rows 203 --cols 300",
+            convolution::MAX_MASK_WIDTH_2D,
+        )
+    }
+
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        let picture = picture_dims(self.image.as_deref())?;
+        footprint_2d(self.rows, self.cols, picture).map(Some)
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        run_2d(gpu, opts, out, self)
+    }
+}
+
+/// The sanitizer cases of a convolution: `args` at the default `width`, then `small` at every
+/// other odd width (the vec4 kernels are one entry per width).
+fn mask_width_cases(args: &str, width: usize, small: &str, max: usize) -> Vec<String> {
+    let mut cases = vec![format!("{args} --mask-width {width}")];
+    cases.extend(
+        (1..=max)
+            .step_by(2)
+            .filter(|&w| w != width)
+            .map(|w| format!("{small} --mask-width {w}")),
+    );
+    cases
+}
 
 /// Peak memory of `demo conv1d --size n`: the input and one variant's output on the device
 /// (8n bytes, and the mask); on the host the input (4n), the f64 reference and its scale
@@ -132,11 +280,10 @@ fn floor_line(
 /// Side of the generated test picture when no `--image` is given.
 const PICTURE: (usize, usize) = (480, 640);
 
-pub fn run_1d(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, mask_width: usize) -> Result<()> {
+fn run_1d(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize, mask_width: usize) -> Result<()> {
     convolution::validate_mask_width(1, mask_width)?;
-    require_memory(gpu, &footprint_1d(size))?;
-    let ceiling = out.ceiling(gpu, cli.reps)?;
-    let mut rng = StdRng::seed_from_u64(cli.seed);
+    let ceiling = out.ceiling(gpu, opts.reps)?;
+    let mut rng = StdRng::seed_from_u64(opts.seed);
     let input: Vec<f32> = (0..size).map(|_| rng.random_range(-1.0..1.0)).collect();
     let mask_values: Vec<f32> = (0..mask_width)
         .map(|_| rng.random_range(-1.0..1.0))
@@ -155,7 +302,7 @@ pub fn run_1d(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, mask_width: usiz
             "conv1d, N = {size} f32, mask width {mask_width} (random, in __constant__ memory; in global memory for the basic kernel), \
              {:.0} MiB moved per launch (1 read + 1 write), {} reps; access ratio = loads of N by the untiled kernels / by this one (seed 3.2)",
             bytes as f64 / (1 << 20) as f64,
-            cli.reps
+            opts.reps
         ),
         ChartKind::Bars,
         HEADER,
@@ -166,7 +313,7 @@ pub fn run_1d(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, mask_width: usiz
         let name = variant_name(variant);
         let mut d_out = gpu.poisoned(size, f32::NAN)?;
         let entry = variant.entry(mask_width);
-        let trial = Plan::new(gpu, cli, &name, entry)
+        let trial = Plan::new(gpu, opts, &name, entry)
             .bytes(bytes, Some(&ceiling))
             .run(
                 &mut d_out,
@@ -198,29 +345,19 @@ pub fn run_1d(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, mask_width: usiz
     Ok(())
 }
 
-/// What `demo conv2d` runs: the timed table on a random `rows x cols` image with a random
-/// `mask_width` mask, then a real (or generated) picture filtered with a named mask.
-pub struct Conv2dArgs<'a> {
-    pub rows: usize,
-    pub cols: usize,
-    pub mask_width: usize,
-    pub image: Option<&'a Path>,
-    pub mask: NamedMask,
-    pub out: Option<&'a Path>,
-}
-
-pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<()> {
-    let Conv2dArgs {
+/// `demo conv2d`: the timed table on a random `rows x cols` image with a random `mask_width`
+/// mask, then a real (or generated) picture filtered with a named mask.
+fn run_2d(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Result<()> {
+    let Conv2d {
         rows,
         cols,
         mask_width,
         ..
-    } = args;
+    } = *args;
     convolution::validate_mask_width(2, mask_width)?;
-    require_memory(gpu, &footprint_2d(rows, cols, picture_dims(args.image)?)?)?;
     let n = rows * cols;
-    let ceiling = out.ceiling(gpu, cli.reps)?;
-    let mut rng = StdRng::seed_from_u64(cli.seed);
+    let ceiling = out.ceiling(gpu, opts.reps)?;
+    let mut rng = StdRng::seed_from_u64(opts.seed);
     let input: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
     let mask_values: Vec<f32> = (0..mask_width * mask_width)
         .map(|_| rng.random_range(-1.0..1.0))
@@ -242,7 +379,7 @@ pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<(
             "conv2d, {rows} x {cols} f32, {mask_width} x {mask_width} mask (random, in __constant__ memory; in global memory for the basic kernel), \
              {:.0} MiB moved per launch (1 read + 1 write), {} reps; access ratio = loads of N by the untiled kernels / by this one (seed 3.2 in 2D)",
             bytes as f64 / (1 << 20) as f64,
-            cli.reps
+            opts.reps
         ),
         ChartKind::Bars,
         HEADER,
@@ -256,7 +393,7 @@ pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<(
             let name = variant_name(variant);
             let mut d_out = gpu.poisoned(n, f32::NAN)?;
             let entry = variant.entry(mask_width);
-            let trial = Plan::new(gpu, cli, &name, entry)
+            let trial = Plan::new(gpu, opts, &name, entry)
                 .bytes(bytes, Some(&ceiling))
                 .run(
                     &mut d_out,
@@ -283,7 +420,7 @@ pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<(
         }
     }
     out.table(table);
-    failures += filter_picture(gpu, cli, out, &args)? as usize;
+    failures += filter_picture(gpu, opts, out, args)? as usize;
     if failures > 0 {
         bail!("{failures} conv2d run(s) disagree with the CPU reference");
     }
@@ -293,8 +430,8 @@ pub fn run_2d(gpu: &Gpu, cli: &Cli, out: &mut Out, args: Conv2dArgs) -> Result<(
 /// Filters the `--image` PNG (or the generated picture) with the named mask on the GPU, checks
 /// it against the CPU, writes `--image-out` if given; reports it as the table `image`. Returns
 /// whether the check failed.
-fn filter_picture(gpu: &Gpu, cli: &Cli, out: &mut Out, args: &Conv2dArgs) -> Result<bool> {
-    let (picture, rows, cols, source) = match args.image {
+fn filter_picture(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Result<bool> {
+    let (picture, rows, cols, source) = match args.image.as_deref() {
         Some(path) => {
             let (p, r, c) = load_luma(path)?;
             (p, r, c, path.display().to_string())
@@ -314,7 +451,7 @@ fn filter_picture(gpu: &Gpu, cli: &Cli, out: &mut Out, args: &Conv2dArgs) -> Res
     let mut d_out = gpu.poisoned(picture.len(), f32::NAN)?;
     let mask_name = format!("{} ({w} x {w})", variant_name(args.mask));
     let mut got = Vec::new();
-    let trial = Plan::new(gpu, cli, &mask_name, entry).run(
+    let trial = Plan::new(gpu, opts, &mask_name, entry).run(
         &mut d_out,
         |d_out| convolution::conv2d_with(gpu, variant, &d_in, &mask, d_out, rows, cols),
         |d_out, _| {
@@ -326,7 +463,7 @@ fn filter_picture(gpu: &Gpu, cli: &Cli, out: &mut Out, args: &Conv2dArgs) -> Res
             ))
         },
     )?;
-    let written = match args.out {
+    let written = match args.image_out.as_deref() {
         Some(path) => {
             save_luma(path, &got, rows, cols, args.mask.is_derivative())?;
             format!(", written to {}", path.display())
@@ -432,4 +569,323 @@ fn test_picture(rows: usize, cols: usize) -> Vec<f32> {
         }
     }
     p
+}
+
+// ---- The sweeps: one input per shape, each mask width on it, checked in parallel chunks.
+
+/// Outputs per chunk of the parallel convolution checks (each chunk's `f64` reference and
+/// scale, 16 bytes per output, exist only while it is compared).
+const CHECK_CHUNK: usize = 1 << 20;
+
+/// The convolution cases grouped by shape (in order of first appearance): one input per
+/// shape, uploaded once for every mask width at it.
+fn by_shape(cases: Vec<Case>) -> Vec<(Vec<usize>, Vec<Case>)> {
+    let mut groups: Vec<(Vec<usize>, Vec<Case>)> = Vec::new();
+    for case in cases {
+        match groups.iter_mut().find(|(s, _)| *s == case.shape) {
+            Some((_, g)) => g.push(case),
+            None => groups.push((case.shape.clone(), vec![case])),
+        }
+    }
+    groups
+}
+
+fn sweep_1d(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
+    let gpu = sweep.gpu();
+    for (shape, group) in by_shape(cases) {
+        let n = shape[0];
+        let mut admitted = Vec::new();
+        for case in group {
+            if sweep.admit(&case, |n| conv_footprint(&case, n))?.is_some() {
+                admitted.push(case);
+            }
+        }
+        let Some(first) = admitted.first() else {
+            continue;
+        };
+        let input = random_floats(sweep.seed_for(first, 0), n);
+        let d_in = gpu.upload(&input)?;
+        for case in admitted {
+            let w = case.width.unwrap_or(1);
+            let values = random_floats(sweep.seed_for(&case, 1), w);
+            let mask = Mask1d::new(gpu, &values)?;
+            let mut d_out = gpu.poisoned(n, f32::NAN)?;
+            let aligned = is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT)
+                && is_aligned(gpu.address(&d_out), VEC4_ALIGNMENT);
+            let variant = Variant1d::fastest(aligned);
+            let (kernel, launch) = (variant.entry(w), variant.launch_config(gpu, n, w)?);
+            let floor = timing::conv_floor(n, w, 1, sweep.copy(), sweep.fp32());
+            let input = &input;
+            sweep.measure(
+                case,
+                kernel,
+                convolution::bytes_moved(n),
+                Some(floor),
+                &mut d_out,
+                |o| convolution::conv1d(gpu, &d_in, &mask, o).map(|()| launch),
+                |o, _| {
+                    let got = gpu.download(o, kernel)?;
+                    Ok(compare_1d(&got, input, &values))
+                },
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn sweep_2d(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
+    let gpu = sweep.gpu();
+    for (shape, group) in by_shape(cases) {
+        let (rows, cols) = (shape[0], shape[1]);
+        let mut admitted = Vec::new();
+        for case in group {
+            if sweep.admit(&case, |n| conv_footprint(&case, n))?.is_some() {
+                admitted.push(case);
+            }
+        }
+        let Some(first) = admitted.first() else {
+            continue;
+        };
+        let n = rows * cols;
+        let input = random_floats(sweep.seed_for(first, 0), n);
+        let d_in = gpu.upload(&input)?;
+        for case in admitted {
+            let w = case.width.unwrap_or(1);
+            let values = random_floats(sweep.seed_for(&case, 1), w * w);
+            let mask = Mask2d::new(gpu, &values, w)?;
+            let mut d_out = gpu.poisoned(n, f32::NAN)?;
+            let aligned = is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT);
+            let variant = Variant2d::fastest(cols, aligned);
+            let kernel = variant.entry(w);
+            let launch = variant.launch_config(gpu, rows, cols, w)?;
+            let floor = timing::conv_floor(n, w, 2, sweep.copy(), sweep.fp32());
+            let input = &input;
+            sweep.measure(
+                case,
+                kernel,
+                convolution::bytes_moved(n),
+                Some(floor),
+                &mut d_out,
+                |o| convolution::conv2d(gpu, &d_in, &mask, o, rows, cols).map(|()| launch),
+                |o, _| {
+                    let got = gpu.download(o, kernel)?;
+                    Ok(compare_2d(&got, input, rows, cols, &values, w))
+                },
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Peak memory of a convolution case of `n` outputs: input and output on the device (and the
+/// mask); on the host the input, the downloaded output, and per checking thread a chunk's
+/// `f64` reference and scale and its input window.
+fn conv_footprint(case: &Case, n: usize) -> Footprint {
+    Footprint::new(format!("{} of {}", case.pattern, case.label()))
+        .device::<f32>(2, n)
+        .device_bytes(SMALL)
+        .host::<f32>(2, n)
+        .host::<[u8; 24]>(check_threads() as u64, CHECK_CHUNK)
+}
+
+/// Threads the convolution checks use.
+fn check_threads() -> usize {
+    std::thread::available_parallelism().map_or(4, |n| n.get())
+}
+
+/// Runs `check(i)` for chunks `0..chunks` on every core and merges the comparisons in chunk
+/// order; `check` returns the chunk's first output index and its comparison.
+fn parallel_compare(
+    chunks: usize,
+    check: impl Fn(usize) -> (usize, Comparison) + Sync,
+) -> Comparison {
+    let next = AtomicUsize::new(0);
+    let parts = Mutex::new(Vec::with_capacity(chunks));
+    std::thread::scope(|s| {
+        for _ in 0..check_threads().min(chunks.max(1)) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= chunks {
+                        break;
+                    }
+                    let part = check(i);
+                    parts
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((i, part));
+                }
+            });
+        }
+    });
+    let mut parts = parts.into_inner().unwrap_or_else(|p| p.into_inner());
+    parts.sort_by_key(|(i, _)| *i);
+    merge(parts.into_iter().map(|(_, p)| p))
+}
+
+/// One comparison of consecutive chunks: the first mismatch (its index offset by its chunk's
+/// start), the mismatches counted, the largest relative error (NaN if any is NaN).
+fn merge(parts: impl Iterator<Item = (usize, Comparison)>) -> Comparison {
+    let mut result = Ok(());
+    let mut worst = 0.0f64;
+    for (start, part) in parts {
+        worst = if worst.is_nan() || part.max_relative_error.is_nan() {
+            f64::NAN
+        } else {
+            worst.max(part.max_relative_error)
+        };
+        if let Err(mut m) = part.result {
+            match &mut result {
+                Ok(()) => {
+                    m.index += start;
+                    result = Err(m);
+                }
+                Err(first) => first.count += m.count,
+            }
+        }
+    }
+    Comparison {
+        result,
+        max_relative_error: worst,
+    }
+}
+
+/// `got` against [`convolution::reference_1d`] of `input` and `mask`, chunk by chunk on every
+/// core: each chunk's reference is computed on its input window (the chunk and `r` elements
+/// either side, clipped to the input, so the ghosts are where the whole input has them) and
+/// compared with [`convolution::compare`].
+fn compare_1d(got: &[f32], input: &[f32], mask: &[f32]) -> Comparison {
+    compare_1d_in(got, input, mask, CHECK_CHUNK)
+}
+
+/// [`compare_1d`] in chunks of `chunk` outputs.
+fn compare_1d_in(got: &[f32], input: &[f32], mask: &[f32], chunk: usize) -> Comparison {
+    let (n, r) = (input.len(), mask.len() / 2);
+    if got.len() != n {
+        return length_mismatch(got.len(), n);
+    }
+    parallel_compare(n.div_ceil(chunk), |i| {
+        let (a, b) = (i * chunk, ((i + 1) * chunk).min(n));
+        let (lo, hi) = (a.saturating_sub(r), (b + r).min(n));
+        let window = convolution::reference_1d(&input[lo..hi], mask);
+        (
+            a,
+            convolution::compare(&got[a..b], &slice(&window, a - lo, b - lo)),
+        )
+    })
+}
+
+/// As [`compare_1d`] for a `rows x cols` image and a `w x w` mask, in bands of rows (each
+/// band's reference on the band and `r` rows above and below, clipped to the image).
+fn compare_2d(
+    got: &[f32],
+    input: &[f32],
+    rows: usize,
+    cols: usize,
+    mask: &[f32],
+    w: usize,
+) -> Comparison {
+    compare_2d_in(got, input, (rows, cols), (mask, w), CHECK_CHUNK)
+}
+
+/// [`compare_2d`] in bands of about `chunk` outputs (whole rows, at least one).
+fn compare_2d_in(
+    got: &[f32],
+    input: &[f32],
+    (rows, cols): (usize, usize),
+    (mask, w): (&[f32], usize),
+    chunk: usize,
+) -> Comparison {
+    let r = w / 2;
+    if got.len() != input.len() {
+        return length_mismatch(got.len(), input.len());
+    }
+    if cols == 0 {
+        return merge(std::iter::empty());
+    }
+    let band = (chunk / cols).max(1);
+    parallel_compare(rows.div_ceil(band), |i| {
+        let (a, b) = (i * band, ((i + 1) * band).min(rows));
+        let (lo, hi) = (a.saturating_sub(r), (b + r).min(rows));
+        let window =
+            convolution::reference_2d(&input[lo * cols..hi * cols], hi - lo, cols, mask, w);
+        let (from, to) = ((a - lo) * cols, (b - lo) * cols);
+        (
+            a * cols,
+            convolution::compare(&got[a * cols..b * cols], &slice(&window, from, to)),
+        )
+    })
+}
+
+/// A result of the wrong length.
+fn length_mismatch(got: usize, expected: usize) -> Comparison {
+    Comparison {
+        result: Err(Mismatch {
+            index: got.min(expected),
+            got: format!("{got} elements"),
+            expected: format!("{expected} elements"),
+            count: got.abs_diff(expected),
+        }),
+        max_relative_error: f64::NAN,
+    }
+}
+
+/// Elements `from..to` of a reference.
+fn slice(r: &Reference, from: usize, to: usize) -> Reference {
+    Reference {
+        values: r.values[from..to].to_vec(),
+        scale: r.scale[from..to].to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_convolutions_sanitize_every_vec4_width() {
+        let cases = Conv1d::sanitize();
+        assert_eq!(cases.len(), convolution::MAX_MASK_WIDTH / 2 + 1);
+        assert_eq!(cases[0], "--size 100003 --mask-width 7");
+        let cases = Conv2d::sanitize();
+        assert_eq!(cases.len(), convolution::MAX_MASK_WIDTH_2D / 2 + 1);
+    }
+
+    #[test]
+    fn chunked_checks_agree_with_the_whole_reference() {
+        // Chunks of 1000 outputs: several, a ragged end, halos wider and narrower than a chunk.
+        let chunk = 1000;
+        let n = 5 * chunk + 123;
+        let input = random_floats(1, n);
+        for w in [1, 7, 31] {
+            let mask = random_floats(2, w);
+            let whole = convolution::reference_1d(&input, &mask);
+            let got: Vec<f32> = whole.values.iter().map(|&v| v as f32).collect();
+            let c = compare_1d_in(&got, &input, &mask, chunk);
+            assert!(c.result.is_ok(), "w {w}: {:?}", c.result);
+            let mut bad = got.clone();
+            bad[chunk + 5] += 1.0;
+            bad[n - 1] += 1.0;
+            let m = compare_1d_in(&bad, &input, &mask, chunk)
+                .result
+                .unwrap_err();
+            assert_eq!((m.index, m.count), (chunk + 5, 2), "w {w}");
+        }
+        assert!(compare_1d(&[0.0], &input, &[1.0]).result.is_err(), "length");
+        let (rows, cols) = (70, 301);
+        let image = random_floats(3, rows * cols);
+        for w in [1, 5, 9] {
+            let mask = random_floats(4, w * w);
+            let whole = convolution::reference_2d(&image, rows, cols, &mask, w);
+            let mut got: Vec<f32> = whole.values.iter().map(|&v| v as f32).collect();
+            let check = |got: &[f32]| compare_2d_in(got, &image, (rows, cols), (&mask, w), chunk);
+            assert!(check(&got).result.is_ok(), "w {w}");
+            // A mismatch in a later band, at a band edge.
+            let band = chunk / cols;
+            got[band * cols + 7] = f32::NAN;
+            let c = check(&got);
+            assert_eq!(c.result.unwrap_err().index, band * cols + 7);
+            assert!(c.max_relative_error.is_nan());
+        }
+    }
 }

@@ -11,7 +11,7 @@ use cudarc::driver::LaunchConfig;
 
 use crate::report::Measurement;
 use crate::timing::{self, CEILING_COPY_BYTES, Ceiling, Timing};
-use crate::{Cli, verdict};
+use crate::{Options, verdict};
 
 /// Untimed launches before the timed ones (module load, caches, clocks), unless a pattern
 /// says otherwise.
@@ -255,13 +255,13 @@ pub struct Plan<'a> {
 
 impl<'a> Plan<'a> {
     /// The row `label` of `kernel`, [`WARMUP`] untimed and `--reps` timed launches.
-    pub fn new(gpu: &'a Gpu, cli: &Cli, label: impl Into<String>, kernel: &'a str) -> Self {
+    pub fn new(gpu: &'a Gpu, opts: &Options, label: impl Into<String>, kernel: &'a str) -> Self {
         Self {
             gpu,
             label: label.into(),
             kernel,
             warmup: WARMUP,
-            reps: cli.reps as usize,
+            reps: opts.reps as usize,
             bytes: None,
         }
     }

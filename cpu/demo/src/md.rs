@@ -17,10 +17,11 @@ use cpu::lab::md::{
 };
 use cudarc::driver::CudaSlice;
 
-use crate::harness::{Footprint, require_memory};
+use crate::harness::Footprint;
+use crate::registry::{Pattern, VariantInfo, variant};
 use crate::report::{ChartKind, Measurement, Table};
 use crate::timing::{self, Timing};
-use crate::{Cli, Out};
+use crate::{Options, Out};
 
 /// Untimed GPU launches before the timed ones.
 const WARMUP: usize = 3;
@@ -50,12 +51,57 @@ pub fn footprint(cells: usize, cores: usize) -> Result<Footprint> {
     )
 }
 
+/// Molecular dynamics force reduction (LJ-melt): the OpenMP paper's critical and triangle
+/// methods and the lock-free reduction on CPU threads, then the GPU force kernels.
+#[derive(clap::Args)]
+pub(crate) struct Md {
+    /// fcc unit cells per side, 4 atoms each (20: 32000 atoms; the paper's sizes: 35, 55).
+    #[arg(long, default_value_t = 20)]
+    cells: usize,
+    /// Thread counts of the CPU table, comma-separated (default: 1 to all cores).
+    #[arg(long, value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// Velocity Verlet steps of the energy-drift run.
+    #[arg(long, default_value_t = 100)]
+    steps: usize,
+}
+
+impl Pattern for Md {
+    const NAME: &'static str = "md";
+
+    /// The CPU methods (no kernel), then the GPU force kernels.
+    fn variants() -> Vec<VariantInfo> {
+        let mut v: Vec<VariantInfo> = Method::ALL
+            .iter()
+            .map(|m| variant(format!("cpu-{}", m.name()), &[]))
+            .collect();
+        v.extend(GpuKernel::ALL.iter().map(|k| {
+            let kernel = k.kernel_name();
+            variant(kernel.replace('_', "-"), &[kernel])
+        }));
+        v
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec!["--cells 3 --steps 10 --threads 2".into()]
+    }
+
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        footprint(self.cells, cores).map(Some)
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        run(gpu, opts, out, self.cells, &self.threads, self.steps)
+    }
+}
+
 /// `demo md --cells N --threads LIST --steps S` (see the module docs). `threads` empty means
 /// `1..=` the available cores; each must be `1..=` the available cores (more threads than
 /// cores would time the scheduler, not the method).
-pub fn run(
+fn run(
     gpu: &Gpu,
-    cli: &Cli,
+    opts: &Options,
     out: &mut Out,
     cells: usize,
     threads: &[usize],
@@ -70,11 +116,10 @@ pub fn run(
     if let Some(&t) = threads.iter().find(|&&t| t == 0 || t > cores) {
         bail!("--threads {t}: each thread count must be 1..={cores} (the cores of this machine)");
     }
-    require_memory(gpu, &footprint(cells, cores)?)?;
-    let system = System::lj_melt(cells, cli.seed)?;
+    let system = System::lj_melt(cells, opts.seed)?;
     let n = system.len();
     let list = NeighbourList::build_parallel(&system, ListKind::Half, CUTOFF + SKIN, cores)?;
-    let reps = (cli.reps as usize).min(MAX_CPU_REPS);
+    let reps = (opts.reps as usize).min(MAX_CPU_REPS);
     let mut failures = 0;
     out.line(format!(
         "md: LJ-melt (LAMMPS bench/in.lj), {cells}^3 fcc cells = {n} atoms in a periodic cube of {:.4} sigma, \
@@ -83,7 +128,7 @@ pub fn run(
         system.box_len(),
         list.entries(),
         list.entries() as f64 / n as f64,
-        cli.seed
+        opts.seed
     ));
 
     // Step 0: the serial reference, timed, and the benchmark's check value.
@@ -126,12 +171,12 @@ pub fn run(
     )?;
     failures += cpu_rows;
 
-    failures += gpu_table(gpu, cli, out, &system, &list, cores, best_cpu_s, serial_s)?;
+    failures += gpu_table(gpu, opts, out, &system, &list, cores, best_cpu_s, serial_s)?;
 
     failures += drift(
         out,
         cells,
-        cli.seed,
+        opts.seed,
         steps,
         *threads.iter().max().unwrap_or(&1),
     )?;
@@ -366,14 +411,14 @@ impl<T: md_gpu::MdReal> Buffers<T> {
     fn time(
         &mut self,
         gpu: &Gpu,
-        cli: &Cli,
+        opts: &Options,
         kernel: GpuKernel,
         list: &DeviceNeighbourList,
         box_len: f64,
     ) -> Result<(Timing, cudarc::driver::LaunchConfig, GpuForces)> {
         let name = kernel.kernel_name();
         let (positions, forces) = (&self.positions, &mut self.forces);
-        let t = timing::time_gpu(gpu, name, WARMUP, cli.reps as usize, || {
+        let t = timing::time_gpu(gpu, name, WARMUP, opts.reps as usize, || {
             md_gpu::launch::<T>(gpu, kernel.variant, positions, list, box_len, forces).map(drop)
         })?;
         *forces = gpu.poisoned(forces.len(), T::from_f64(f64::NAN))?;
@@ -388,7 +433,7 @@ impl<T: md_gpu::MdReal> Buffers<T> {
 #[allow(clippy::too_many_arguments)]
 fn gpu_table(
     gpu: &Gpu,
-    cli: &Cli,
+    opts: &Options,
     out: &mut Out,
     system: &System,
     half: &NeighbourList,
@@ -409,7 +454,7 @@ fn gpu_table(
             "GPU force kernels, one thread per atom, median of {} (CUDA events); speedup over the best CPU run \
              ({:.3} ms) and the serial reference; error = largest |f - f_ref| / bound (bound: the kernel's own \
              rounding, per atom, on the inputs it sees)",
-            cli.reps,
+            opts.reps,
             best_cpu_s * 1e3
         ),
         ChartKind::Bars,
@@ -432,8 +477,8 @@ fn gpu_table(
             ListKind::Full => &d_full,
         };
         let (t, cfg, got) = match kernel.precision {
-            Precision::F32 => f32s.time(gpu, cli, kernel, list, system.box_len())?,
-            Precision::F64 => f64s.time(gpu, cli, kernel, list, system.box_len())?,
+            Precision::F32 => f32s.time(gpu, opts, kernel, list, system.box_len())?,
+            Precision::F64 => f64s.time(gpu, opts, kernel, list, system.box_len())?,
         };
         let seen = md_gpu::as_seen_by(system, kernel.precision);
         let reference = serial(&seen, half);

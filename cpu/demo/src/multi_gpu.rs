@@ -16,9 +16,10 @@ use rand::{Rng, SeedableRng};
 use serde::Deserialize;
 
 use crate::harness::{Footprint, SMALL, require_memory};
+use crate::registry::{Pattern, VariantInfo, kernels_each};
 use crate::report::{ChartKind, Measurement, Table};
 use crate::timing::{self, Timing};
-use crate::{Cli, Out, verdict};
+use crate::{Options, Out, verdict};
 
 /// What every output holds before an all-reduce: a NaN no sum of small integers produces.
 const POISON_BITS: u32 = 0x7fc0_5a5a;
@@ -32,14 +33,49 @@ const NCCL_RESERVE: u64 = 1 << 30;
 /// The smallest all-reduce of the sweep, bytes per GPU.
 const MIN_BYTES: u64 = 1 << 10;
 
-/// `demo multi-gpu` arguments.
-pub struct Args<'a> {
-    /// Devices (empty: every visible GPU).
-    pub devices: &'a [usize],
-    /// f32 elements of the sharded sum.
-    pub size: usize,
-    /// Largest all-reduce, bytes per GPU (capped by the free memory).
-    pub max_bytes: u64,
+/// Reduction across every GPU through NCCL: strong scaling of a sharded sum over 1..N GPUs,
+/// and an all-reduce sweep (NCCL and the lab's ring; algbw, busbw) from 1 KiB up.
+#[derive(clap::Args)]
+pub(crate) struct MultiGpu {
+    /// Devices of the group, comma-separated (default: every visible GPU).
+    #[arg(long, value_delimiter = ',')]
+    devices: Vec<usize>,
+    /// f32 elements of the sharded sum (default 2^30: 4 GiB, a copy on each GPU).
+    #[arg(long, default_value_t = 1 << 30)]
+    size: usize,
+    /// Largest all-reduce, bytes per GPU (default 4 GiB; capped by the free device memory).
+    #[arg(long, default_value_t = 4 << 30)]
+    max_bytes: u64,
+}
+
+impl Pattern for MultiGpu {
+    const NAME: &'static str = "multi-gpu";
+
+    fn variants() -> Vec<VariantInfo> {
+        kernels_each(&multi_gpu::Variant::ALL, |v| v.kernel_names().to_vec())
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec!["--size 100003 --max-bytes 1048576".into()]
+    }
+
+    fn unavailable() -> Option<String> {
+        (!multi_gpu::nccl_available()).then(|| {
+            format!(
+                "NCCL could not be loaded (looked for {})",
+                multi_gpu::nccl_library_names().join(", ")
+            )
+        })
+    }
+
+    /// Each device of the group is checked by itself, phase by phase.
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        Ok(None)
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        run(gpu, opts, out, self)
+    }
 }
 
 /// Peak memory of the strong-scaling phase on each GPU: the whole input (each GPU holds a copy
@@ -101,7 +137,7 @@ fn capped_max_bytes(group: &GpuGroup, max_bytes: u64) -> Result<u64> {
 }
 
 /// `demo multi-gpu`.
-pub fn run(_gpu: &Gpu, cli: &Cli, out: &mut Out, args: Args) -> Result<()> {
+fn run(_gpu: &Gpu, opts: &Options, out: &mut Out, args: &MultiGpu) -> Result<()> {
     let devices: Vec<usize> = if args.devices.is_empty() {
         (0..Gpu::device_count()?).collect()
     } else {
@@ -127,8 +163,8 @@ pub fn run(_gpu: &Gpu, cli: &Cli, out: &mut Out, args: Args) -> Result<()> {
              copy (busbw factor 2(n-1)/n = 0); both still run and are verified",
         );
     }
-    let mut failures = strong_scaling(&group, cli, out, args.size)?;
-    failures += all_reduce_sweep(&group, cli, out, args.max_bytes)?;
+    let mut failures = strong_scaling(&group, opts, out, args.size)?;
+    failures += all_reduce_sweep(&group, opts, out, args.max_bytes)?;
     if failures > 0 {
         bail!("{failures} multi-GPU result(s) disagree with the CPU reference");
     }
@@ -146,11 +182,11 @@ fn random_floats(seed: u64, n: usize) -> Vec<f32> {
 }
 
 /// Table (1): the sum of `size` f32 sharded over the first 1, 2, .. N GPUs of the group.
-fn strong_scaling(group: &GpuGroup, cli: &Cli, out: &mut Out, size: usize) -> Result<usize> {
+fn strong_scaling(group: &GpuGroup, opts: &Options, out: &mut Out, size: usize) -> Result<usize> {
     for g in group.gpus() {
         require_memory(g, &scaling_footprint(size))?;
     }
-    let data = random_floats(cli.seed, size);
+    let data = random_floats(opts.seed, size);
     let (expected, sum_abs) = reference::reference_f32(&data);
     out.dump("scaling_input", &[], &data)?;
     let copies: Vec<CudaSlice<f32>> = group
@@ -170,7 +206,7 @@ fn strong_scaling(group: &GpuGroup, cli: &Cli, out: &mut Out, size: usize) -> Re
              stream forked from and joined to GPU 0's; median of {} reps; GB/s = bytes read / time; \
              checked against the CPU's f64 sum within (depth + k - 1) f64 roundings of sum|x|",
             bytes as f64 / (1u64 << 30) as f64,
-            cli.reps
+            opts.reps
         ),
         ChartKind::Bars,
         [
@@ -213,7 +249,7 @@ fn strong_scaling(group: &GpuGroup, cli: &Cli, out: &mut Out, size: usize) -> Re
         } else {
             0.0
         };
-        let t = timing::time_group(g, "the sharded sum", WARMUP, cli.reps as usize, || {
+        let t = timing::time_group(g, "the sharded sum", WARMUP, opts.reps as usize, || {
             sum.launch(g, &shards).map(drop)
         })?;
         failures += check.is_err() as usize;
@@ -270,8 +306,8 @@ struct PeerTiming {
 
 /// The `--peers` timings of this table that ran on `ranks` GPUs (a line says why others are
 /// left out).
-fn read_peers(cli: &Cli, out: &mut Out, ranks: usize) -> Result<Vec<PeerTiming>> {
-    let Some(path) = &cli.peers else {
+fn read_peers(opts: &Options, out: &mut Out, ranks: usize) -> Result<Vec<PeerTiming>> {
+    let Some(path) = &opts.peers else {
         return Ok(Vec::new());
     };
     let text =
@@ -400,7 +436,12 @@ fn human(bytes: u64) -> String {
 
 /// Table (2): NCCL's all-reduce and the lab's ring from 1 KiB to the capped `--max-bytes` per
 /// GPU, every result verified, busbw charted.
-fn all_reduce_sweep(group: &GpuGroup, cli: &Cli, out: &mut Out, max_bytes: u64) -> Result<usize> {
+fn all_reduce_sweep(
+    group: &GpuGroup,
+    opts: &Options,
+    out: &mut Out,
+    max_bytes: u64,
+) -> Result<usize> {
     let k = group.len();
     // The strong-scaling buffers were freed on the streams: wait, so the free memory shows it.
     group.synchronize("freeing the sharded sum's buffers")?;
@@ -420,9 +461,9 @@ fn all_reduce_sweep(group: &GpuGroup, cli: &Cli, out: &mut Out, max_bytes: u64) 
     for g in group.gpus() {
         require_memory(g, &sweep_footprint(largest, k))?;
     }
-    let peers = read_peers(cli, out, k)?;
+    let peers = read_peers(opts, out, k)?;
     let n_max = (largest / 4) as usize;
-    let keys: Vec<u64> = (0..k).map(|r| rank_key(cli.seed, r)).collect();
+    let keys: Vec<u64> = (0..k).map(|r| rank_key(opts.seed, r)).collect();
     let expected = |i: usize| -> f32 { keys.iter().map(|&key| input_value(key, i)).sum() };
     let mut inputs = Vec::with_capacity(k);
     let mut outputs = Vec::with_capacity(k);
@@ -462,7 +503,7 @@ fn all_reduce_sweep(group: &GpuGroup, cli: &Cli, out: &mut Out, max_bytes: u64) 
             } else {
                 "off: copies staged through the host"
             },
-            cli.reps
+            opts.reps
         ),
         ChartKind::Sweep {
             x_label: "bytes per GPU".into(),
@@ -489,7 +530,7 @@ fn all_reduce_sweep(group: &GpuGroup, cli: &Cli, out: &mut Out, max_bytes: u64) 
             group,
             "NCCL all-reduce",
             WARMUP,
-            cli.reps as usize,
+            opts.reps as usize,
             &mut outputs,
             |_| Ok(()),
             |outputs| {
@@ -517,7 +558,7 @@ fn all_reduce_sweep(group: &GpuGroup, cli: &Cli, out: &mut Out, max_bytes: u64) 
             group,
             "ring all-reduce",
             WARMUP,
-            cli.reps as usize,
+            opts.reps as usize,
             &mut outputs,
             restore,
             |outputs| {

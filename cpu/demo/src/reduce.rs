@@ -1,7 +1,9 @@
 //! `demo reduce`: the seed's nine reductions, the template's block sizes, `reduce_sum`.
 
-use crate::harness::{Footprint, Plan, SMALL, Speedups, Trial, array, require_memory};
+use crate::harness::{Footprint, Plan, SMALL, Speedups, Trial, array};
+use crate::registry::{Pattern, VariantInfo, kernels_each, variant, variant_name};
 use crate::report::{ChartKind, Table};
+use crate::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 use crate::timing::{Ceiling, L2Flush};
 use anyhow::{Result, bail};
 use cpu::reduce::seed::{self, SeedWork};
@@ -11,7 +13,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{Cli, Out};
+use crate::{Options, Out};
 
 pub(crate) fn exact(got: i32, expected: i32) -> Result<(), verify::Mismatch> {
     verify::exact(&[got], &[expected])
@@ -53,17 +55,86 @@ pub fn footprint(n: usize, block: u32, flush: usize) -> Footprint {
         .with_ceiling()
 }
 
+/// Parallel reduction: the seed's nine kernels (table as in the seed), the template kernel
+/// per block size, and `reduce_sum` (i32, f32, f32 in f64) at 2^20 and 2^26 elements.
+#[derive(clap::Args)]
+pub(crate) struct Reduce {
+    /// Elements (default 2^24 i32, as the seed).
+    #[arg(long, default_value_t = gpu::reduce::SEED_N)]
+    size: usize,
+    /// Threads per block of the seed kernels (a power of two, 64..=1024 for all of them).
+    #[arg(long, default_value_t = gpu::reduce::SEED_BLOCK)]
+    block: u32,
+}
+
+impl Pattern for Reduce {
+    const NAME: &'static str = "reduce";
+    const ALIASES: &'static [&'static str] = &["reduction"];
+    /// `reduce_sum` of `i32` (wrapping) and of `f32`, at 2^16, 2^18, ..., 2^30 elements.
+    const SWEEPS: &'static [SweepSpec] = &[
+        SweepSpec::new(
+            "reduce-i32",
+            "cpu::reduce::ReduceSum::<SumI32>::launch",
+            "4 bytes read per element",
+            sweep_cases,
+            sweep_i32,
+        )
+        .reads_only(),
+        SweepSpec::new(
+            "reduce-f32",
+            "cpu::reduce::ReduceSum::<SumF32>::launch",
+            "4 bytes read per element",
+            sweep_cases,
+            sweep_f32,
+        )
+        .reads_only(),
+    ];
+
+    /// The seed kernels (the template once per block size it is instantiated for), then the
+    /// `reduce_sum` kernels.
+    fn variants() -> Vec<VariantInfo> {
+        let blocks = (0..=10).map(|b| 1u32 << b);
+        let mut v = kernels_each(&seed::Variant::ALL, |v| {
+            let mut names: Vec<&'static str> = Vec::new();
+            for name in blocks.clone().filter_map(|b| v.kernel_for(b)) {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+            names
+        });
+        v.extend(cpu::reduce::SumVariant::ALL.iter().map(|&s| {
+            variant(
+                format!("reduce-sum-{}", variant_name(s)),
+                &[s.kernel_name()],
+            )
+        }));
+        v
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec!["--size 100003 --block 256".into()]
+    }
+
+    fn footprint(&self, gpu: &Gpu) -> Result<Option<Footprint>> {
+        Ok(Some(footprint(self.size, self.block, L2Flush::bytes(gpu)?)))
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        run(gpu, opts, out, self.size, self.block)
+    }
+}
+
 /// `demo reduce`: the seed's table for this GPU, then the template kernel per block size,
 /// then `reduce_sum` at 2^20 and 2^26 elements (at `size` when it is not the seed's 2^24).
-pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, block: u32) -> Result<()> {
-    // Refuse a size that does not fit, or a bad block size, before any GPU work.
-    require_memory(gpu, &footprint(size, block, L2Flush::bytes(gpu)?))?;
+/// Its footprint, checked before, refuses a size that does not fit.
+fn run(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize, block: u32) -> Result<()> {
     for variant in seed::Variant::ALL {
         seed::SeedLaunch::new(variant, size, block)?;
     }
-    let ceiling = out.ceiling(gpu, cli.reps)?;
+    let ceiling = out.ceiling(gpu, opts.reps)?;
     let mut flush = L2Flush::new(gpu)?;
-    let mut rng = StdRng::seed_from_u64(cli.seed);
+    let mut rng = StdRng::seed_from_u64(opts.seed);
     // The book's data: `(int)(rand() & 0xFF)`.
     let input: Vec<i32> = (0..size).map(|_| rng.random_range(0..=255)).collect();
     let expected = reference::sum_i32(&input);
@@ -71,7 +142,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, block: u32) -> Resu
     out.dump("input", &[], &input)?;
     let bench = Bench {
         gpu,
-        cli,
+        opts,
         ceiling: &ceiling,
     };
     let seed = SeedRun {
@@ -91,7 +162,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize, block: u32) -> Resu
 /// The seed's nine kernels at `block` threads, then `reduce_sum_i32` on the same data, with
 /// step and cumulative speedups. Returns the failures.
 fn seed_table(seed: &SeedRun, out: &mut Out, flush: &mut L2Flush, block: u32) -> Result<usize> {
-    let (cli, ceiling) = (seed.bench.cli, seed.bench.ceiling);
+    let (opts, ceiling) = (seed.bench.opts, seed.bench.ceiling);
     let size = seed.d_input.len();
     let mut table = Table::new(
         "seed-kernels",
@@ -100,7 +171,7 @@ fn seed_table(seed: &SeedRun, out: &mut Out, flush: &mut L2Flush, block: u32) ->
              median of {} reps, L2 flushed and the in-place input restored before each (untimed); \
              GB/s = bytes read / time",
             reference::bytes_read(size) as f64 / (1 << 20) as f64,
-            cli.reps
+            opts.reps
         ),
         ChartKind::Bars,
         [
@@ -202,7 +273,7 @@ fn block_sweep(seed: &SeedRun, out: &mut Out, flush: &mut L2Flush) -> Result<usi
 #[derive(Clone, Copy)]
 struct Bench<'a> {
     gpu: &'a Gpu,
-    cli: &'a Cli,
+    opts: &'a Options,
     ceiling: &'a Ceiling,
 }
 
@@ -225,10 +296,10 @@ impl SeedRun<'_> {
         block: u32,
         dump_prefix: &str,
     ) -> Result<Trial<Checked>> {
-        let Bench { gpu, cli, ceiling } = self.bench;
+        let Bench { gpu, opts, ceiling } = self.bench;
         let mut work = SeedWork::new(gpu, variant, self.d_input, block)?;
         let kernel = work.launch_info().kernel.name();
-        Plan::new(gpu, cli, kernel, kernel)
+        Plan::new(gpu, opts, kernel, kernel)
             .bytes(reference::bytes_read(self.d_input.len()), Some(ceiling))
             .run_with_setup(
                 &mut (&mut work, flush),
@@ -260,9 +331,9 @@ fn reduce_sum<K: SumKind>(
 where
     K::Acc: npyz::AutoSerialize,
 {
-    let Bench { gpu, cli, ceiling } = bench;
+    let Bench { gpu, opts, ceiling } = bench;
     let mut reducer = ReduceSum::<K>::new(gpu)?;
-    Plan::new(gpu, cli, K::KERNEL_NAME, K::KERNEL_NAME)
+    Plan::new(gpu, opts, K::KERNEL_NAME, K::KERNEL_NAME)
         .bytes(reference::bytes_read(d_input.len()), Some(ceiling))
         .run_with_setup(
             &mut (&mut reducer, flush),
@@ -288,13 +359,13 @@ fn reduce_sum_table(
     flush: &mut L2Flush,
     size: usize,
 ) -> Result<usize> {
-    let Bench { gpu, cli, ceiling } = bench;
-    let mut table = reduce_sum_header(cli.reps);
+    let Bench { gpu, opts, ceiling } = bench;
+    let mut table = reduce_sum_header(opts.reps);
     let mut failures = 0;
     let mut summary = Vec::new();
     let mut headline = None;
     for n in reduce_sum_sizes(size) {
-        let mut rng = StdRng::seed_from_u64(cli.seed ^ n as u64);
+        let mut rng = StdRng::seed_from_u64(opts.seed ^ n as u64);
         let ints: Vec<i32> = (0..n).map(|_| rng.random()).collect();
         let floats: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
         out.dump(&format!("input_i32_{n}"), &[], &ints)?;
@@ -407,4 +478,77 @@ fn reduce_sum_header(reps: u32) -> Table {
             "verdict",
         ],
     )
+}
+
+/// The sweeps' cases: 2^16, 2^18, ..., 2^30 elements.
+fn sweep_cases(s: &SweepSpec) -> Vec<Case> {
+    powers(16, 30, 2).map(|n| s.case(&[n], None)).collect()
+}
+
+/// Peak memory of a reduction case of `n` elements of `T`: the input on the device (and the
+/// workspace's partials), the input on the host.
+fn reduce_footprint<T>(case: &Case, n: usize) -> Footprint {
+    Footprint::new(format!("{} of {n} elements", case.pattern))
+        .device::<T>(1, n)
+        .device_bytes(SMALL)
+        .host::<T>(1, n)
+}
+
+fn sweep_i32(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
+    let gpu = sweep.gpu();
+    let mut sum = ReduceSum::<SumI32>::new(gpu)?;
+    for case in cases {
+        let Some(n) = sweep.admit(&case, |n| reduce_footprint::<i32>(&case, n))? else {
+            continue;
+        };
+        let mut input = vec![0i32; n];
+        StdRng::seed_from_u64(sweep.seed_for(&case, 0)).fill(&mut input[..]);
+        let expected = reference::sum_i32(&input);
+        let d_input = gpu.upload(&input)?;
+        drop(input);
+        sweep.measure(
+            case,
+            SumI32::KERNEL_NAME,
+            reference::bytes_read(n),
+            None,
+            &mut sum,
+            |s| s.launch(gpu, &d_input),
+            |s, _| Ok(crate::reduce::exact(s.result(gpu)?, expected)),
+        )?;
+    }
+    Ok(())
+}
+
+fn sweep_f32(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
+    let gpu = sweep.gpu();
+    let mut sum = ReduceSum::<SumF32>::new(gpu)?;
+    for case in cases {
+        let Some(n) = sweep.admit(&case, |n| reduce_footprint::<f32>(&case, n))? else {
+            continue;
+        };
+        let input = random_floats(sweep.seed_for(&case, 0), n);
+        let (expected, sum_abs) = reference::reference_f32(&input);
+        let d_input = gpu.upload(&input)?;
+        drop(input);
+        // The error over the bound of this launch's rounding chain (below 1 passes).
+        let check = move |got: f32, cfg: &LaunchConfig| {
+            let depth = reference::reduce_sum_depth(n, cfg);
+            let bound = reference::sum_error_bound(n, depth, f64::from(f32::EPSILON), sum_abs);
+            let got = f64::from(got);
+            (
+                reference::check_sum(got, expected, bound),
+                (got - expected).abs() / bound,
+            )
+        };
+        sweep.measure(
+            case,
+            SumF32::KERNEL_NAME,
+            reference::bytes_read(n),
+            None,
+            &mut sum,
+            |s| s.launch(gpu, &d_input),
+            |s, cfg| Ok(check(s.result(gpu)?, cfg)),
+        )?;
+    }
+    Ok(())
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::report::Report;
-use crate::{Cli, Format};
+use crate::{Format, Options};
 
 /// Writes report.md, report.json, report.csv and charts/<pattern>-<table>.{svg,png} into
 /// `dir`, each whole or not at all, and all of them without an interrupt in between.
@@ -37,21 +37,21 @@ fn read_report(p: &Path) -> Result<Report> {
         .with_context(|| format!("{} is not a report.json written by demo", p.display()))
 }
 
-pub(crate) fn render(cli: &Cli, path: &Path) -> Result<()> {
+pub(crate) fn render(opts: &Options, path: &Path) -> Result<()> {
     let report = read_report(path)?;
-    match cli.format {
+    match opts.format {
         Format::Table => print!("{}", report.markdown()),
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Format::Csv => print!("{}", report.csv()?),
     }
-    if let Some(dir) = &cli.out {
+    if let Some(dir) = &opts.out {
         let files = write_report(dir, &report)?;
         eprintln!("wrote {} files to {}", files, dir.display());
     }
     Ok(())
 }
 
-pub(crate) fn compare(cli: &Cli, old: &Path, new: &Path) -> Result<()> {
+pub(crate) fn compare(opts: &Options, old: &Path, new: &Path) -> Result<()> {
     let (old_report, new_report) = (read_report(old)?, read_report(new)?);
     let c = crate::report::compare::compare(&old_report, &new_report);
     if c.changes.is_empty() {
@@ -62,7 +62,7 @@ pub(crate) fn compare(cli: &Cli, old: &Path, new: &Path) -> Result<()> {
         );
     }
     let table = c.table(&old_report.device.name, &new_report.device.name);
-    match cli.format {
+    match opts.format {
         Format::Table => {
             println!("{}", table.title);
             println!("{}", table.markdown());

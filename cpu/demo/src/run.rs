@@ -1,43 +1,37 @@
 //! Running the command: [`main`] (errors printed once, as one sentence), the report of a run,
-//! `demo all` over the [registry](crate::registry), and the dispatch of one pattern to its
-//! module.
+//! `demo all` over [`PATTERNS`](crate::PATTERNS), and the dispatch of one pattern to its
+//! definition.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use clap::{CommandFactory, FromArgMatches, Parser};
 use cpu::Gpu;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::cli::{Cli, Pattern};
-use crate::registry::{self, PATTERNS};
+use crate::cli::{self, Builtin, Invocation};
+use crate::registry::{self, PatternInfo};
 use crate::report::profile::Profile;
-use crate::report::{DeviceInfo, Peer, Report, SCHEMA_VERSION};
+use crate::report::{Peer, Report, SCHEMA_VERSION};
 use crate::report_files::{compare, render, write_report};
-use crate::{Format, Out};
-use crate::{
-    convolution, md, memory, multi_gpu, reduce, smoke, square_sum, sweep, transpose, vector_add,
-};
+use crate::{Format, Options, Out, PATTERNS, sweep};
 
 /// The `demo` command: parses the arguments, runs, prints one sentence and exits non-zero on
 /// error.
 pub fn main() -> ExitCode {
     // SAFETY: the first statement of main: no other thread exists yet to touch the environment.
     unsafe { cpu::multi_gpu::keep_nvls_off() };
-    let matches = Cli::command().get_matches();
-    let cli = match Cli::from_arg_matches(&matches) {
-        Ok(cli) => cli,
+    let matches = cli::command().get_matches();
+    let (opts, invocation) = match cli::parse(&matches) {
+        Ok(parsed) => parsed,
         Err(e) => e.exit(),
     };
-    // The canonical name (`reduce` for the alias `reduction`) names the report section.
-    let name = matches.subcommand_name().unwrap_or("pattern").to_string();
     // Ctrl-C (or SIGTERM) waits for a report file being written, then exits: files are whole
     // or absent.
     if let Err(e) = ctrlc::set_handler(|| crate::report::exit_after_writes(130)) {
         eprintln!("warning: cannot install the interrupt handler: {e}");
     }
-    match run(&cli, &name) {
+    match run(&opts, invocation) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -46,51 +40,69 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run(cli: &Cli, name: &str) -> Result<()> {
-    match &cli.pattern {
-        Pattern::List {
+/// What `demo` runs on the GPU: every pattern, or one with its arguments.
+enum Work {
+    All,
+    One(&'static PatternInfo, clap::ArgMatches),
+}
+
+fn run(opts: &Options, invocation: Invocation) -> Result<()> {
+    let work = match invocation {
+        Invocation::Builtin(Builtin::List {
             names,
             sanitize_args,
-        } => {
-            registry::print_list(*names, *sanitize_args);
+        }) => {
+            registry::print_list(names, sanitize_args);
             return Ok(());
         }
-        Pattern::Compare { old, new } => return compare(cli, old, new),
-        Pattern::Render { report } => return render(cli, report),
-        Pattern::Sweep {
+        Invocation::Builtin(Builtin::Compare { old, new }) => return compare(opts, &old, &new),
+        Invocation::Builtin(Builtin::Render { report }) => return render(opts, &report),
+        Invocation::Builtin(Builtin::Sweep {
             patterns,
             max_elements,
-        } => {
+            list_cases,
+        }) => {
             return sweep::run(
-                cli,
+                opts,
                 sweep::Args {
-                    patterns,
-                    max_elements: *max_elements,
+                    patterns: &patterns,
+                    max_elements,
+                    list_cases,
                 },
             );
         }
-        _ => {}
-    }
-    // Inputs are read before the GPU work starts, so a bad file fails in a second.
-    let (profile, peers) = read_inputs(cli)?;
-    let gpu = Gpu::new(cli.device)?;
-    let mut report = new_report(&gpu, cli, peers)?;
-    let single_error = if let Pattern::All = cli.pattern {
-        run_all(&gpu, cli, profile, &mut report);
-        None
-    } else {
-        let mut out = Out::new(name, cli.format, None, cli.dump.as_deref(), profile);
-        let result = run_pattern(&gpu, cli, &cli.pattern, &mut out);
-        let section = out.finish(result.as_ref().err());
-        // A pattern refused before it measured anything leaves no report.
-        if section.blocks.is_empty() {
-            return result;
-        }
-        report.sections.push(section);
-        result.err()
+        Invocation::Builtin(Builtin::All) => Work::All,
+        Invocation::Pattern(pattern, matches) => Work::One(pattern, matches),
     };
-    print_report(cli, &report)?;
-    if let Some(dir) = &cli.out {
+    // Inputs are read before the GPU work starts, so a bad file fails in a second.
+    let (profile, peers) = read_inputs(opts)?;
+    let gpu = Gpu::new(opts.device)?;
+    let mut report = new_report(&gpu, opts, peers)?;
+    let single_error = match work {
+        Work::All => {
+            run_all(&gpu, opts, profile, &mut report);
+            None
+        }
+        Work::One(pattern, matches) => {
+            let mut out = Out::new(
+                pattern.name,
+                opts.format,
+                None,
+                opts.dump.as_deref(),
+                profile,
+            );
+            let result = pattern.run(&gpu, opts, &mut out, &matches);
+            let section = out.finish(result.as_ref().err());
+            // A pattern refused before it measured anything leaves no report.
+            if section.blocks.is_empty() {
+                return result;
+            }
+            report.sections.push(section);
+            result.err()
+        }
+    };
+    print_report(opts, &report)?;
+    if let Some(dir) = &opts.out {
         let files = write_report(dir, &report)?;
         eprintln!("wrote {} files to {}", files, dir.display());
     }
@@ -101,17 +113,17 @@ fn run(cli: &Cli, name: &str) -> Result<()> {
 }
 
 /// The `--profile` and `--peers` files, parsed.
-fn read_inputs(cli: &Cli) -> Result<(Option<Arc<Profile>>, Vec<Peer>)> {
+fn read_inputs(opts: &Options) -> Result<(Option<Arc<Profile>>, Vec<Peer>)> {
     let read = |p: &std::path::Path| {
         std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))
     };
-    let profile = match &cli.profile {
+    let profile = match &opts.profile {
         Some(p) => Some(Arc::new(
             Profile::parse(&read(p)?).with_context(|| format!("{}", p.display()))?,
         )),
         None => None,
     };
-    let peers = match &cli.peers {
+    let peers = match &opts.peers {
         Some(p) => serde_json::from_str(&read(p)?)
             .with_context(|| format!("{} is not a peers file (a JSON list)", p.display()))?,
         None => Vec::new(),
@@ -120,9 +132,9 @@ fn read_inputs(cli: &Cli) -> Result<(Option<Arc<Profile>>, Vec<Peer>)> {
 }
 
 /// An empty report of this run on `gpu` (the device line printed with `--format table`).
-fn new_report(gpu: &Gpu, cli: &Cli, peers: Vec<Peer>) -> Result<Report> {
-    let device = device_info(gpu, cli.device)?;
-    if cli.format == Format::Table {
+fn new_report(gpu: &Gpu, opts: &Options, peers: Vec<Peer>) -> Result<Report> {
+    let device = crate::device::info(gpu, opts.device)?;
+    if opts.format == Format::Table {
         println!(
             "device {}: {} (compute capability {}, {} SMs), PTX sm_{}",
             device.index, device.name, device.compute_capability, device.sm_count, device.ptx_arch
@@ -139,8 +151,8 @@ fn new_report(gpu: &Gpu, cli: &Cli, peers: Vec<Peer>) -> Result<Report> {
 }
 
 /// The summary table (several patterns), or the whole report as JSON or CSV.
-fn print_report(cli: &Cli, report: &Report) -> Result<()> {
-    match cli.format {
+fn print_report(opts: &Options, report: &Report) -> Result<()> {
+    match opts.format {
         Format::Table => {
             if report.sections.len() > 1 {
                 println!("\nsummary ({})", report.device.name);
@@ -172,37 +184,37 @@ fn all_passed(report: &Report) -> Result<()> {
     )
 }
 
-/// `demo all`: every pattern of the registry with its defaults, in the registry's order; a
-/// pattern that fails is recorded and the run goes on.
-fn run_all(gpu: &Gpu, cli: &Cli, profile: Option<Arc<Profile>>, report: &mut Report) {
+/// `demo all`: every pattern of [`PATTERNS`] with its defaults, in that order; a pattern that
+/// fails is recorded and the run goes on.
+fn run_all(gpu: &Gpu, opts: &Options, profile: Option<Arc<Profile>>, report: &mut Report) {
     let pb = ProgressBar::new(PATTERNS.len() as u64);
     pb.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    for info in PATTERNS {
-        let name = info.name;
+    for pattern in PATTERNS {
+        let name = pattern.name;
         pb.set_message(name);
-        if let Some(why) = info.unavailable() {
+        if let Some(why) = pattern.unavailable() {
             pb.suspend(|| eprintln!("{name}: skipped: {why}"));
             pb.inc(1);
             continue;
         }
-        let pattern = Cli::try_parse_from(["demo", name])
-            .map(|c| c.pattern)
-            .unwrap_or_else(|e| {
-                unreachable!("the registry names a pattern clap does not know: {e}")
-            });
+        let defaults = pattern
+            .command()
+            .no_binary_name(true)
+            .try_get_matches_from(std::iter::empty::<String>())
+            .unwrap_or_else(|e| unreachable!("{name} does not parse at its defaults: {e}"));
         let mut out = Out::new(
             name,
-            cli.format,
+            opts.format,
             Some(pb.clone()),
-            cli.dump.as_deref(),
+            opts.dump.as_deref(),
             profile.clone(),
         );
         out.banner(&format!("== {name} =="));
-        let result = run_pattern(gpu, cli, &pattern, &mut out);
+        let result = pattern.run(gpu, opts, &mut out, &defaults);
         if let Err(e) = &result {
             let msg = format!("{name}: error: {e:#}");
             pb.suspend(|| eprintln!("{msg}"));
@@ -211,100 +223,4 @@ fn run_all(gpu: &Gpu, cli: &Cli, profile: Option<Arc<Profile>>, report: &mut Rep
         pb.inc(1);
     }
     pb.finish_and_clear();
-}
-
-/// Runs one pattern with its arguments.
-pub(crate) fn run_pattern(gpu: &Gpu, cli: &Cli, pattern: &Pattern, out: &mut Out) -> Result<()> {
-    match *pattern {
-        Pattern::List { .. }
-        | Pattern::All
-        | Pattern::Compare { .. }
-        | Pattern::Render { .. }
-        | Pattern::Sweep { .. } => {
-            unreachable!("not a pattern")
-        }
-        Pattern::VectorAdd { size } => vector_add::run(gpu, cli, out, size),
-        Pattern::Smoke { size } => smoke::run(gpu, cli, out, size),
-        Pattern::MultiGpu {
-            ref devices,
-            size,
-            max_bytes,
-        } => multi_gpu::run(
-            gpu,
-            cli,
-            out,
-            multi_gpu::Args {
-                devices,
-                size,
-                max_bytes,
-            },
-        ),
-        Pattern::Md {
-            cells,
-            ref threads,
-            steps,
-        } => md::run(gpu, cli, out, cells, threads, steps),
-        Pattern::Reduce { size, block } => reduce::run(gpu, cli, out, size, block),
-        Pattern::SquareSum { size } => square_sum::run(gpu, cli, out, size),
-        Pattern::OnChip(ref topic) => memory::on_chip::run(gpu, cli, out, topic),
-        Pattern::Traffic(ref topic) => memory::traffic::run(gpu, cli, out, topic),
-        Pattern::Transpose { rows, cols } => transpose::run(gpu, cli, out, rows, cols),
-        Pattern::Conv1d { size, mask_width } => {
-            convolution::run_1d(gpu, cli, out, size, mask_width)
-        }
-        Pattern::Conv2d {
-            rows,
-            cols,
-            mask_width,
-            ref image,
-            mask,
-            ref image_out,
-        } => convolution::run_2d(
-            gpu,
-            cli,
-            out,
-            convolution::Conv2dArgs {
-                rows,
-                cols,
-                mask_width,
-                image: image.as_deref(),
-                mask,
-                out: image_out.as_deref(),
-            },
-        ),
-    }
-}
-
-/// The device's description for a report (name, clocks, theoretical bandwidth, L2, PTX).
-pub(crate) fn device_info(gpu: &Gpu, index: usize) -> Result<DeviceInfo> {
-    let (major, minor) = gpu.compute_capability()?;
-    let (cuda_major, cuda_minor) = gpu.driver_version()?;
-    let memory_clock_khz = gpu.memory_clock_khz()?;
-    let memory_bus_bits = gpu.memory_bus_bits()?;
-    let kernel_driver = std::fs::read_to_string("/proc/driver/nvidia/version")
-        .ok()
-        .and_then(|v| {
-            let line = v.lines().next()?.to_string();
-            let version = line
-                .split_whitespace()
-                .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.'))?
-                .to_string();
-            Some(format!("NVIDIA kernel driver {version}"))
-        });
-    Ok(DeviceInfo {
-        index,
-        name: gpu.name()?,
-        compute_capability: format!("{major}.{minor}"),
-        sm_count: gpu.sm_count()?,
-        cuda_driver_version: format!("{cuda_major}.{cuda_minor}"),
-        kernel_driver,
-        sm_clock_mhz: gpu.sm_clock_khz()? / 1000,
-        memory_clock_mhz: memory_clock_khz / 1000,
-        memory_bus_bits,
-        // Double data rate: two transfers per clock.
-        theoretical_gbps: crate::timing::theoretical_from_clocks(memory_clock_khz, memory_bus_bits),
-        l2_bytes: gpu.l2_cache_bytes()?,
-        memory_bytes: gpu.memory_info()?.1,
-        ptx_arch: gpu.ptx_arch(),
-    })
 }

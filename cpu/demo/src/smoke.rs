@@ -1,12 +1,13 @@
 //! `demo smoke`.
 
-use crate::harness::{Footprint, SMALL, require_memory};
+use crate::harness::{Footprint, SMALL};
+use crate::registry::{Pattern, VariantInfo, one_kernel_each};
 use crate::report::{ChartKind, Measurement, Table};
 use anyhow::{Context, Result, bail};
 use cpu::Gpu;
 use cpu::lab::smoke;
 
-use crate::{Cli, Out, verdict};
+use crate::{Options, Out, verdict};
 
 /// Peak memory of `demo smoke --size n`, at the largest kernel (the warp shuffle: an input and
 /// three outputs of 4-byte elements): 16n bytes on the device; the input, the three downloaded
@@ -18,8 +19,35 @@ pub fn footprint(n: usize) -> Footprint {
         .host::<i32>(7, n)
 }
 
-pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Result<()> {
-    require_memory(gpu, &footprint(size))?;
+/// One kernel per device-support feature, each checked against the CPU.
+#[derive(clap::Args)]
+pub(crate) struct Smoke {
+    /// Elements per smoke kernel (not a multiple of the block size by default).
+    #[arg(long, default_value_t = 100_003)]
+    size: usize,
+}
+
+impl Pattern for Smoke {
+    const NAME: &'static str = "smoke";
+
+    fn variants() -> Vec<VariantInfo> {
+        one_kernel_each(&smoke::Variant::ALL, |v| v.kernel_name())
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec!["--size 20000".into()]
+    }
+
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        Ok(Some(footprint(self.size)))
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        run(gpu, opts, out, self.size)
+    }
+}
+
+fn run(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize) -> Result<()> {
     // The kernels are checked, not timed: each row's measurement carries the verdict only (zero
     // timing), and the table is not charted.
     let mut table = Table::new(
@@ -31,7 +59,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Result<()> {
     let mut failures = 0;
     for variant in smoke::Variant::ALL {
         let kernel = variant.kernel_name();
-        let outcome = smoke::check(gpu, variant, size, cli.seed)
+        let outcome = smoke::check(gpu, variant, size, opts.seed)
             .with_context(|| format!("smoke kernel {kernel}"))?;
         failures += outcome.result.is_err() as usize;
         table.measured_row(

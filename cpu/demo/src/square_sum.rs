@@ -1,7 +1,8 @@
 //! `demo square-sum`: the seed's seven versions and the one-launch version.
 
-use crate::harness::{Footprint, Plan, SMALL, Speedups, require_memory};
+use crate::harness::{Footprint, Plan, SMALL, Speedups};
 use crate::reduce::exact;
+use crate::registry::{Pattern, VariantInfo, one_kernel_each};
 use crate::report::{ChartKind, Table};
 use crate::timing::L2Flush;
 use anyhow::{Result, bail};
@@ -10,7 +11,7 @@ use cpu::reduce::{reference, square_sum};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{Cli, Out};
+use crate::{Options, Out};
 
 /// Peak memory of `demo square-sum --size n`, with `flush` bytes of L2 flush buffer: the i32
 /// input on the device (4n bytes) beside the flush buffer and one version's partial sums (at
@@ -23,19 +24,46 @@ pub fn footprint(n: usize, flush: usize) -> Footprint {
         .with_ceiling()
 }
 
+/// Sum of squares: the seed's seven versions and the one-launch version.
+#[derive(clap::Args)]
+pub(crate) struct SquareSum {
+    /// Elements (default 1048576 i32, the seed's DATA_SIZE).
+    #[arg(long, default_value_t = gpu::reduce::square_sum::DATA_SIZE)]
+    size: usize,
+}
+
+impl Pattern for SquareSum {
+    const NAME: &'static str = "square-sum";
+
+    fn variants() -> Vec<VariantInfo> {
+        one_kernel_each(&square_sum::Variant::ALL, |v| v.kernel_name())
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec!["--size 100003".into()]
+    }
+
+    fn footprint(&self, gpu: &Gpu) -> Result<Option<Footprint>> {
+        Ok(Some(footprint(self.size, L2Flush::bytes(gpu)?)))
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        run(gpu, opts, out, self.size)
+    }
+}
+
 /// `demo square-sum`: the seed's seven versions and the one-launch version.
-pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Result<()> {
-    require_memory(gpu, &footprint(size, L2Flush::bytes(gpu)?))?;
-    let ceiling = out.ceiling(gpu, cli.reps)?;
+fn run(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize) -> Result<()> {
+    let ceiling = out.ceiling(gpu, opts.reps)?;
     let mut flush = L2Flush::new(gpu)?;
-    let mut rng = StdRng::seed_from_u64(cli.seed);
+    let mut rng = StdRng::seed_from_u64(opts.seed);
     // The seed series' data: random ints 0..=9.
     let input: Vec<i32> = (0..size).map(|_| rng.random_range(0..=9)).collect();
     out.dump("input", &[], &input)?;
     let expected = reference::square_sum_i32(&input);
     let d_input = gpu.upload(&input)?;
     let bytes = reference::bytes_read(size);
-    let mut table = versions_table(size, bytes, cli.reps);
+    let mut table = versions_table(size, bytes, opts.reps);
     out.headline("versions", square_sum::Variant::Reduce.kernel_name());
     let mut failures = 0;
     let mut speedups = Speedups::default();
@@ -43,11 +71,11 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Result<()> {
         let kernel = variant.kernel_name();
         let mut s = square_sum::SquareSum::new(gpu, variant)?;
         let reps = if variant == square_sum::Variant::SingleThread {
-            (cli.reps as usize).min(20)
+            (opts.reps as usize).min(20)
         } else {
-            cli.reps as usize
+            opts.reps as usize
         };
-        let trial = Plan::new(gpu, cli, kernel, kernel)
+        let trial = Plan::new(gpu, opts, kernel, kernel)
             .warmup(1)
             .reps(reps)
             .bytes(bytes, Some(&ceiling))

@@ -1,13 +1,16 @@
 //! `demo transpose`.
 
-use crate::harness::{Footprint, Plan, elements, require_memory};
+use crate::harness::{Footprint, Plan, elements};
+use crate::registry::{Pattern, VariantInfo, one_kernel_each};
 use crate::report::{ChartKind, Table};
+use crate::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 use anyhow::{Result, bail};
+use cpu::launch::{VEC4_ALIGNMENT, is_aligned};
 use cpu::{Gpu, transpose, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{Cli, Out, variant_name};
+use crate::{Options, Out, variant_name};
 
 /// Peak memory of `demo transpose --rows R --cols C` (n = R x C): the input and one
 /// variant's output on the device (8n bytes); the input, the reference and one downloaded
@@ -22,11 +25,77 @@ pub fn footprint(rows: usize, cols: usize) -> Result<Footprint> {
     )
 }
 
-pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, rows: usize, cols: usize) -> Result<()> {
-    require_memory(gpu, &footprint(rows, cols)?)?;
+/// Matrix transpose: the seed's five versions, a copy baseline, the tiled kernels and the
+/// thin-matrix kernel, timed.
+#[derive(clap::Args)]
+pub(crate) struct Transpose {
+    /// Rows of the input matrix.
+    #[arg(long, default_value_t = 8192)]
+    rows: usize,
+    /// Columns of the input matrix.
+    #[arg(long, default_value_t = 8192)]
+    cols: usize,
+}
+
+impl Pattern for Transpose {
+    const NAME: &'static str = "transpose";
+    /// `cpu::transpose::transpose` on 1024^2 .. 16384^2, then the odd shapes 8191 x 8193,
+    /// 3 x 8191, 8193 x 7, 16383 x 16385, 4097 x 4095 and the thin 2^24-element 4 x 4194304
+    /// and 4194304 x 4; each beside a copy of its bytes.
+    const SWEEPS: &'static [SweepSpec] = &[SweepSpec::new(
+        "transpose",
+        "cpu::transpose::transpose",
+        "8 bytes per element: 1 read + 1 write",
+        |s| {
+            let square = powers(10, 14, 1).map(|n| [n, n]);
+            let odd = [
+                [8191, 8193],
+                [3, 8191],
+                [8193, 7],
+                [16383, 16385],
+                [4097, 4095],
+                [4, 1 << 22],
+                [1 << 22, 4],
+            ];
+            square
+                .chain(odd)
+                .map(|shape| s.case(&shape, None))
+                .collect()
+        },
+        sweep,
+    )
+    .same_size_copy(series)];
+
+    fn variants() -> Vec<VariantInfo> {
+        one_kernel_each(&transpose::Variant::ALL, |v| v.kernel_name())
+    }
+
+    /// Multiples of 4 (the aligned vec4 kernel) and an odd shape (every row shift of the
+    /// any-shape kernel), both with partial tiles on both edges; two thin shapes (the thin
+    /// kernel, short side 12: blocks of 3 x 85 threads, the last block partial), short-wide
+    /// and tall-narrow.
+    fn sanitize() -> Vec<String> {
+        vec![
+            "--rows 1020 --cols 516".into(),
+            "--rows 1021 --cols 517".into(),
+            "--rows 12 --cols 1028".into(),
+            "--rows 1028 --cols 12".into(),
+        ]
+    }
+
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        footprint(self.rows, self.cols).map(Some)
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        run(gpu, opts, out, self.rows, self.cols)
+    }
+}
+
+fn run(gpu: &Gpu, opts: &Options, out: &mut Out, rows: usize, cols: usize) -> Result<()> {
     let n = rows * cols;
-    let ceiling = out.ceiling(gpu, cli.reps)?;
-    let mut rng = StdRng::seed_from_u64(cli.seed);
+    let ceiling = out.ceiling(gpu, opts.reps)?;
+    let mut rng = StdRng::seed_from_u64(opts.seed);
     let input: Vec<f32> = (0..n).map(|_| rng.random()).collect();
     let expected = transpose::reference(&input, rows, cols);
     let d_in = gpu.upload(&input)?;
@@ -35,7 +104,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, rows: usize, cols: usize) -> Res
 
     out.dump("input", &[rows as u64, cols as u64], &input)?;
     let best = variant_name(transpose::Variant::fastest(rows, cols, true));
-    let mut table = variants_table(rows, cols, bytes, cli.reps, &best);
+    let mut table = variants_table(rows, cols, bytes, opts.reps, &best);
     out.headline("variants", &best);
     let mut failures = 0;
     for variant in transpose::Variant::ALL {
@@ -70,7 +139,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, rows: usize, cols: usize) -> Res
         }
         let mut d_out = gpu.poisoned(n, f32::NAN)?;
         let name = variant_name(variant);
-        let trial = Plan::new(gpu, cli, &name, variant.kernel_name())
+        let trial = Plan::new(gpu, opts, &name, variant.kernel_name())
             .bytes(bytes, Some(&ceiling))
             .run(
                 &mut d_out,
@@ -145,4 +214,58 @@ fn seed_cells(variant: transpose::Variant, seed_size: bool) -> (String, String) 
             },
         )
     })
+}
+
+/// The chart line a swept shape belongs to (its suffix): square, odd near-square, wide (at
+/// most 8 rows) or tall (at most 8 columns), so that no line holds two shapes of one size.
+fn series(shape: &[usize]) -> &'static str {
+    match *shape {
+        [rows, cols] if rows == cols => "",
+        [rows, cols] if rows.min(cols) <= 8 && rows < cols => " (wide: <= 8 rows)",
+        [rows, cols] if rows.min(cols) <= 8 => " (tall: <= 8 columns)",
+        _ => " (odd, near-square)",
+    }
+}
+
+/// The sweep: each case's input, the entry point on it, its check, and the copy of its bytes.
+fn sweep(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
+    let gpu = sweep.gpu();
+    for case in cases {
+        let (rows, cols) = (case.shape[0], case.shape[1]);
+        // Device: input and output. Host: input, output and reference.
+        let Some(n) = sweep.admit(&case, |n| {
+            Footprint::new(format!("transpose of {rows} x {cols}"))
+                .device::<f32>(2, n)
+                .host::<f32>(3, n)
+        })?
+        else {
+            continue;
+        };
+        let input = random_floats(sweep.seed_for(&case, 0), n);
+        let d_in = gpu.upload(&input)?;
+        let mut d_out = gpu.poisoned(n, f32::NAN)?;
+        let aligned = is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT)
+            && is_aligned(gpu.address(&d_out), VEC4_ALIGNMENT);
+        let variant = transpose::Variant::fastest(rows, cols, aligned);
+        let (kernel, launch) = (variant.kernel_name(), variant.launch_config(rows, cols)?);
+        let label = case.clone();
+        sweep.measure(
+            case,
+            kernel,
+            transpose::bytes_moved(rows, cols),
+            None,
+            &mut d_out,
+            |o| transpose::transpose(gpu, &d_in, o, rows, cols).map(|()| launch),
+            |o, _| {
+                let got = gpu.download(o, kernel)?;
+                Ok(verify::exact(
+                    &got,
+                    &transpose::reference(&input, rows, cols),
+                ))
+            },
+        )?;
+        // The copy of the same bytes, once the output has been checked.
+        sweep.same_size_copy(&label, &d_in, &mut d_out)?;
+    }
+    Ok(())
 }

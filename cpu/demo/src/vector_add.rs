@@ -1,13 +1,16 @@
 //! `demo vector-add`.
 
-use crate::harness::{Footprint, Plan, require_memory};
+use crate::harness::{Footprint, Plan};
+use crate::registry::{Pattern, VariantInfo, one_kernel_each};
 use crate::report::{ChartKind, Table};
+use crate::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 use anyhow::{Result, bail};
+use cpu::launch::{VEC4_ALIGNMENT, is_aligned};
 use cpu::{Gpu, launch, vector_add, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{Cli, Out, variant_name, verdict};
+use crate::{Options, Out, variant_name, verdict};
 
 /// Peak memory of `demo vector-add --size n`: x, y and one variant's z on the device (12n
 /// bytes); x, y, the reference and one downloaded z on the host (16n bytes). The seed's toy
@@ -19,12 +22,47 @@ pub fn footprint(n: usize) -> Footprint {
         .with_ceiling()
 }
 
-pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Result<()> {
-    require_memory(gpu, &footprint(size))?;
-    let mut rng = StdRng::seed_from_u64(cli.seed);
+/// z = x + y on f32: the seed's toy launch, then every variant at a large size, timed.
+#[derive(clap::Args)]
+pub(crate) struct VectorAdd {
+    /// Elements (default 2^26: 768 MiB moved per launch, far beyond the L2 cache).
+    #[arg(long, default_value_t = 1 << 26)]
+    size: usize,
+}
+
+impl Pattern for VectorAdd {
+    const NAME: &'static str = "vector-add";
+    /// `cpu::vector_add::add` at 2^16, 2^18, ..., 2^28 elements.
+    const SWEEPS: &'static [SweepSpec] = &[SweepSpec::new(
+        "vector-add",
+        "cpu::vector_add::add",
+        "12 bytes per element: 2 reads + 1 write",
+        |s| powers(16, 28, 2).map(|n| s.case(&[n], None)).collect(),
+        sweep,
+    )];
+
+    fn variants() -> Vec<VariantInfo> {
+        one_kernel_each(&vector_add::Variant::ALL, |v| v.kernel_name())
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec!["--size 100003".into()]
+    }
+
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        Ok(Some(footprint(self.size)))
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        run(gpu, opts, out, self.size)
+    }
+}
+
+fn run(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize) -> Result<()> {
+    let mut rng = StdRng::seed_from_u64(opts.seed);
     let toy_check = seed_toy(gpu, out, &mut rng)?;
 
-    let ceiling = out.ceiling(gpu, cli.reps)?;
+    let ceiling = out.ceiling(gpu, opts.reps)?;
     let x: Vec<f32> = (0..size).map(|_| rng.random_range(-1.0..1.0)).collect();
     let y: Vec<f32> = (0..size).map(|_| rng.random_range(-1.0..1.0)).collect();
     out.dump("x", &[], &x)?;
@@ -38,7 +76,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Result<()> {
         format!(
             "vector add, N = {size} f32 ({:.0} MiB moved per launch: 2 reads + 1 write), median of {} reps",
             bytes as f64 / (1 << 20) as f64,
-            cli.reps
+            opts.reps
         ),
         ChartKind::Bars,
         [
@@ -56,7 +94,7 @@ pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, size: usize) -> Result<()> {
     for variant in vector_add::Variant::ALL {
         let name = variant_name(variant);
         let mut d_z = gpu.poisoned(size, f32::NAN)?;
-        let trial = Plan::new(gpu, cli, &name, variant.kernel_name())
+        let trial = Plan::new(gpu, opts, &name, variant.kernel_name())
             .bytes(bytes, Some(&ceiling))
             .run(
                 &mut d_z,
@@ -121,4 +159,42 @@ fn seed_toy(gpu: &Gpu, out: &mut Out, rng: &mut StdRng) -> Result<Result<(), ver
         verdict(&toy_check)
     ));
     Ok(toy_check)
+}
+
+/// The sweep: each case's inputs, the entry point on them, and its check.
+fn sweep(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
+    let gpu = sweep.gpu();
+    for case in cases {
+        // Device: x, y, z. Host: x, y, the output and the reference.
+        let Some(n) = sweep.admit(&case, |n| {
+            Footprint::new(format!("vector-add of {n} elements"))
+                .device::<f32>(3, n)
+                .host::<f32>(4, n)
+        })?
+        else {
+            continue;
+        };
+        let x = random_floats(sweep.seed_for(&case, 0), n);
+        let y = random_floats(sweep.seed_for(&case, 1), n);
+        let (d_x, d_y) = (gpu.upload(&x)?, gpu.upload(&y)?);
+        let mut d_z = gpu.poisoned(n, f32::NAN)?;
+        let aligned = [gpu.address(&d_x), gpu.address(&d_y), gpu.address(&d_z)]
+            .into_iter()
+            .all(|a| is_aligned(a, VEC4_ALIGNMENT));
+        let variant = vector_add::Variant::fastest(aligned);
+        let (kernel, launch) = (variant.kernel_name(), variant.launch_config(gpu, n)?);
+        sweep.measure(
+            case,
+            kernel,
+            vector_add::bytes_moved(n),
+            None,
+            &mut d_z,
+            |z| vector_add::add(gpu, &d_x, &d_y, z).map(|()| launch),
+            |z, _| {
+                let got = gpu.download(z, kernel)?;
+                Ok(verify::exact(&got, &vector_add::reference(&x, &y)))
+            },
+        )?;
+    }
+    Ok(())
 }

@@ -64,7 +64,7 @@ fn list_needs_no_gpu() {
     let out = demo(&["list"]);
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    for pattern in demo::registry::PATTERNS {
+    for pattern in demo::PATTERNS {
         assert!(stdout.contains(pattern.name), "list lacks {}", pattern.name);
         for v in (pattern.variants)() {
             assert!(
@@ -80,7 +80,7 @@ fn list_needs_no_gpu() {
         .lines()
         .map(String::from)
         .collect();
-    let registry: Vec<&str> = demo::registry::PATTERNS.iter().map(|p| p.name).collect();
+    let registry: Vec<&str> = demo::PATTERNS.iter().map(|p| p.name).collect();
     assert_eq!(names, registry, "list --names is the registry, in order");
     let cases = demo(&["list", "--sanitize-args"]);
     assert!(cases.status.success());

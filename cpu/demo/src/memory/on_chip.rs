@@ -1,105 +1,205 @@
 //! `demo registers`, `demo shared-memory`, `demo bank-conflicts`, `demo constant-memory`,
 //! `demo device-globals`: the on-chip topics of the memory hierarchy lab.
 
-use crate::harness::{Footprint, Plan, SMALL, require_memory};
+use crate::harness::{Footprint, Plan, SMALL};
+use crate::registry::{Pattern, VariantInfo, one_kernel_each, variant};
 use crate::report::{ChartKind, Measurement, Table};
 use crate::timing::Timing;
 use anyhow::{Result, bail};
-use clap::Subcommand;
 use cpu::lab::memory::{bank_conflicts, constant_memory, device_globals, registers, shared_memory};
 use cpu::{Gpu, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{Cli, Out, variant_name, verdict};
+use crate::{Options, Out, variant_name, verdict};
 
-/// The on-chip memory topics.
-#[derive(Subcommand)]
-pub enum Topic {
-    /// Registers vs local memory: a private array indexed at compile time vs at run time,
-    /// timed, with each kernel's registers and local memory as the driver reports them.
-    Registers {
-        /// Threads (one element each; default 2^24).
-        #[arg(long, default_value_t = 1 << 24)]
-        size: usize,
-    },
-    /// The seed's static and dynamic shared-memory example (`u[i] = tmp[i]^2 + tmp[3-i]`),
-    /// then both on random data in blocks of 256.
-    SharedMemory {
-        /// Elements of the random check (whole blocks of 256).
-        #[arg(long, default_value_t = 1 << 20)]
-        size: usize,
-    },
-    /// Shared-memory bank conflicts: strides, an odd stride, the padded tile, broadcast and
-    /// multicast, in SM cycles per warp access.
-    BankConflicts {
-        /// Shared loads per thread.
-        #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
-        accesses: u32,
-    },
-    /// Constant memory: a table read uniformly and divergently from `__constant__`, global
-    /// and read-only memory; and the seed's `devVar` example.
-    ConstantMemory {
-        /// Threads (default 2^20).
-        #[arg(long, default_value_t = 1 << 20)]
-        size: usize,
-        /// Table reads per thread.
-        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
-        reads: u32,
-    },
-    /// The seed's `__device__` globals example: `devU += devV` by symbol and by pointer.
-    DeviceGlobals,
+/// Registers vs local memory: a private array indexed at compile time vs at run time, timed,
+/// with each kernel's registers and local memory as the driver reports them.
+#[derive(clap::Args)]
+pub(crate) struct Registers {
+    /// Threads (one element each; default 2^24).
+    #[arg(long, default_value_t = 1 << 24)]
+    size: usize,
 }
 
-/// Peak memory of a topic, from its sizes:
-/// - `registers --size n`: input and output on the device (8n bytes); input, reference and
-///   one downloaded output on the host (12n);
-/// - `shared-memory --size n` (rounded down to whole blocks of 256): the array, updated in
-///   place, on the device (4n); input, reference and output on the host (12n);
-/// - `bank-conflicts`: one block per SM, fixed small buffers;
-/// - `constant-memory --size n`: one output on the device (4n, and the 4 KiB table); one
-///   reference and one downloaded output on the host (8n);
-/// - `device-globals`: fixed 1024-element arrays.
-pub fn footprint(topic: &Topic) -> Footprint {
-    match *topic {
-        Topic::Registers { size } => Footprint::new(format!("registers of {size} threads"))
-            .device::<u32>(2, size)
-            .host::<u32>(3, size)
-            .with_ceiling(),
-        Topic::SharedMemory { size } => {
-            let n = size - size % 256;
+impl Pattern for Registers {
+    const NAME: &'static str = "registers";
+
+    fn variants() -> Vec<VariantInfo> {
+        one_kernel_each(&registers::Variant::ALL, |v| v.kernel_name())
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec!["--size 100003".into()]
+    }
+
+    /// Input and output on the device (8n bytes); input, reference and one downloaded output
+    /// on the host (12n).
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        let size = self.size;
+        Ok(Some(
+            Footprint::new(format!("registers of {size} threads"))
+                .device::<u32>(2, size)
+                .host::<u32>(3, size)
+                .with_ceiling(),
+        ))
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        registers_demo(gpu, out, opts, self.size)
+    }
+}
+
+/// The seed's static and dynamic shared-memory example (`u[i] = tmp[i]^2 + tmp[3-i]`), then
+/// both on random data in blocks of 256.
+#[derive(clap::Args)]
+pub(crate) struct SharedMemory {
+    /// Elements of the random check (whole blocks of 256).
+    #[arg(long, default_value_t = 1 << 20)]
+    size: usize,
+}
+
+impl Pattern for SharedMemory {
+    const NAME: &'static str = "shared-memory";
+
+    fn variants() -> Vec<VariantInfo> {
+        one_kernel_each(&shared_memory::Variant::ALL, |v| v.kernel_name())
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec!["--size 100096".into()]
+    }
+
+    /// With n rounded down to whole blocks of 256: the array, updated in place, on the device
+    /// (4n); input, reference and output on the host (12n).
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        let n = self.size - self.size % 256;
+        Ok(Some(
             Footprint::new(format!("shared-memory of {n} elements"))
                 .device::<f32>(1, n)
                 .device_bytes(SMALL)
-                .host::<f32>(3, n)
-        }
-        Topic::BankConflicts { accesses } => {
-            Footprint::new(format!("bank-conflicts of {accesses} accesses")).device_bytes(SMALL)
-        }
-        Topic::ConstantMemory { size, .. } => {
+                .host::<f32>(3, n),
+        ))
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        shared_memory_demo(gpu, out, opts, self.size)
+    }
+}
+
+/// Shared-memory bank conflicts: strides, an odd stride, the padded tile, broadcast and
+/// multicast, in SM cycles per warp access.
+#[derive(clap::Args)]
+pub(crate) struct BankConflicts {
+    /// Shared loads per thread.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
+    accesses: u32,
+}
+
+impl Pattern for BankConflicts {
+    const NAME: &'static str = "bank-conflicts";
+
+    fn variants() -> Vec<VariantInfo> {
+        bank_conflicts::PATTERNS
+            .iter()
+            .map(|p| variant(p.name, bank_conflicts::KERNELS))
+            .collect()
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec!["--accesses 64".into()]
+    }
+
+    /// One block per SM, fixed small buffers.
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        let accesses = self.accesses;
+        Ok(Some(
+            Footprint::new(format!("bank-conflicts of {accesses} accesses")).device_bytes(SMALL),
+        ))
+    }
+
+    fn run(&self, gpu: &Gpu, _opts: &Options, out: &mut Out) -> Result<()> {
+        bank_conflicts_demo(gpu, out, self.accesses)
+    }
+}
+
+/// Constant memory: a table read uniformly and divergently from `__constant__`, global and
+/// read-only memory; and the seed's `devVar` example.
+#[derive(clap::Args)]
+pub(crate) struct ConstantMemory {
+    /// Threads (default 2^20).
+    #[arg(long, default_value_t = 1 << 20)]
+    size: usize,
+    /// Table reads per thread.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    reads: u32,
+}
+
+impl Pattern for ConstantMemory {
+    const NAME: &'static str = "constant-memory";
+
+    fn variants() -> Vec<VariantInfo> {
+        let mut v = one_kernel_each(&constant_memory::Variant::ALL, |v| v.kernel_name());
+        v.push(variant(
+            "dev-var (seed example)",
+            &[gpu::memory::constant_memory::kernels::constant_memory_dev_var.name()],
+        ));
+        v
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec!["--size 100003 --reads 64".into()]
+    }
+
+    /// One output on the device (4n, and the 4 KiB table); one reference and one downloaded
+    /// output on the host (8n).
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        let size = self.size;
+        Ok(Some(
             Footprint::new(format!("constant-memory of {size} threads"))
                 .device::<f32>(1, size)
                 .device_bytes(SMALL)
-                .host::<f32>(2, size)
-        }
-        Topic::DeviceGlobals => Footprint::new("device-globals").device_bytes(SMALL),
+                .host::<f32>(2, size),
+        ))
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        constant_memory_demo(gpu, out, opts, self.size, self.reads)
     }
 }
 
-pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, topic: &Topic) -> Result<()> {
-    require_memory(gpu, &footprint(topic))?;
-    match *topic {
-        Topic::Registers { size } => registers_demo(gpu, out, cli, size),
-        Topic::SharedMemory { size } => shared_memory_demo(gpu, out, cli, size),
-        Topic::BankConflicts { accesses } => bank_conflicts_demo(gpu, out, accesses),
-        Topic::ConstantMemory { size, reads } => constant_memory_demo(gpu, out, cli, size, reads),
-        Topic::DeviceGlobals => device_globals_demo(gpu, out, cli),
+/// The seed's `__device__` globals example: `devU += devV` by symbol and by pointer.
+#[derive(clap::Args)]
+pub(crate) struct DeviceGlobals {}
+
+impl Pattern for DeviceGlobals {
+    const NAME: &'static str = "device-globals";
+
+    fn variants() -> Vec<VariantInfo> {
+        use gpu::memory::device_globals::kernels;
+        vec![
+            variant("by-symbol", &[kernels::device_globals_add_symbols.name()]),
+            variant("by-pointer", &[kernels::device_globals_add_pointers.name()]),
+        ]
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec![String::new()]
+    }
+
+    /// Fixed 1024-element arrays.
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        Ok(Some(Footprint::new("device-globals").device_bytes(SMALL)))
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        device_globals_demo(gpu, out, opts)
     }
 }
 
-fn registers_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
-    let ceiling = out.ceiling(gpu, cli.reps)?;
-    let mut rng = StdRng::seed_from_u64(cli.seed);
+fn registers_demo(gpu: &Gpu, out: &mut Out, opts: &Options, size: usize) -> Result<()> {
+    let ceiling = out.ceiling(gpu, opts.reps)?;
+    let mut rng = StdRng::seed_from_u64(opts.seed);
     let x: Vec<u32> = (0..size).map(|_| rng.random()).collect();
     out.dump("x", &[], &x)?;
     let expected = registers::reference(&x);
@@ -112,7 +212,7 @@ fn registers_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()
              memory ... 编译期无法确定数组的大小 / 运行时索引\"); registers and local bytes from the \
              driver (cuFuncGetAttribute, the loaded code); {} reps",
             gpu::memory::registers::ARRAY_LEN,
-            cli.reps
+            opts.reps
         ),
         ChartKind::Bars,
         [
@@ -131,7 +231,7 @@ fn registers_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()
         let kernel = variant.kernel_name();
         let resources = gpu.kernel_resources(kernel)?;
         let mut d_out = gpu.poisoned(size, 0xDEAD_BEEFu32)?;
-        let trial = Plan::new(gpu, cli, kernel, kernel)
+        let trial = Plan::new(gpu, opts, kernel, kernel)
             .bytes(bytes, Some(&ceiling))
             .run(
                 &mut d_out,
@@ -167,7 +267,7 @@ fn registers_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()
     Ok(())
 }
 
-fn shared_memory_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
+fn shared_memory_demo(gpu: &Gpu, out: &mut Out, opts: &Options, size: usize) -> Result<()> {
     // Nothing here is timed: the rows are plain (the verdicts are in the cells, and a failure
     // ends the pattern with an error below).
     let mut table = Table::new(
@@ -209,7 +309,7 @@ fn shared_memory_demo(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Resul
         ]);
     }
     let size = size - size % 256;
-    let mut rng = StdRng::seed_from_u64(cli.seed);
+    let mut rng = StdRng::seed_from_u64(opts.seed);
     let u: Vec<f32> = (0..size).map(|_| rng.random_range(-1e4..1e4)).collect();
     out.dump("u", &[], &u)?;
     let expected = shared_memory::reference(&u, 256);
@@ -310,7 +410,7 @@ fn bank_conflicts_demo(gpu: &Gpu, out: &mut Out, accesses: u32) -> Result<()> {
 fn constant_memory_demo(
     gpu: &Gpu,
     out: &mut Out,
-    cli: &Cli,
+    opts: &Options,
     size: usize,
     reads: u32,
 ) -> Result<()> {
@@ -322,13 +422,13 @@ fn constant_memory_demo(
         "seed example: __constant__ int devVar = 100; xminus<<<1, 4>>>: {dev_var:?} (seed prints 100 101 102 103): {}",
         verdict(&seed_check)
     ));
-    let mut rng = StdRng::seed_from_u64(cli.seed);
+    let mut rng = StdRng::seed_from_u64(opts.seed);
     let values: Vec<f32> = (0..gpu::memory::constant_memory::TABLE_LEN)
         .map(|_| rng.random_range(-1.0..1.0))
         .collect();
     out.dump("table", &[], &values)?;
     let table_data = ConstTable::new(gpu, &values)?;
-    let mut table = reads_table(size, reads, cli.reps);
+    let mut table = reads_table(size, reads, opts.reps);
     let mut failures = seed_check.is_err() as usize;
     let mut baseline = None;
     let mut constants = gpu.constant_memory()?;
@@ -338,7 +438,7 @@ fn constant_memory_demo(
         for variant in Variant::ALL {
             let kernel = variant.kernel_name();
             let mut d_out = gpu.poisoned(size, f32::NAN)?;
-            let trial = Plan::new(gpu, cli, variant_name(variant), kernel).run(
+            let trial = Plan::new(gpu, opts, variant_name(variant), kernel).run(
                 &mut d_out,
                 |d_out| table_data.launch(gpu, variant, access, reads, d_out),
                 |d_out, _| {
@@ -379,12 +479,12 @@ fn constant_memory_demo(
     Ok(())
 }
 
-fn device_globals_demo(gpu: &Gpu, out: &mut Out, cli: &Cli) -> Result<()> {
+fn device_globals_demo(gpu: &Gpu, out: &mut Out, opts: &Options) -> Result<()> {
     use device_globals::{SEED_U, SEED_V};
     let expected = device_globals::reference(&SEED_U, &SEED_V);
     let by_symbol = device_globals::add_by_symbol(gpu, &SEED_U, &SEED_V)?;
     let by_pointer = device_globals::add_by_pointer(gpu, &SEED_U, &SEED_V)?;
-    let mut rng = StdRng::seed_from_u64(cli.seed);
+    let mut rng = StdRng::seed_from_u64(opts.seed);
     let n = gpu::memory::device_globals::DEVICE_GLOBAL_LEN;
     let u: Vec<f32> = (0..n).map(|_| rng.random_range(-1e3..1e3)).collect();
     let v: Vec<f32> = (0..n).map(|_| rng.random_range(-1e3..1e3)).collect();

@@ -3,11 +3,11 @@
 
 use std::time::Instant;
 
-use crate::harness::{Footprint, Plan, SMALL, Trial, WARMUP, require_memory};
+use crate::harness::{Footprint, Plan, SMALL, Trial, WARMUP};
+use crate::registry::{Pattern, VariantInfo, one_kernel_each, variant};
 use crate::report::{ChartKind, Measurement, Table};
 use crate::timing::{self, Ceiling, Timing};
 use anyhow::{Result, bail};
-use clap::Subcommand;
 use cpu::Gpu;
 use cpu::error::DriverContext;
 use cpu::lab::memory::bandwidth::{self, Direction, HostBuffer, HostMemory};
@@ -20,66 +20,171 @@ use gpu::memory::layout::InnerStruct;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::{Cli, Out, variant_name};
+use crate::{Options, Out, variant_name};
 
-/// The global-memory and transfer topics.
-#[derive(Subcommand)]
-pub enum Topic {
-    /// Global-memory coalescing: a copy whose read is misaligned by 0..=32 floats, then strided
-    /// by 1..=32 floats, with cached (ld.ca) and L2-only (ld.cg) loads; effective GB/s and load
-    /// efficiency per point.
-    Coalescing {
-        /// Elements of the array read (default 2^26 f32, 256 MiB, five times an H100's L2).
-        #[arg(long, default_value_t = 1 << 26)]
-        size: usize,
-        /// Largest misalignment offset of the sweep, in elements (at most 32).
-        #[arg(long, default_value_t = gpu::memory::coalescing::MAX_OFFSET)]
-        max_offset: usize,
-        /// Largest stride of the sweep, in elements (at most 32).
-        #[arg(long, default_value_t = gpu::memory::coalescing::MAX_STRIDE)]
-        max_stride: usize,
-    },
-    /// Array of structs against struct of arrays (simpleMathAoS / simpleMathSoA: x += 10,
-    /// y += 20), with the 8-byte aligned struct as the AoS fix.
-    Layout {
-        /// Structs (default 2^25: 256 MiB read and 256 MiB written per launch).
-        #[arg(long, default_value_t = 1 << 25)]
-        size: usize,
-    },
-    /// Host-device bandwidth like bandwidthTest: pageable, pinned, write-combined and
-    /// zero-copy, at the seed's 32 MiB and over 1 KiB .. --max-size; device-to-device beside
-    /// the memcpy ceiling; the read-only ceiling (a read stream); the launch overhead of an
-    /// empty kernel.
-    Bandwidth {
-        /// Largest transfer of the sweep in bytes (powers of 4 from 1 KiB; default 1 GiB).
-        #[arg(long, default_value_t = 1 << 30)]
-        max_size: usize,
-        /// Back-to-back launches of the empty kernel.
-        #[arg(long, default_value_t = 1000)]
-        launches: usize,
-    },
-    /// A 1D lookup out[i] = table[idx[i]] through a texture object (tex1Dfetch), plain global
-    /// loads and the read-only path (__ldg), with random and sequential indices.
-    Texture {
-        /// Lookups (default 2^24).
-        #[arg(long, default_value_t = 1 << 24)]
-        size: usize,
-        /// Table elements (default 2^20 f32: 4 MiB, resident in L2).
-        #[arg(long, default_value_t = 1 << 20)]
-        table: usize,
-    },
+/// Global-memory coalescing: a copy whose read is misaligned by 0..=32 floats, then strided by
+/// 1..=32 floats, with cached (ld.ca) and L2-only (ld.cg) loads; effective GB/s and load
+/// efficiency per point.
+#[derive(clap::Args)]
+pub(crate) struct Coalescing {
+    /// Elements of the array read (default 2^26 f32, 256 MiB, five times an H100's L2).
+    #[arg(long, default_value_t = 1 << 26)]
+    size: usize,
+    /// Largest misalignment offset of the sweep, in elements (at most 32).
+    #[arg(long, default_value_t = gpu::memory::coalescing::MAX_OFFSET)]
+    max_offset: usize,
+    /// Largest stride of the sweep, in elements (at most 32).
+    #[arg(long, default_value_t = gpu::memory::coalescing::MAX_STRIDE)]
+    max_stride: usize,
 }
 
-pub fn run(gpu: &Gpu, cli: &Cli, out: &mut Out, topic: &Topic) -> Result<()> {
-    match *topic {
-        Topic::Coalescing {
-            size,
-            max_offset,
-            max_stride,
-        } => run_coalescing(gpu, out, cli, size, max_offset, max_stride),
-        Topic::Layout { size } => run_layout(gpu, out, cli, size),
-        Topic::Bandwidth { max_size, launches } => run_bandwidth(gpu, out, cli, max_size, launches),
-        Topic::Texture { size, table } => run_texture(gpu, out, cli, size, table),
+impl Pattern for Coalescing {
+    const NAME: &'static str = "coalescing";
+
+    /// Both sweeps (misaligned, strided), each through both load paths.
+    fn variants() -> Vec<VariantInfo> {
+        let mut v = Vec::new();
+        for (sweep, access) in [
+            ("misaligned", Access::Offset(0)),
+            ("strided", Access::Stride(1)),
+        ] {
+            for load in Load::ALL {
+                v.push(variant(
+                    format!("{sweep} ld.{}", variant_name(load)),
+                    &[access.kernel_name(load)],
+                ));
+            }
+        }
+        v
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec!["--size 100003".into()]
+    }
+
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        Ok(Some(coalescing_footprint(self.size)))
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        run_coalescing(gpu, out, opts, self.size, self.max_offset, self.max_stride)
+    }
+}
+
+/// Array of structs against struct of arrays (simpleMathAoS / simpleMathSoA: x += 10,
+/// y += 20), with the 8-byte aligned struct as the AoS fix.
+#[derive(clap::Args)]
+pub(crate) struct Layout {
+    /// Structs (default 2^25: 256 MiB read and 256 MiB written per launch).
+    #[arg(long, default_value_t = 1 << 25)]
+    size: usize,
+}
+
+impl Pattern for Layout {
+    const NAME: &'static str = "layout";
+
+    fn variants() -> Vec<VariantInfo> {
+        one_kernel_each(&layout::Variant::ALL, |v| v.kernel_name())
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec!["--size 100003".into()]
+    }
+
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        Ok(Some(layout_footprint(self.size)))
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        run_layout(gpu, out, opts, self.size)
+    }
+}
+
+/// Host-device bandwidth like bandwidthTest: pageable, pinned, write-combined and zero-copy,
+/// at the seed's 32 MiB and over 1 KiB .. --max-size; device-to-device beside the memcpy
+/// ceiling; the read-only ceiling (a read stream); the launch overhead of an empty kernel.
+#[derive(clap::Args)]
+pub(crate) struct Bandwidth {
+    /// Largest transfer of the sweep in bytes (powers of 4 from 1 KiB; default 1 GiB).
+    #[arg(long, default_value_t = 1 << 30)]
+    max_size: usize,
+    /// Back-to-back launches of the empty kernel.
+    #[arg(long, default_value_t = 1000)]
+    launches: usize,
+}
+
+impl Pattern for Bandwidth {
+    const NAME: &'static str = "bandwidth";
+
+    /// The host memory kinds (driver copies, and the zero-copy kernel), device to device, the
+    /// empty kernel of the launch overhead, and the read stream of the read-only ceiling.
+    fn variants() -> Vec<VariantInfo> {
+        use gpu::memory::bandwidth::kernels::bandwidth_empty_kernel;
+        let mut v: Vec<VariantInfo> = bandwidth::HostMemory::ALL
+            .iter()
+            .map(|&kind| {
+                if kind == bandwidth::HostMemory::ZeroCopy {
+                    variant(variant_name(kind), &[bandwidth_copy_v4.name()])
+                } else {
+                    variant(format!("{} (driver copy)", variant_name(kind)), &[])
+                }
+            })
+            .collect();
+        v.push(variant("device-to-device memcpy (driver copy)", &[]));
+        v.push(variant(
+            "device-to-device copy kernel",
+            &[bandwidth_copy_v4.name()],
+        ));
+        v.push(variant("launch overhead", &[bandwidth_empty_kernel.name()]));
+        v.push(variant(
+            "device read stream (read-only ceiling)",
+            cpu::lab::memory::read_stream::KERNELS,
+        ));
+        v
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec!["--max-size 1048576 --launches 50".into()]
+    }
+
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        Ok(Some(bandwidth_footprint(self.max_size)))
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        run_bandwidth(gpu, out, opts, self.max_size, self.launches)
+    }
+}
+
+/// A 1D lookup out[i] = table[idx[i]] through a texture object (tex1Dfetch), plain global
+/// loads and the read-only path (__ldg), with random and sequential indices.
+#[derive(clap::Args)]
+pub(crate) struct Texture {
+    /// Lookups (default 2^24).
+    #[arg(long, default_value_t = 1 << 24)]
+    size: usize,
+    /// Table elements (default 2^20 f32: 4 MiB, resident in L2).
+    #[arg(long, default_value_t = 1 << 20)]
+    table: usize,
+}
+
+impl Pattern for Texture {
+    const NAME: &'static str = "texture";
+
+    fn variants() -> Vec<VariantInfo> {
+        one_kernel_each(&texture::Variant::ALL, |v| v.kernel_name())
+    }
+
+    fn sanitize() -> Vec<String> {
+        vec!["--size 100003 --table 4099".into()]
+    }
+
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        Ok(Some(texture_footprint(self.size, self.table)))
+    }
+
+    fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
+        run_texture(gpu, out, opts, self.size, self.table)
     }
 }
 
@@ -175,9 +280,9 @@ fn coalescing_header(what: &str) -> [&str; 11] {
 
 /// What every point of the coalescing sweeps shares: the input (host and device), the host
 /// buffer outputs are copied back into, and the failures so far.
-struct Coalescing<'a> {
+struct CoalescingPoints<'a> {
     gpu: &'a Gpu,
-    cli: &'a Cli,
+    opts: &'a Options,
     ceiling: &'a Ceiling,
     x: Vec<f32>,
     d_x: CudaSlice<f32>,
@@ -185,7 +290,7 @@ struct Coalescing<'a> {
     failures: usize,
 }
 
-impl Coalescing<'_> {
+impl CoalescingPoints<'_> {
     /// One point: both load paths (Load::ALL order: ld.ca, then ld.cg), each verified, then
     /// timed. With `dump`, each kernel's downloaded output is written (the demo dumps the last
     /// point of each sweep only: every point's output would be tens of GiB).
@@ -206,7 +311,7 @@ impl Coalescing<'_> {
                 .memset_zeros(&mut y)
                 .map_err(|e| anyhow::anyhow!("clearing the output: {e}"))?;
             let (x, d_x, host_y) = (&self.x, &self.d_x, &mut self.host_y[..n]);
-            let trial = Plan::new(gpu, self.cli, variant, kernel)
+            let trial = Plan::new(gpu, self.opts, variant, kernel)
                 .bytes(coalescing::bytes_requested(n), Some(self.ceiling))
                 .run(
                     &mut y,
@@ -302,22 +407,21 @@ impl Coalescing<'_> {
 fn run_coalescing(
     gpu: &Gpu,
     out: &mut Out,
-    cli: &Cli,
+    opts: &Options,
     size: usize,
     max_offset: usize,
     max_stride: usize,
 ) -> Result<()> {
     Access::Offset(max_offset).validate()?;
     Access::Stride(max_stride).validate()?;
-    require_memory(gpu, &coalescing_footprint(size))?;
-    let ceiling = out.ceiling(gpu, cli.reps)?;
-    let mut rng = StdRng::seed_from_u64(cli.seed);
+    let ceiling = out.ceiling(gpu, opts.reps)?;
+    let mut rng = StdRng::seed_from_u64(opts.seed);
     // In [1, 2): never zero, so an output the kernel misses (left at 0) is caught.
     let x: Vec<f32> = (0..size).map(|_| rng.random_range(1.0..2.0)).collect();
     out.dump("x", &[], &x)?;
-    let mut sweep = Coalescing {
+    let mut sweep = CoalescingPoints {
         gpu,
-        cli,
+        opts,
         ceiling: &ceiling,
         d_x: gpu.upload(&x)?,
         x,
@@ -328,7 +432,7 @@ fn run_coalescing(
         "offsets",
         format!(
             "misaligned copy y[i] = x[i + offset]: x of {size} f32, {} reps; GB/s = (4 B read + 4 B written) per element / median time",
-            cli.reps
+            opts.reps
         ),
         ChartKind::Sweep {
             x_label: "offset (floats)".into(),
@@ -380,10 +484,9 @@ fn flatten(structs: &[InnerStruct]) -> Vec<f32> {
     structs.iter().flat_map(|s| [s.x, s.y]).collect()
 }
 
-fn run_layout(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
-    require_memory(gpu, &layout_footprint(size))?;
-    let ceiling = out.ceiling(gpu, cli.reps)?;
-    let mut rng = StdRng::seed_from_u64(cli.seed);
+fn run_layout(gpu: &Gpu, out: &mut Out, opts: &Options, size: usize) -> Result<()> {
+    let ceiling = out.ceiling(gpu, opts.reps)?;
+    let mut rng = StdRng::seed_from_u64(opts.seed);
     let data: Vec<InnerStruct> = (0..size)
         .map(|_| InnerStruct {
             x: rng.random_range(-1.0..1.0),
@@ -401,7 +504,7 @@ fn run_layout(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
         format!(
             "x += 10, y += 20 on {size} structs of two f32 ({} MiB read + written per launch), {} reps",
             bytes >> 20,
-            cli.reps
+            opts.reps
         ),
         ChartKind::Bars,
         [
@@ -421,7 +524,7 @@ fn run_layout(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
     for variant in layout::Variant::ALL {
         let name = variant_name(variant);
         let mut d = layout::DeviceData::new(gpu, variant, &data)?;
-        let trial = Plan::new(gpu, cli, &name, variant.kernel_name())
+        let trial = Plan::new(gpu, opts, &name, variant.kernel_name())
             .bytes(bytes, Some(&ceiling))
             .run(
                 &mut d,
@@ -461,8 +564,8 @@ fn run_layout(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize) -> Result<()> {
 
 /// Timed repetitions for a transfer of `bytes`: at most 20 from 16 MiB on (a 1 GiB pageable
 /// copy takes about 0.1 s), still a median of 20.
-fn transfer_reps(cli: &Cli, bytes: usize) -> usize {
-    let reps = cli.reps as usize;
+fn transfer_reps(opts: &Options, bytes: usize) -> usize {
+    let reps = opts.reps as usize;
     if bytes >= 16 << 20 {
         reps.min(20)
     } else {
@@ -473,14 +576,14 @@ fn transfer_reps(cli: &Cli, bytes: usize) -> usize {
 /// Times one transfer kind and direction at `bytes`.
 fn time_transfer(
     gpu: &Gpu,
-    cli: &Cli,
+    opts: &Options,
     kind: HostMemory,
     direction: Direction,
     host: &mut HostBuffer,
     device: &mut CudaSlice<u8>,
     bytes: usize,
 ) -> Result<Timing> {
-    let reps = transfer_reps(cli, bytes);
+    let reps = transfer_reps(opts, bytes);
     let warmup = if bytes >= 256 << 20 { 1 } else { WARMUP };
     Ok(timing::time_gpu(
         gpu,
@@ -518,13 +621,13 @@ fn transfer_measurement(
 /// bandwidth counts bytes read plus written, as the memcpy ceiling does.
 fn time_d2d(
     gpu: &Gpu,
-    cli: &Cli,
+    opts: &Options,
     src: &CudaSlice<u8>,
     dst: &mut CudaSlice<u8>,
     bytes: usize,
     kernel: bool,
 ) -> Result<Timing> {
-    let reps = transfer_reps(cli, bytes);
+    let reps = transfer_reps(opts, bytes);
     Ok(timing::time_gpu(
         gpu,
         "device-to-device copy",
@@ -548,7 +651,7 @@ const SEED_BYTES: usize = 33_554_432;
 fn run_bandwidth(
     gpu: &Gpu,
     out: &mut Out,
-    cli: &Cli,
+    opts: &Options,
     max_size: usize,
     launches: usize,
 ) -> Result<()> {
@@ -558,10 +661,9 @@ fn run_bandwidth(
     if sizes.is_empty() {
         bail!("--max-size {max_size}: the sweep starts at 1 KiB");
     }
-    require_memory(gpu, &bandwidth_footprint(max_size))?;
-    let ceiling = out.ceiling(gpu, cli.reps)?;
+    let ceiling = out.ceiling(gpu, opts.reps)?;
     let started = Instant::now();
-    let (mut transfers, checks) = Transfers::verified(gpu, cli, &ceiling, &sizes)?;
+    let (mut transfers, checks) = Transfers::verified(gpu, opts, &ceiling, &sizes)?;
     out.line(format!(
         "verified: {} MiB through each host memory kind both ways, and device to device (memcpy, copy kernel): {}",
         transfers.buffer >> 20,
@@ -573,7 +675,7 @@ fn run_bandwidth(
     ));
     out.table(transfers.seed_table()?);
     transfers.sweeps(out, &sizes)?;
-    out.table(read_stream_table(gpu, cli, &ceiling)?);
+    out.table(read_stream_table(gpu, opts, &ceiling)?);
     out.table(launch_overhead(gpu, launches)?);
     out.line(format!(
         "bandwidth demo: {:.1} s",
@@ -588,7 +690,7 @@ fn run_bandwidth(
 /// The buffers every bandwidth measurement uses, and what their verification found.
 struct Transfers<'a> {
     gpu: &'a Gpu,
-    cli: &'a Cli,
+    opts: &'a Options,
     ceiling: &'a Ceiling,
     /// Bytes of every buffer: the sweep's largest size, at least the seed's 32 MiB.
     buffer: usize,
@@ -606,14 +708,14 @@ impl<'a> Transfers<'a> {
     /// sentence each.
     fn verified(
         gpu: &'a Gpu,
-        cli: &'a Cli,
+        opts: &'a Options,
         ceiling: &'a Ceiling,
         sizes: &[usize],
     ) -> Result<(Self, Vec<String>)> {
         let buffer = sizes.last().copied().unwrap_or(1024).max(SEED_BYTES);
         let mut t = Self {
             gpu,
-            cli,
+            opts,
             ceiling,
             buffer,
             d_a: gpu.zeros::<u8>(buffer)?,
@@ -636,7 +738,7 @@ impl<'a> Transfers<'a> {
             t.hosts.push((kind, host, [h2d.is_none(), d2h.is_none()]));
         }
         // Device to device, memcpy and kernel.
-        let seed = cli.seed;
+        let seed = opts.seed;
         for (slot, kernel) in [false, true].into_iter().enumerate() {
             gpu.stream().memset_zeros(&mut t.d_b)?;
             if kernel {
@@ -664,7 +766,7 @@ impl<'a> Transfers<'a> {
         kind: HostMemory,
         check_buf: &mut [u8],
     ) -> Result<(HostBuffer, Option<usize>, Option<usize>)> {
-        let (gpu, seed, buffer) = (self.gpu, self.cli.seed, self.buffer);
+        let (gpu, seed, buffer) = (self.gpu, self.opts.seed, self.buffer);
         let mut host = HostBuffer::new(gpu, kind, buffer)?;
         bandwidth::fill_pattern(seed, host.as_mut_slice());
         gpu.stream().memset_zeros(&mut self.d_a)?;
@@ -689,7 +791,7 @@ impl<'a> Transfers<'a> {
 
     /// The seed's table: 32 MiB each way, MB/s.
     fn seed_table(&mut self) -> Result<Table> {
-        let (gpu, cli, ceiling) = (self.gpu, self.cli, self.ceiling);
+        let (gpu, opts, ceiling) = (self.gpu, self.opts, self.ceiling);
         let mut seed_table = Table::new(
             "seed-bandwidth-test",
             "seed's bandwidthTest size, 33554432 bytes; MB/s = 10^6 bytes/s (the K80's bandwidthTest divided by 1.024e6)",
@@ -710,14 +812,15 @@ impl<'a> Transfers<'a> {
             let mut row = vec![label.to_string(), format!("{k80:.1}")];
             let mut measurements = Vec::new();
             for (kind, host, ok) in self.hosts.iter_mut() {
-                let t = time_transfer(gpu, cli, *kind, direction, host, &mut self.d_a, SEED_BYTES)?;
+                let t =
+                    time_transfer(gpu, opts, *kind, direction, host, &mut self.d_a, SEED_BYTES)?;
                 let m = transfer_measurement(gpu, label, *kind, SEED_BYTES, &t, ok[slot])?;
                 row.push(format!("{:.1}", m.gbps.unwrap_or_default() * 1e3));
                 measurements.push(m);
             }
             multi_row(&mut seed_table, row, measurements);
         }
-        let t = time_d2d(gpu, cli, &self.d_a, &mut self.d_b, SEED_BYTES, false)?;
+        let t = time_d2d(gpu, opts, &self.d_a, &mut self.d_b, SEED_BYTES, false)?;
         let m = Measurement::new("device to device", &t)
             .series("memcpy")
             .bytes(2 * SEED_BYTES as u64, Some(ceiling))
@@ -740,7 +843,7 @@ impl<'a> Transfers<'a> {
     /// The size sweeps: host to device and device to host per host memory kind, device to
     /// device by memcpy and by the copy kernel.
     fn sweeps(&mut self, out: &mut Out, sizes: &[usize]) -> Result<()> {
-        let cli = self.cli;
+        let opts = self.opts;
         let sweep = |id: &str, title: String, dir: &str| {
             Table::new(
                 id,
@@ -762,7 +865,7 @@ impl<'a> Transfers<'a> {
             "h2d-sweep",
             format!(
                 "size sweep, median GB/s (10^9 bytes/s); up to {} reps, at most 20 from 16 MiB on",
-                cli.reps
+                opts.reps
             ),
             "host to device",
         );
@@ -810,7 +913,7 @@ impl<'a> Transfers<'a> {
 
     /// The host-to-device and device-to-host rows at `bytes`: every host memory kind.
     fn host_sweep_rows(&mut self, bytes: usize, h2d: &mut Table, d2h: &mut Table) -> Result<()> {
-        let (gpu, cli) = (self.gpu, self.cli);
+        let (gpu, opts) = (self.gpu, self.opts);
         for (slot, direction, label, table) in [
             (0, Direction::HostToDevice, "host to device", h2d),
             (1, Direction::DeviceToHost, "device to host", d2h),
@@ -818,7 +921,7 @@ impl<'a> Transfers<'a> {
             let mut row = vec![bytes.to_string()];
             let mut measurements = Vec::new();
             for (kind, host, ok) in self.hosts.iter_mut() {
-                let t = time_transfer(gpu, cli, *kind, direction, host, &mut self.d_a, bytes)?;
+                let t = time_transfer(gpu, opts, *kind, direction, host, &mut self.d_a, bytes)?;
                 let m =
                     transfer_measurement(gpu, label, *kind, bytes, &t, ok[slot])?.at(bytes as f64);
                 row.push(format!("{:.2}", m.gbps.unwrap_or_default()));
@@ -831,9 +934,9 @@ impl<'a> Transfers<'a> {
 
     /// The device-to-device row at `bytes`: memcpy and the copy kernel.
     fn d2d_sweep_row(&mut self, bytes: usize, table: &mut Table) -> Result<()> {
-        let (gpu, cli, ceiling) = (self.gpu, self.cli, self.ceiling);
-        let tm = time_d2d(gpu, cli, &self.d_a, &mut self.d_b, bytes, false)?;
-        let tk = time_d2d(gpu, cli, &self.d_a, &mut self.d_b, bytes, true)?;
+        let (gpu, opts, ceiling) = (self.gpu, self.opts, self.ceiling);
+        let tm = time_d2d(gpu, opts, &self.d_a, &mut self.d_b, bytes, false)?;
+        let tk = time_d2d(gpu, opts, &self.d_a, &mut self.d_b, bytes, true)?;
         let mm = Measurement::new("device to device", &tm)
             .series("memcpy")
             .at(bytes as f64)
@@ -865,14 +968,14 @@ impl<'a> Transfers<'a> {
 /// The read-only ceiling ([`timing::read_ceiling`]): every launch shape of the read stream
 /// over 1 GiB, its bandwidth (bytes read) beside the memcpy ceiling (bytes read + written),
 /// the fastest marked.
-fn read_stream_table(gpu: &Gpu, cli: &Cli, ceiling: &Ceiling) -> Result<Table> {
-    let read = timing::read_ceiling(gpu, timing::CEILING_READ_BYTES, WARMUP, cli.reps as usize)?;
+fn read_stream_table(gpu: &Gpu, opts: &Options, ceiling: &Ceiling) -> Result<Table> {
+    let read = timing::read_ceiling(gpu, timing::CEILING_READ_BYTES, WARMUP, opts.reps as usize)?;
     let mut table = Table::new(
         "read-stream",
         format!(
             "device read stream (the read-only ceiling of the reductions): {} MiB read with 16-byte loads, one word written per block, median of {} reps; GB/s counts bytes read",
             timing::CEILING_READ_BYTES >> 20,
-            cli.reps
+            opts.reps
         ),
         ChartKind::Bars,
         [
@@ -945,12 +1048,17 @@ fn launch_overhead(gpu: &Gpu, launches: usize) -> Result<Table> {
     Ok(overhead)
 }
 
-fn run_texture(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize, table_len: usize) -> Result<()> {
+fn run_texture(
+    gpu: &Gpu,
+    out: &mut Out,
+    opts: &Options,
+    size: usize,
+    table_len: usize,
+) -> Result<()> {
     if table_len == 0 {
         bail!("--table 0: the lookup table needs at least one element");
     }
-    require_memory(gpu, &texture_footprint(size, table_len))?;
-    let mut rng = StdRng::seed_from_u64(cli.seed);
+    let mut rng = StdRng::seed_from_u64(opts.seed);
     let table: Vec<f32> = (0..table_len)
         .map(|_| rng.random_range(-1.0..1.0))
         .collect();
@@ -971,7 +1079,7 @@ fn run_texture(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize, table_len: usiz
                 .collect(),
         ),
     ];
-    let mut lookups = lookups_table(size, table_len, cli.reps);
+    let mut lookups = lookups_table(size, table_len, opts.reps);
     let mut failures = 0;
     for (name, series, idx) in &patterns {
         out.dump(&format!("idx_{series}"), &[], idx)?;
@@ -982,7 +1090,7 @@ fn run_texture(gpu: &Gpu, out: &mut Out, cli: &Cli, size: usize, table_len: usiz
         for variant in texture::Variant::ALL {
             gpu.stream().memset_zeros(&mut lookup.out)?;
             let kernel = variant.kernel_name();
-            let trial = Plan::new(gpu, cli, variant_name(variant), kernel)
+            let trial = Plan::new(gpu, opts, variant_name(variant), kernel)
                 .bytes(texture::bytes_moved(size), None)
                 .run(
                     &mut lookup,

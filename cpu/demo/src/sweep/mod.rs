@@ -11,8 +11,10 @@
 //! timed launch, at every size, so that small inputs are read from DRAM as large ones are.
 //! `peers.py --sweep` times its calls the same way.
 //!
-//! Layout: this file (the patterns, their cases, the command), [`measure`] (one runner per
-//! pattern), [`output`] (tables, summary, files and charts), [`peers`] (the peers file).
+//! Layout: this file (what a sweep is, the registry of them, the command), [`measure`] (the
+//! measuring of a case, which each pattern's sweep calls), [`output`] (tables, summary, files
+//! and charts), [`peers`] (the peers file). The sweeps themselves (cases, inputs, checks) are
+//! defined with their patterns ([`Pattern::SWEEPS`](crate::registry::Pattern::SWEEPS)).
 
 mod measure;
 mod output;
@@ -25,96 +27,132 @@ use serde::{Deserialize, Serialize};
 use crate::harness::WARMUP;
 use crate::report::{CeilingRecord, DeviceInfo, SCHEMA_VERSION};
 use crate::timing::{self, CEILING_COPY_BYTES, CEILING_READ_BYTES, ReadCeiling};
-use crate::{Cli, Format};
+use crate::{Format, Options};
 
+pub(crate) use measure::{Sweep, random_floats};
 pub use peers::{GemmTiming, PeerRow, PeerTiming, PeersFile};
 
-/// The patterns a sweep runs, in this order when none is named.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SweepPattern {
-    /// `cpu::reduce::ReduceSum::<SumI32>` (wrapping `i32` sum).
-    ReduceI32,
-    /// `cpu::reduce::ReduceSum::<SumF32>` (`f32` summed in `f32`).
-    ReduceF32,
-    /// `cpu::vector_add::add`.
-    VectorAdd,
-    /// `cpu::transpose::transpose`.
-    Transpose,
-    /// `cpu::convolution::conv1d`.
-    Conv1d,
-    /// `cpu::convolution::conv2d`.
-    Conv2d,
-}
-
-impl SweepPattern {
-    /// Every pattern.
-    pub const ALL: [SweepPattern; 6] = [
-        SweepPattern::ReduceI32,
-        SweepPattern::ReduceF32,
-        SweepPattern::VectorAdd,
-        SweepPattern::Transpose,
-        SweepPattern::Conv1d,
-        SweepPattern::Conv2d,
-    ];
-
+/// One sweep: a library entry point over sizes and shapes, as a pattern defines it
+/// ([`Pattern::SWEEPS`](crate::registry::Pattern::SWEEPS)): its name, what the tables say of it,
+/// its cases, and how one case is measured.
+#[derive(Debug)]
+pub(crate) struct SweepSpec {
     /// The name on the command line, in the tables and in the peers file.
-    pub fn name(self) -> &'static str {
-        match self {
-            SweepPattern::ReduceI32 => "reduce-i32",
-            SweepPattern::ReduceF32 => "reduce-f32",
-            SweepPattern::VectorAdd => "vector-add",
-            SweepPattern::Transpose => "transpose",
-            SweepPattern::Conv1d => "conv1d",
-            SweepPattern::Conv2d => "conv2d",
-        }
-    }
-
+    pub name: &'static str,
     /// The library call timed.
-    pub fn entry_point(self) -> &'static str {
-        match self {
-            SweepPattern::ReduceI32 => "cpu::reduce::ReduceSum::<SumI32>::launch",
-            SweepPattern::ReduceF32 => "cpu::reduce::ReduceSum::<SumF32>::launch",
-            SweepPattern::VectorAdd => "cpu::vector_add::add",
-            SweepPattern::Transpose => "cpu::transpose::transpose",
-            SweepPattern::Conv1d => "cpu::convolution::conv1d",
-            SweepPattern::Conv2d => "cpu::convolution::conv2d",
+    pub entry_point: &'static str,
+    /// The bytes each element moves, in words, for the table titles.
+    pub bytes: &'static str,
+    /// Whether the operation only reads (its ceiling is the read-only stream, not the copy).
+    pub reads_only: bool,
+    /// The mask width a convolution's size sweep runs at (`None` for the others); a sweep
+    /// with one has a second table and chart, by mask width.
+    pub default_width: Option<usize>,
+    /// What the size table's title says of the sizes (`"by size"`, `"by size, 5 x 5 mask"`).
+    pub size_view: &'static str,
+    /// Whether each case is timed beside a device-to-device copy of its own bytes (a column of
+    /// its table).
+    pub same_size_copy: bool,
+    /// The suffix of a case's chart line, for shapes that must not share one (`""`: one line).
+    pub series: fn(&[usize]) -> &'static str,
+    make_cases: fn(&SweepSpec) -> Vec<Case>,
+    measure: fn(&mut Sweep<'_>, Vec<Case>) -> Result<()>,
+}
+
+impl SweepSpec {
+    /// A sweep of `entry_point` moving `bytes` per element over `cases`, each case measured by
+    /// `measure` (through [`Sweep::measure`]).
+    pub(crate) const fn new(
+        name: &'static str,
+        entry_point: &'static str,
+        bytes: &'static str,
+        cases: fn(&SweepSpec) -> Vec<Case>,
+        measure: fn(&mut Sweep<'_>, Vec<Case>) -> Result<()>,
+    ) -> Self {
+        Self {
+            name,
+            entry_point,
+            bytes,
+            reads_only: false,
+            default_width: None,
+            size_view: "by size",
+            same_size_copy: false,
+            series: |_| "",
+            make_cases: cases,
+            measure,
         }
     }
 
-    /// Whether the operation only reads (its ceiling is the read-only stream, not the copy).
-    pub fn reads_only(self) -> bool {
-        matches!(self, SweepPattern::ReduceI32 | SweepPattern::ReduceF32)
+    /// The operation only reads.
+    pub(crate) const fn reads_only(mut self) -> Self {
+        self.reads_only = true;
+        self
     }
 
-    /// The mask width a convolution's size sweep runs at (`None` for the others).
-    pub fn default_width(self) -> Option<usize> {
-        match self {
-            SweepPattern::Conv1d => Some(7),
-            SweepPattern::Conv2d => Some(5),
-            _ => None,
+    /// A convolution: its size sweep at `width`, described as `size_view`, then its mask
+    /// widths (the cases at the shape of the last case).
+    pub(crate) const fn convolution(mut self, width: usize, size_view: &'static str) -> Self {
+        self.default_width = Some(width);
+        self.size_view = size_view;
+        self
+    }
+
+    /// Each case is timed beside a copy of its bytes, and charted on the line `series` names.
+    pub(crate) const fn same_size_copy(mut self, series: fn(&[usize]) -> &'static str) -> Self {
+        self.same_size_copy = true;
+        self.series = series;
+        self
+    }
+
+    /// Every case, in the order they run.
+    pub fn cases(&self) -> Vec<Case> {
+        (self.make_cases)(self)
+    }
+
+    /// A case of this sweep: `[n]` or `[rows, cols]`, and a convolution's mask width.
+    pub fn case(&self, shape: &[usize], width: Option<usize>) -> Case {
+        Case {
+            pattern: self.name.into(),
+            shape: shape.to_vec(),
+            width,
         }
     }
 }
 
-/// The patterns named on the command line, each once, in the order given; every pattern if
-/// none is.
+/// Every sweep of every pattern, in [`PATTERNS`](crate::PATTERNS) order, the read-only ones
+/// (whose ceiling is the read stream) first: the order `demo sweep` runs them when none is
+/// named.
+pub(crate) fn specs() -> impl Iterator<Item = &'static SweepSpec> {
+    let all = || crate::PATTERNS.iter().flat_map(|p| p.sweeps());
+    all()
+        .filter(|s| s.reads_only)
+        .chain(all().filter(|s| !s.reads_only))
+}
+
+/// The sweep named `name`.
+pub(crate) fn find(name: &str) -> Option<&'static SweepSpec> {
+    specs().find(|s| s.name == name)
+}
+
+/// The sweeps named on the command line, each once, in the order given; every sweep if none
+/// is.
 ///
 /// # Errors
 /// One sentence naming an unknown pattern and the known ones.
-pub fn parse_patterns(names: &[String]) -> Result<Vec<SweepPattern>> {
+pub(crate) fn parse_patterns(names: &[String]) -> Result<Vec<&'static SweepSpec>> {
     if names.is_empty() {
-        return Ok(SweepPattern::ALL.to_vec());
+        return Ok(specs().collect());
     }
-    let mut patterns = Vec::new();
+    let mut patterns: Vec<&'static SweepSpec> = Vec::new();
     for name in names {
-        let Some(p) = SweepPattern::ALL.into_iter().find(|p| p.name() == name) else {
-            let known: Vec<&str> = SweepPattern::ALL.iter().map(|p| p.name()).collect();
+        let Some(p) = find(name) else {
+            let known: Vec<&str> = specs().map(|p| p.name).collect();
             bail!(
                 "demo sweep: unknown pattern `{name}` (the sweep knows {})",
                 known.join(", ")
             );
         };
-        if !patterns.contains(&p) {
+        if !patterns.iter().any(|q| q.name == p.name) {
             patterns.push(p);
         }
     }
@@ -125,7 +163,7 @@ pub fn parse_patterns(names: &[String]) -> Result<Vec<SweepPattern>> {
 /// convolution. The key rows and peer timings are matched by.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Case {
-    /// The pattern's [`SweepPattern::name`].
+    /// The sweep's [`SweepSpec::name`].
     pub pattern: String,
     /// `[n]` (1D) or `[rows, cols]` (2D, row-major).
     pub shape: Vec<usize>,
@@ -135,14 +173,6 @@ pub struct Case {
 }
 
 impl Case {
-    fn new(pattern: SweepPattern, shape: &[usize], width: Option<usize>) -> Self {
-        Self {
-            pattern: pattern.name().into(),
-            shape: shape.to_vec(),
-            width,
-        }
-    }
-
     /// Elements (`n`, or `rows x cols`), `None` if the product overflows.
     pub fn elements(&self) -> Option<usize> {
         self.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
@@ -177,56 +207,8 @@ pub fn size_label(n: usize) -> String {
 }
 
 /// Powers of two `2^lo, 2^(lo + step), ..., 2^hi`.
-fn powers(lo: u32, hi: u32, step: usize) -> impl Iterator<Item = usize> {
+pub(crate) fn powers(lo: u32, hi: u32, step: usize) -> impl Iterator<Item = usize> {
     (lo..=hi).step_by(step).map(|k| 1usize << k)
-}
-
-/// Every case of `pattern`, in the order they run. `peers.py --sweep` lists the same ones.
-///
-/// - reductions: 2^16, 2^18, ..., 2^30 elements;
-/// - vector-add: 2^16, 2^18, ..., 2^28;
-/// - transpose: 1024^2 .. 16384^2, then the odd shapes 8191 x 8193, 3 x 8191, 8193 x 7,
-///   16383 x 16385, 4097 x 4095 and the thin 2^24-element 4 x 4194304 and 4194304 x 4;
-/// - conv1d: 2^16 .. 2^28 (x4) at width 7, then widths 1, 3, ..., 31 at 2^26 (7 once);
-/// - conv2d: 1024^2 .. 16384^2 at 5 x 5, then widths 1, 3, ..., 9 at 8192^2 (5 once).
-pub fn cases(pattern: SweepPattern) -> Vec<Case> {
-    let one = |n| Case::new(pattern, &[n], None);
-    match pattern {
-        SweepPattern::ReduceI32 | SweepPattern::ReduceF32 => powers(16, 30, 2).map(one).collect(),
-        SweepPattern::VectorAdd => powers(16, 28, 2).map(one).collect(),
-        SweepPattern::Transpose => {
-            let square = powers(10, 14, 1).map(|s| [s, s]);
-            let odd = [
-                [8191, 8193],
-                [3, 8191],
-                [8193, 7],
-                [16383, 16385],
-                [4097, 4095],
-                [4, 1 << 22],
-                [1 << 22, 4],
-            ];
-            square
-                .chain(odd)
-                .map(|s| Case::new(pattern, &s, None))
-                .collect()
-        }
-        SweepPattern::Conv1d => {
-            let sizes = powers(16, 28, 2).map(|n| Case::new(pattern, &[n], Some(7)));
-            let widths = (1..=31)
-                .step_by(2)
-                .filter(|&w| w != 7)
-                .map(|w| Case::new(pattern, &[1 << 26], Some(w)));
-            sizes.chain(widths).collect()
-        }
-        SweepPattern::Conv2d => {
-            let sizes = powers(10, 14, 1).map(|s| Case::new(pattern, &[s, s], Some(5)));
-            let widths = (1..=9)
-                .step_by(2)
-                .filter(|&w| w != 5)
-                .map(|w| Case::new(pattern, &[8192, 8192], Some(w)));
-            sizes.chain(widths).collect()
-        }
-    }
 }
 
 /// The read-only ceiling as the JSON keeps it: the winner, and every shape tried.
@@ -433,25 +415,32 @@ pub(crate) struct Args<'a> {
     pub patterns: &'a [String],
     /// Skip cases with more elements than this.
     pub max_elements: Option<u64>,
+    /// Only print the cases, as JSON.
+    pub list_cases: bool,
 }
 
-/// `demo sweep`: checks the arguments and reads the peers file before the GPU is touched, then
+/// `demo sweep`: with `--list-cases`, prints the cases and returns; else checks the arguments and reads the peers file before the GPU is touched, then
 /// measures the ceilings and every case, printing as it goes; the summary last; with `--out
 /// DIR`, the files and charts. Fails (after printing everything) if any case disagreed with
 /// the CPU or its entry point returned an error (the other cases still run).
-pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
+pub(crate) fn run(opts: &Options, args: Args) -> Result<()> {
     let patterns = parse_patterns(args.patterns)?;
-    if cli.dump.is_some() || cli.profile.is_some() {
+    if args.list_cases {
+        let cases: Vec<Case> = patterns.iter().flat_map(|p| p.cases()).collect();
+        println!("{}", serde_json::to_string_pretty(&cases)?);
+        return Ok(());
+    }
+    if opts.dump.is_some() || opts.profile.is_some() {
         bail!("demo sweep takes neither --dump nor --profile");
     }
-    let peers = match &cli.peers {
+    let peers = match &opts.peers {
         Some(path) => PeersFile::read(path)?,
         None => PeersFile::default(),
     };
-    let gpu = Gpu::new(cli.device)?;
-    let device = crate::run::device_info(&gpu, cli.device)?;
+    let gpu = Gpu::new(opts.device)?;
+    let device = crate::device::info(&gpu, opts.device)?;
     let say = |text: &str| {
-        if cli.format == Format::Table {
+        if opts.format == Format::Table {
             println!("{text}");
         }
     };
@@ -464,7 +453,7 @@ pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
         device.sm_clock_mhz,
         device.ptx_arch
     ));
-    let reps = cli.reps as usize;
+    let reps = opts.reps as usize;
     let copy = timing::memcpy_ceiling(&gpu, CEILING_COPY_BYTES, WARMUP, reps)
         .context("measuring the copy ceiling")?;
     let read = timing::read_ceiling(&gpu, CEILING_READ_BYTES, WARMUP, reps)
@@ -484,7 +473,7 @@ pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
          checked once against the CPU reference before it is timed"
     );
     say(&format!("method: {method}"));
-    if let Some(p) = &cli.peers {
+    if let Some(p) = &opts.peers {
         say(&format!(
             "peers: {} ({} timings{})",
             p.display(),
@@ -498,7 +487,7 @@ pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
     }
     let mut sweep = measure::Sweep::new(
         &gpu,
-        cli,
+        opts,
         copy,
         fp32,
         &ceilings,
@@ -507,7 +496,7 @@ pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
     )?;
     for pattern in patterns {
         sweep.run(pattern)?;
-        if cli.format == Format::Table {
+        if opts.format == Format::Table {
             for table in output::pattern_tables(pattern, sweep.rows(), sweep.errors(), &ceilings) {
                 println!("\n{}\n{}", table.title, table.markdown());
             }
@@ -521,12 +510,12 @@ pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
         device,
         ceilings,
         method,
-        peers_file: cli.peers.as_ref().map(|p| p.display().to_string()),
+        peers_file: opts.peers.as_ref().map(|p| p.display().to_string()),
         rows,
         skipped,
         errors,
     };
-    match cli.format {
+    match opts.format {
         Format::Table => {
             let summary = output::summary_table(&report);
             println!("\n{}\n{}", summary.title, summary.markdown());
@@ -534,7 +523,7 @@ pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Format::Csv => print!("{}", output::csv(&report.rows)?),
     }
-    if let Some(dir) = &cli.out {
+    if let Some(dir) = &opts.out {
         let files = output::write_files(dir, &report)?;
         eprintln!("wrote {files} files to {}", dir.display());
     }
@@ -565,13 +554,31 @@ pub(crate) fn run(cli: &Cli, args: Args) -> Result<()> {
 mod tests {
     use super::*;
 
+    fn spec(name: &str) -> &'static SweepSpec {
+        find(name).unwrap_or_else(|| panic!("no sweep {name}"))
+    }
+
+    fn names(specs: &[&SweepSpec]) -> Vec<&'static str> {
+        specs.iter().map(|s| s.name).collect()
+    }
+
     #[test]
     fn patterns_parse_in_order_once_and_all_by_default() {
-        assert_eq!(parse_patterns(&[]).unwrap(), SweepPattern::ALL.to_vec());
-        let names = ["conv2d", "reduce-i32", "conv2d"].map(String::from);
         assert_eq!(
-            parse_patterns(&names).unwrap(),
-            [SweepPattern::Conv2d, SweepPattern::ReduceI32]
+            names(&parse_patterns(&[]).unwrap()),
+            [
+                "reduce-i32",
+                "reduce-f32",
+                "vector-add",
+                "transpose",
+                "conv1d",
+                "conv2d"
+            ]
+        );
+        let given = ["conv2d", "reduce-i32", "conv2d"].map(String::from);
+        assert_eq!(
+            names(&parse_patterns(&given).unwrap()),
+            ["conv2d", "reduce-i32"]
         );
         let e = parse_patterns(&["reduce".into()]).unwrap_err().to_string();
         assert_eq!(
@@ -584,21 +591,28 @@ mod tests {
 
     #[test]
     fn the_cases_are_the_ones_asked_for() {
-        let n = |p| -> Vec<usize> { cases(p).iter().map(|c| c.elements().unwrap()).collect() };
+        let n = |p| -> Vec<usize> {
+            spec(p)
+                .cases()
+                .iter()
+                .map(|c| c.elements().unwrap())
+                .collect()
+        };
         assert_eq!(
-            n(SweepPattern::ReduceI32),
+            n("reduce-i32"),
             [16, 18, 20, 22, 24, 26, 28, 30].map(|k| 1usize << k)
         );
+        assert_eq!(n("reduce-f32"), n("reduce-i32"));
         assert_eq!(
-            n(SweepPattern::VectorAdd),
+            n("vector-add"),
             [16, 18, 20, 22, 24, 26, 28].map(|k| 1usize << k)
         );
-        let t = cases(SweepPattern::Transpose);
+        let t = spec("transpose").cases();
         assert_eq!(t.len(), 12);
         assert!(t.iter().any(|c| c.shape == [3, 8191]));
         assert!(t.iter().any(|c| c.shape == [1 << 22, 4]));
         assert_eq!(t[4].label(), "16384 x 16384");
-        let c1 = cases(SweepPattern::Conv1d);
+        let c1 = spec("conv1d").cases();
         assert_eq!(c1.len(), 7 + 15);
         assert_eq!(c1.iter().filter(|c| c.width == Some(7)).count(), 7);
         assert!(
@@ -606,51 +620,60 @@ mod tests {
                 .any(|c| c.shape == [1 << 26] && c.width == Some(31))
         );
         assert_eq!(c1[0].label(), "2^16, w 7");
-        let c2 = cases(SweepPattern::Conv2d);
+        let c2 = spec("conv2d").cases();
         assert_eq!(c2.len(), 5 + 4);
         assert_eq!(c2.last().unwrap().label(), "8192 x 8192, 9 x 9");
-        for p in SweepPattern::ALL {
-            let all = cases(p);
-            for (i, c) in all.iter().enumerate() {
-                assert!(!all[..i].contains(c), "{} twice", c.label());
+    }
+
+    /// Every sweep: a unique name, cases each once and all of that sweep, a convolution's
+    /// widths at one shape (the shape of its last case) and its size sweep at its width.
+    #[test]
+    fn every_sweep_is_well_formed() {
+        let all: Vec<&SweepSpec> = specs().collect();
+        assert!(!all.is_empty());
+        for (i, s) in all.iter().enumerate() {
+            assert!(
+                all[..i].iter().all(|t| t.name != s.name),
+                "{} twice",
+                s.name
+            );
+            if let Some(p) = crate::registry::find(s.name) {
+                let own = p.sweeps().iter().any(|t| t.name == s.name);
+                assert!(own, "{} is another pattern's name", s.name);
+            }
+            let cases = s.cases();
+            assert!(!cases.is_empty(), "{} has no case", s.name);
+            for (j, c) in cases.iter().enumerate() {
+                assert!(!cases[..j].contains(c), "{} {} twice", s.name, c.label());
+                assert_eq!(c.pattern, s.name);
+                assert!(c.elements().is_some_and(|n| n > 0), "{}", c.label());
+                assert_eq!(
+                    c.width.is_some(),
+                    s.default_width.is_some(),
+                    "{}",
+                    c.label()
+                );
+            }
+            if let Some(w) = s.default_width {
+                assert!(cases.iter().any(|c| c.width == Some(w)), "{}", s.name);
             }
         }
     }
 
-    /// `peers.py --sweep` lists the same cases (where python3 is here to ask it).
+    /// What `demo sweep --list-cases` prints (and `peers.py --sweep` reads) is the cases, in
+    /// order, and reads back as them.
     #[test]
-    fn peers_py_times_the_same_cases() {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../xtask/peers/peers.py");
-        let code = "import importlib.util, json, sys\n\
-                    spec = importlib.util.spec_from_file_location('peers', sys.argv[1])\n\
-                    m = importlib.util.module_from_spec(spec)\n\
-                    spec.loader.exec_module(m)\n\
-                    print(json.dumps({p: m.sweep_cases(p) for p in m.SWEEP_PATTERNS}))";
-        let Ok(out) = std::process::Command::new("python3")
-            .args(["-c", code, script])
-            .output()
-        else {
-            return; // no python3 here: run.sh's machines check it
-        };
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+    fn listed_cases_read_back() {
+        let patterns = parse_patterns(&[]).unwrap();
+        let cases: Vec<Case> = patterns.iter().flat_map(|p| p.cases()).collect();
+        let json = serde_json::to_string_pretty(&cases).unwrap();
+        let back: Vec<Case> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, cases);
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            value[0],
+            serde_json::json!({"pattern": "reduce-i32", "shape": [65536], "width": null})
         );
-        /// `(shape, width)` per case, per pattern name.
-        type Listed = std::collections::BTreeMap<String, Vec<(Vec<usize>, Option<usize>)>>;
-        let listed: Listed = serde_json::from_slice(&out.stdout).unwrap();
-        let names: Vec<&str> = listed.keys().map(String::as_str).collect();
-        let mut ours: Vec<&str> = SweepPattern::ALL.iter().map(|p| p.name()).collect();
-        ours.sort();
-        assert_eq!(names, ours);
-        for p in SweepPattern::ALL {
-            let theirs: Vec<Case> = listed[p.name()]
-                .iter()
-                .map(|(shape, width)| Case::new(p, shape, *width))
-                .collect();
-            assert_eq!(theirs, cases(p), "{}", p.name());
-        }
     }
 
     #[test]
@@ -658,7 +681,7 @@ mod tests {
         assert_eq!(size_label(1 << 20), "2^20");
         assert_eq!(size_label(100_003), "100003");
         assert_eq!(size_label(512), "512");
-        let c = Case::new(SweepPattern::Conv2d, &[usize::MAX, 2], Some(3));
+        let c = spec("conv2d").case(&[usize::MAX, 2], Some(3));
         assert_eq!(c.elements(), None);
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::{Case, CaseError, Ceilings, Row, SweepPattern, SweepReport};
+use super::{Case, CaseError, Ceilings, Row, SweepReport, SweepSpec, specs};
 use crate::report::{ChartKind, Measurement, Section, Table, chart};
 use crate::timing::Timing;
 
@@ -71,16 +71,16 @@ fn pct(x: f64) -> String {
 
 /// Whether `case` of `pattern` belongs in a table: for a convolution `by_width` picks the
 /// mask-width sweep (at its one shape), else the size sweep (at the default width).
-fn in_view(pattern: SweepPattern, case: &Case, by_width: bool) -> bool {
-    if case.pattern != pattern.name() {
+fn in_view(pattern: &SweepSpec, case: &Case, by_width: bool) -> bool {
+    if case.pattern != pattern.name {
         return false;
     }
-    let Some(width) = pattern.default_width() else {
+    let Some(width) = pattern.default_width else {
         return !by_width;
     };
     if by_width {
         // The width sweep's shape: the shape of the last case (the widths come last).
-        super::cases(pattern).last().map(|c| &c.shape) == Some(&case.shape)
+        pattern.cases().last().map(|c| &c.shape) == Some(&case.shape)
     } else {
         case.width == Some(width)
     }
@@ -88,12 +88,12 @@ fn in_view(pattern: SweepPattern, case: &Case, by_width: bool) -> bool {
 
 /// The rows of `pattern` a table shows ([`in_view`]), by width or by size for a convolution,
 /// in the order run for the others.
-fn table_rows(pattern: SweepPattern, rows: &[Row], by_width: bool) -> Vec<&Row> {
+fn table_rows<'r>(pattern: &SweepSpec, rows: &'r [Row], by_width: bool) -> Vec<&'r Row> {
     let mut picked: Vec<&Row> = rows
         .iter()
         .filter(|r| in_view(pattern, &r.case, by_width))
         .collect();
-    if pattern.default_width().is_some() {
+    if pattern.default_width.is_some() {
         if by_width {
             picked.sort_by_key(|r| r.case.width);
         } else {
@@ -106,12 +106,12 @@ fn table_rows(pattern: SweepPattern, rows: &[Row], by_width: bool) -> Vec<&Row> 
 /// The tables of `pattern` (one; two for a convolution), from the rows measured so far; the
 /// cases that ended in an error close their table.
 pub(super) fn pattern_tables(
-    pattern: SweepPattern,
+    pattern: &SweepSpec,
     rows: &[Row],
     errors: &[CaseError],
     c: &Ceilings,
 ) -> Vec<Table> {
-    let views: &[bool] = if pattern.default_width().is_some() {
+    let views: &[bool] = if pattern.default_width.is_some() {
         &[false, true]
     } else {
         &[false]
@@ -136,42 +136,27 @@ pub(super) fn pattern_tables(
 }
 
 fn table(
-    pattern: SweepPattern,
+    pattern: &SweepSpec,
     rows: &[&Row],
     errors: &[&CaseError],
     c: &Ceilings,
     by_width: bool,
 ) -> Table {
-    let conv = pattern.default_width().is_some();
+    let conv = pattern.default_width.is_some();
     let (id, what) = match (conv, by_width) {
-        (true, true) => (format!("{}-widths", pattern.name()), "by mask width"),
-        (true, false) => (
-            pattern.name().to_string(),
-            if pattern == SweepPattern::Conv1d {
-                "by size, mask width 7"
-            } else {
-                "by size, 5 x 5 mask"
-            },
-        ),
-        _ => (pattern.name().to_string(), "by size"),
+        (true, true) => (format!("{}-widths", pattern.name), "by mask width"),
+        (true, false) => (pattern.name.to_string(), pattern.size_view),
+        _ => (pattern.name.to_string(), "by size"),
     };
-    let bytes = match pattern {
-        SweepPattern::ReduceI32 | SweepPattern::ReduceF32 => "4 bytes read per element",
-        SweepPattern::VectorAdd => "12 bytes per element: 2 reads + 1 write",
-        _ => "8 bytes per element: 1 read + 1 write",
-    };
+    let bytes = pattern.bytes;
     let reps = rows.first().map_or(0, |r| r.reps);
     let mut title = format!(
         "{} {what}: {}, median of {reps} reps, L2 flushed before each; GB/s = {bytes} / median; \
          % of copy {:.1}, read-only {:.1}, theoretical {:.1} GB/s; {SPEED}, against the fastest \
          peer at that size",
-        pattern.name(),
-        pattern.entry_point(),
-        c.copy.gbps,
-        c.read.gbps,
-        c.theoretical_gbps
+        pattern.name, pattern.entry_point, c.copy.gbps, c.read.gbps, c.theoretical_gbps
     );
-    let transpose = pattern == SweepPattern::Transpose;
+    let transpose = pattern.same_size_copy;
     if transpose {
         title.push_str(
             "; % of same-size copy = a device-to-device memcpy of the same bytes, timed the same way, \
@@ -200,7 +185,7 @@ fn table(
     if transpose {
         header.push("% of same-size copy");
     }
-    if pattern.reads_only() {
+    if pattern.reads_only {
         header.push("% of read-only");
     }
     header.push("% of theoretical");
@@ -225,7 +210,7 @@ fn table(
                     .map_or("-".into(), |c| pct(c.percent)),
             );
         }
-        if pattern.reads_only() {
+        if pattern.reads_only {
             cells.push(pct(r.percent_of_read));
         }
         cells.push(pct(r.percent_of_theoretical));
@@ -289,21 +274,21 @@ pub(super) fn summary_table(report: &SweepReport) -> Table {
             "verdict",
         ],
     );
-    for p in SweepPattern::ALL {
+    for p in specs() {
         let mine: Vec<&Row> = report
             .rows
             .iter()
-            .filter(|r| r.case.pattern == p.name())
+            .filter(|r| r.case.pattern == p.name)
             .collect();
         let skips = report
             .skipped
             .iter()
-            .filter(|s| s.case.pattern == p.name())
+            .filter(|s| s.case.pattern == p.name)
             .count();
         let errors = report
             .errors
             .iter()
-            .filter(|e| e.case.pattern == p.name())
+            .filter(|e| e.case.pattern == p.name)
             .count();
         if mine.is_empty() && skips == 0 && errors == 0 {
             continue;
@@ -329,7 +314,7 @@ pub(super) fn summary_table(report: &SweepReport) -> Table {
             verdict.push(format!("ERROR ({errors})"));
         }
         t.row([
-            p.name().to_string(),
+            p.name.to_string(),
             (mine.len() + errors).to_string(),
             skips.to_string(),
             ratios.len().to_string(),
@@ -440,7 +425,7 @@ pub(super) fn markdown(report: &SweepReport) -> String {
         ceilings_text(&report.ceilings),
         report.method
     );
-    for p in SweepPattern::ALL {
+    for p in specs() {
         for t in pattern_tables(p, &report.rows, &report.errors, &report.ceilings) {
             md.push_str(&format!(
                 "\n## {}\n\n{}\n\n{}\n",
@@ -471,14 +456,14 @@ pub(super) fn markdown(report: &SweepReport) -> String {
 }
 
 /// The chart tables: per pattern GB/s against elements (log2), ours and each peer as lines
-/// (transpose: one line per kind of shape, [`transpose_series`]), the ceilings as reference lines;
+/// (a sweep with [`SweepSpec::series`], the transpose: one line per kind of shape), the ceilings as reference lines;
 /// for a convolution also GB/s against the mask width.
 pub(super) fn chart_section(report: &SweepReport) -> Section {
     let c = &report.ceilings;
     let mut section = Section::new("sweep");
-    for p in SweepPattern::ALL {
+    for p in specs() {
         for by_width in [false, true] {
-            if by_width && p.default_width().is_none() {
+            if by_width && p.default_width.is_none() {
                 continue;
             }
             let rows = table_rows(p, &report.rows, by_width);
@@ -487,7 +472,7 @@ pub(super) fn chart_section(report: &SweepReport) -> Section {
             }
             let (id, kind) = if by_width {
                 (
-                    format!("{}-widths", p.name()),
+                    format!("{}-widths", p.name),
                     ChartKind::Sweep {
                         x_label: "mask width (taps per dimension)".into(),
                         log2_x: false,
@@ -495,7 +480,7 @@ pub(super) fn chart_section(report: &SweepReport) -> Section {
                 )
             } else {
                 (
-                    p.name().to_string(),
+                    p.name.to_string(),
                     ChartKind::Sweep {
                         x_label: "elements".into(),
                         log2_x: true,
@@ -512,11 +497,7 @@ pub(super) fn chart_section(report: &SweepReport) -> Section {
                 } else {
                     r.elements as f64
                 };
-                let suffix = if p == SweepPattern::Transpose {
-                    transpose_series(&r.case.shape)
-                } else {
-                    ""
-                };
+                let suffix = (p.series)(&r.case.shape);
                 let ours = Timing {
                     median_ms: r.median_ms,
                     min_ms: r.min_ms,
@@ -549,17 +530,6 @@ pub(super) fn chart_section(report: &SweepReport) -> Section {
     section
 }
 
-/// The chart line a transpose shape belongs to (its suffix): square, odd near-square, wide
-/// (at most 8 rows) or tall (at most 8 columns), so that no line holds two shapes of one size.
-fn transpose_series(shape: &[usize]) -> &'static str {
-    match *shape {
-        [rows, cols] if rows == cols => "",
-        [rows, cols] if rows.min(cols) <= 8 && rows < cols => " (wide: <= 8 rows)",
-        [rows, cols] if rows.min(cols) <= 8 => " (tall: <= 8 columns)",
-        _ => " (odd, near-square)",
-    }
-}
-
 /// Writes `sweep.json`, `sweep.csv`, `sweep.md` and `charts/sweep-<table>.{svg,png}` into
 /// `dir`, each whole or not at all; returns the number of files.
 pub(super) fn write_files(dir: &Path, report: &SweepReport) -> Result<usize> {
@@ -585,6 +555,10 @@ mod tests {
     use super::super::{FloorRecord, GemmTiming, PeerTiming, ReadRecord, SameSizeCopy, Skipped};
     use super::*;
     use crate::report::{CeilingRecord, DeviceInfo};
+
+    fn spec(name: &str) -> &'static SweepSpec {
+        super::super::find(name).unwrap()
+    }
 
     fn ceilings() -> Ceilings {
         Ceilings {
@@ -617,9 +591,9 @@ mod tests {
         }
     }
 
-    fn row(pattern: SweepPattern, shape: &[usize], width: Option<usize>, ms: f64) -> Row {
+    fn row(pattern: &str, shape: &[usize], width: Option<usize>, ms: f64) -> Row {
         let case = Case {
-            pattern: pattern.name().into(),
+            pattern: pattern.into(),
             shape: shape.to_vec(),
             width,
         };
@@ -646,7 +620,7 @@ mod tests {
                 bound: "memory".into(),
                 ratio: 2.0,
             }),
-            same_size_copy: (pattern == SweepPattern::Transpose).then_some(SameSizeCopy {
+            same_size_copy: (pattern == "transpose").then_some(SameSizeCopy {
                 median_ms: 0.9 * ms,
                 percent: 90.0,
             }),
@@ -665,13 +639,13 @@ mod tests {
 
     fn report() -> SweepReport {
         let mut rows = vec![
-            row(SweepPattern::ReduceF32, &[1 << 16], None, 0.01),
-            row(SweepPattern::ReduceF32, &[1 << 18], None, 0.02),
-            row(SweepPattern::Transpose, &[1024, 1024], None, 0.01),
-            row(SweepPattern::Transpose, &[3, 8191], None, 0.01),
-            row(SweepPattern::Conv1d, &[1 << 16], Some(7), 0.01),
-            row(SweepPattern::Conv1d, &[1 << 26], Some(7), 0.2),
-            row(SweepPattern::Conv1d, &[1 << 26], Some(3), 0.2),
+            row("reduce-f32", &[1 << 16], None, 0.01),
+            row("reduce-f32", &[1 << 18], None, 0.02),
+            row("transpose", &[1024, 1024], None, 0.01),
+            row("transpose", &[3, 8191], None, 0.01),
+            row("conv1d", &[1 << 16], Some(7), 0.01),
+            row("conv1d", &[1 << 26], Some(7), 0.2),
+            row("conv1d", &[1 << 26], Some(3), 0.2),
         ];
         rows[1].peers.clear();
         rows[0].peers[0].median_ms = 0.005;
@@ -707,7 +681,7 @@ mod tests {
     #[test]
     fn tables_have_the_columns_asked_for() {
         let r = report();
-        let t = pattern_tables(SweepPattern::ReduceF32, &r.rows, &r.errors, &r.ceilings);
+        let t = pattern_tables(spec("reduce-f32"), &r.rows, &r.errors, &r.ceilings);
         assert_eq!(t.len(), 1);
         let h = &t[0].header;
         for col in [
@@ -730,7 +704,7 @@ mod tests {
             t[0].rows[1][h.iter().position(|c| c == "peer").unwrap()],
             "-"
         );
-        let conv = pattern_tables(SweepPattern::Conv1d, &r.rows, &r.errors, &r.ceilings);
+        let conv = pattern_tables(spec("conv1d"), &r.rows, &r.errors, &r.ceilings);
         assert_eq!(conv.len(), 2, "by size and by width");
         assert!(conv[0].header.iter().any(|c| c == "ours/floor"));
         let peak = conv[0]
@@ -747,7 +721,7 @@ mod tests {
             "{}",
             conv[0].title
         );
-        let t = pattern_tables(SweepPattern::Transpose, &r.rows, &r.errors, &r.ceilings);
+        let t = pattern_tables(spec("transpose"), &r.rows, &r.errors, &r.ceilings);
         let same = t[0]
             .header
             .iter()
@@ -759,7 +733,7 @@ mod tests {
         assert_eq!(conv[1].rows.len(), 2, "the 2^26 rows");
         assert_eq!(conv[1].rows[0][0], "2^26, w 3", "sorted by width");
         assert!(
-            !pattern_tables(SweepPattern::VectorAdd, &r.rows, &r.errors, &r.ceilings)
+            !pattern_tables(spec("vector-add"), &r.rows, &r.errors, &r.ceilings)
                 .iter()
                 .any(|t| !t.rows.is_empty())
         );
@@ -778,7 +752,7 @@ mod tests {
         let transpose = s.rows.iter().find(|row| row[0] == "transpose").unwrap();
         assert_eq!(transpose[1], "3", "two measured, one error");
         assert_eq!(transpose[8], "ERROR (1)");
-        let t = pattern_tables(SweepPattern::Transpose, &r.rows, &r.errors, &r.ceilings);
+        let t = pattern_tables(spec("transpose"), &r.rows, &r.errors, &r.ceilings);
         let last = t[0].rows.last().unwrap();
         assert_eq!(last[0], "4194304 x 4");
         assert_eq!(last.last().unwrap(), "ERROR: grid too large");
