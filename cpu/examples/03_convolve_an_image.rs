@@ -7,7 +7,7 @@
 //!
 //! Run: `cargo run --release -p cpu --example 03_convolve_an_image` (needs an NVIDIA GPU).
 
-use cpu::convolution::{self, Mask1d, Mask2d, NamedMask, reference_1d, reference_2d};
+use cpu::convolution::{self, Mask1d, Mask2d, reference_1d, reference_2d};
 use cpu::{Gpu, verify};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -24,8 +24,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let d_image = gpu.upload(&image)?;
 
     // Two 2D masks and a 1D mask alive at once, used by three threads with streams of their own.
-    let (w, sobel) = NamedMask::SobelX.values();
-    let (g, gauss) = NamedMask::Gaussian5.values();
+    // Sobel, horizontal derivative; a 5 x 5 Gaussian, binomial weights [1 4 6 4 1] / 16 squared.
+    let (w, sobel) = (3, vec![-1.0, 0.0, 1.0, -2.0, 0.0, 2.0, -1.0, 0.0, 1.0]);
+    let binomial = [1.0f32, 4.0, 6.0, 4.0, 1.0];
+    let (g, gauss): (usize, Vec<f32>) = (
+        5,
+        binomial
+            .iter()
+            .flat_map(|a| binomial.iter().map(move |b| a * b / 256.0))
+            .collect(),
+    );
     let edges = Mask2d::new(&gpu, &sobel, w)?;
     let blur = Mask2d::new(&gpu, &gauss, g)?;
     let smooth = Mask1d::new(&gpu, &[0.25, 0.5, 0.25])?;

@@ -135,16 +135,6 @@ pub fn covering_2d(
     })
 }
 
-/// `"8 x 128"` for a 1D launch, `"(256,256) x (32,32)"` for a 2D one.
-pub fn describe(cfg: &LaunchConfig) -> String {
-    let dims = |(x, y, z): (u32, u32, u32)| match (y, z) {
-        (1, 1) => x.to_string(),
-        (_, 1) => format!("({x},{y})"),
-        _ => format!("({x},{y},{z})"),
-    };
-    format!("{} x {}", dims(cfg.grid_dim), dims(cfg.block_dim))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,16 +192,5 @@ mod tests {
             ),
             "{err}"
         );
-    }
-
-    #[test]
-    fn describes_launches() {
-        assert_eq!(describe(&linear(8, 128, 0)), "8 x 128");
-        let cfg = LaunchConfig {
-            grid_dim: (256, 256, 1),
-            block_dim: (32, 32, 1),
-            shared_mem_bytes: 0,
-        };
-        assert_eq!(describe(&cfg), "(256,256) x (32,32)");
     }
 }

@@ -11,9 +11,7 @@ use crate::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 use crate::timing::{self, Ceiling, Floor, Fp32Throughput};
 use anyhow::{Context, Result, bail};
 use cpu::Gpu;
-use cpu::convolution::{
-    self, Comparison, Mask1d, Mask2d, NamedMask, Reference, Variant1d, Variant2d,
-};
+use cpu::convolution::{self, Comparison, Mask1d, Mask2d, Reference, Variant1d, Variant2d};
 use cpu::launch::{VEC4_ALIGNMENT, is_aligned};
 use cpu::verify::Mismatch;
 use rand::rngs::StdRng;
@@ -838,9 +836,78 @@ fn slice(r: &Reference, from: usize, to: usize) -> Reference {
     }
 }
 
+/// Named 2D masks for filtering images (`demo conv2d --mask`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub(crate) enum NamedMask {
+    /// 1 x 1 identity.
+    Identity,
+    /// 3 x 3 box blur (all 1/9).
+    Box3,
+    /// 5 x 5 box blur.
+    Box5,
+    /// 5 x 5 Gaussian, binomial weights `[1 4 6 4 1]^T [1 4 6 4 1] / 256`.
+    Gaussian5,
+    /// 7 x 7 Gaussian, binomial weights `[1 6 15 20 15 6 1]` outer product `/ 4096`.
+    Gaussian7,
+    /// 3 x 3 sharpen: `5` at the centre, `-1` at the four neighbours.
+    Sharpen3,
+    /// 3 x 3 Sobel, horizontal derivative (responds to vertical edges).
+    SobelX,
+    /// 3 x 3 Sobel, vertical derivative (responds to horizontal edges).
+    SobelY,
+    /// 3 x 3 Laplacian (4-neighbour).
+    Laplacian3,
+}
+
+impl NamedMask {
+    /// `(width, row-major values)`.
+    pub(crate) fn values(self) -> (usize, Vec<f32>) {
+        let outer = |v: &[f32], norm: f32| -> Vec<f32> {
+            v.iter()
+                .flat_map(|a| v.iter().map(move |b| a * b / norm))
+                .collect()
+        };
+        match self {
+            NamedMask::Identity => (1, vec![1.0]),
+            NamedMask::Box3 => (3, vec![1.0 / 9.0; 9]),
+            NamedMask::Box5 => (5, vec![1.0 / 25.0; 25]),
+            NamedMask::Gaussian5 => (5, outer(&[1.0, 4.0, 6.0, 4.0, 1.0], 256.0)),
+            NamedMask::Gaussian7 => (7, outer(&[1.0, 6.0, 15.0, 20.0, 15.0, 6.0, 1.0], 4096.0)),
+            NamedMask::Sharpen3 => (3, vec![0.0, -1.0, 0.0, -1.0, 5.0, -1.0, 0.0, -1.0, 0.0]),
+            NamedMask::SobelX => (3, vec![-1.0, 0.0, 1.0, -2.0, 0.0, 2.0, -1.0, 0.0, 1.0]),
+            NamedMask::SobelY => (3, vec![-1.0, -2.0, -1.0, 0.0, 0.0, 0.0, 1.0, 2.0, 1.0]),
+            NamedMask::Laplacian3 => (3, vec![0.0, 1.0, 0.0, 1.0, -4.0, 1.0, 0.0, 1.0, 0.0]),
+        }
+    }
+
+    /// Whether the mask is a derivative (its weights sum to 0): its output is signed and is
+    /// shown as a magnitude.
+    pub(crate) fn is_derivative(self) -> bool {
+        matches!(
+            self,
+            NamedMask::SobelX | NamedMask::SobelY | NamedMask::Laplacian3
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn named_masks_are_well_formed() {
+        for m in <NamedMask as clap::ValueEnum>::value_variants() {
+            let (w, v) = m.values();
+            assert_eq!(v.len(), w * w);
+            assert!(convolution::validate_mask_width(2, w).is_ok());
+            let sum: f32 = v.iter().sum();
+            if m.is_derivative() {
+                assert!(sum.abs() < 1e-6, "{m:?}");
+            } else {
+                assert!((sum - 1.0).abs() < 1e-5, "{m:?}");
+            }
+        }
+    }
 
     #[test]
     fn the_convolutions_sanitize_every_vec4_width() {

@@ -4,9 +4,9 @@
 use std::mem::size_of;
 
 use anyhow::{Result, bail};
+use cpu::Gpu;
 use cpu::convolution::Comparison;
 use cpu::verify::Mismatch;
-use cpu::{Gpu, launch};
 use cudarc::driver::LaunchConfig;
 
 use crate::report::Measurement;
@@ -233,7 +233,7 @@ impl<V: Verdict> Trial<V> {
 
     /// The "grid x block" cell.
     pub fn grid_block(&self) -> String {
-        launch::describe(&self.cfg)
+        describe(&self.cfg)
     }
 
     /// The verdict cell: `PASS` or `FAIL: <first mismatch>`.
@@ -364,9 +364,30 @@ impl Speedups {
     }
 }
 
+/// `"8 x 128"` for a 1D launch, `"(256,256) x (32,32)"` for a 2D one.
+pub(crate) fn describe(cfg: &LaunchConfig) -> String {
+    let dims = |(x, y, z): (u32, u32, u32)| match (y, z) {
+        (1, 1) => x.to_string(),
+        (_, 1) => format!("({x},{y})"),
+        _ => format!("({x},{y},{z})"),
+    };
+    format!("{} x {}", dims(cfg.grid_dim), dims(cfg.block_dim))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn describes_launches() {
+        assert_eq!(describe(&cpu::launch::linear(8, 128, 0)), "8 x 128");
+        let cfg = LaunchConfig {
+            grid_dim: (256, 256, 1),
+            block_dim: (32, 32, 1),
+            shared_mem_bytes: 0,
+        };
+        assert_eq!(describe(&cfg), "(256,256) x (32,32)");
+    }
 
     #[test]
     fn footprint_sums_arrays() {

@@ -530,7 +530,7 @@ fn gpu_table(
                     kernel.variant.list_kind(),
                     list.entries()
                 ),
-                cpu::launch::describe(&cfg),
+                crate::harness::describe(&cfg),
                 format!("{:.4}", t.median_ms),
                 format!("{:.1}", best_cpu_s / s),
                 format!("{:.1}", serial_s / s),

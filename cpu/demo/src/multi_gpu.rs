@@ -48,11 +48,40 @@ pub(crate) struct MultiGpu {
     max_bytes: u64,
 }
 
+/// What `demo multi-gpu` runs, for `demo list` and the registry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub(crate) enum Variant {
+    /// [`ShardedSum`](multi_gpu::ShardedSum): `reduce_sum_f32_f64` per shard, then NCCL's all-reduce of the partials.
+    ShardedSum,
+    /// [`GpuGroup::all_reduce_sum`](multi_gpu::GpuGroup::all_reduce_sum): NCCL's all-reduce (its own kernels).
+    NcclAllReduce,
+    /// [`ring`](multi_gpu::ring): the lab's ring over peer copies and `add_into`.
+    RingAllReduce,
+}
+
+impl Variant {
+    /// Every variant.
+    pub(crate) const ALL: [Variant; 3] = [
+        Variant::ShardedSum,
+        Variant::NcclAllReduce,
+        Variant::RingAllReduce,
+    ];
+
+    /// The lab's kernels it launches (none for NCCL's all-reduce).
+    pub(crate) fn kernel_names(self) -> &'static [&'static str] {
+        match self {
+            Variant::ShardedSum => const { &[gpu::reduce::sum::reduce_sum_f32_f64.name()] },
+            Variant::NcclAllReduce => &[],
+            Variant::RingAllReduce => const { &[gpu::multi_gpu::kernels::add_into.name()] },
+        }
+    }
+}
+
 impl Pattern for MultiGpu {
     const NAME: &'static str = "multi-gpu";
 
     fn variants() -> Vec<VariantInfo> {
-        kernels_each(&multi_gpu::Variant::ALL, |v| v.kernel_names().to_vec())
+        kernels_each(&Variant::ALL, |v| v.kernel_names().to_vec())
     }
 
     fn sanitize() -> Vec<String> {

@@ -100,7 +100,7 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize) -> Result<()> {
                     .seed_version()
                     .map_or("-".into(), |v| format!("v{v}")),
                 variant.idea().to_string(),
-                cpu::launch::describe(&trial.cfg),
+                crate::harness::describe(&trial.cfg),
                 format!("{ms:.4}"),
                 step.map_or("-".into(), |x| format!("{x:.2}")),
                 cumulative.map_or("-".into(), |x| format!("{x:.1}")),

@@ -68,7 +68,7 @@ mod reference;
 pub use conv1d::{Variant1d, conv1d, conv1d_values, conv1d_with, run_1d};
 pub use conv2d::{Variant2d, conv2d, conv2d_values, conv2d_with, run_2d};
 pub use gpu::convolution::{MAX_MASK_WIDTH, MAX_MASK_WIDTH_2D};
-pub use mask::{Mask1d, Mask2d, NamedMask, validate_mask_width};
+pub use mask::{Mask1d, Mask2d, validate_mask_width};
 pub use reference::{
     Comparison, RELATIVE_TOLERANCE, Reference, bytes_moved, compare, reference_1d, reference_2d,
 };

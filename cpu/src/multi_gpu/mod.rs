@@ -78,36 +78,6 @@ use crate::reduce::{ReduceSum, SumF32F64, reference};
 
 pub use ring::{RingAllReduce, ring_all_reduce_sum};
 
-/// What `demo multi-gpu` runs, for listings and the registry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-pub enum Variant {
-    /// [`ShardedSum`]: `reduce_sum_f32_f64` per shard, then NCCL's all-reduce of the partials.
-    ShardedSum,
-    /// [`GpuGroup::all_reduce_sum`]: NCCL's all-reduce (its own kernels).
-    NcclAllReduce,
-    /// [`ring`]: the lab's ring over peer copies and `add_into`.
-    RingAllReduce,
-}
-
-impl Variant {
-    /// Every variant.
-    pub const ALL: [Variant; 3] = [
-        Variant::ShardedSum,
-        Variant::NcclAllReduce,
-        Variant::RingAllReduce,
-    ];
-
-    /// The lab's kernels it launches (none for NCCL's all-reduce).
-    pub fn kernel_names(self) -> &'static [&'static str] {
-        match self {
-            Variant::ShardedSum => const { &[gpu::reduce::sum::reduce_sum_f32_f64.name()] },
-            Variant::NcclAllReduce => &[],
-            Variant::RingAllReduce => const { &[gpu::multi_gpu::kernels::add_into.name()] },
-        }
-    }
-}
-
 /// The environment variable that switches NCCL's NVLink SHARP (NVLS) algorithms, and the value
 /// the lab keeps it at.
 pub const NVLS_ENV: (&str, &str) = ("NCCL_NVLS_ENABLE", "0");

@@ -226,18 +226,6 @@ impl Variant {
         self != Variant::Copy
     }
 
-    /// The seed's version number and its time for 8192 x 8192 on the author's laptop (nvprof).
-    pub fn seed(self) -> Option<(u32, f64)> {
-        match self {
-            Variant::TransposeNaiveCol => Some((1, 66.586)),
-            Variant::TransposeNaiveRow => Some((2, 50.46)),
-            Variant::TransposeSharedTile => Some((3, 41.09)),
-            Variant::TransposeL1_8x32 => Some((4, 43.32)),
-            Variant::TransposeL1_4x32 => Some((5, 41.35)),
-            _ => None,
-        }
-    }
-
     /// The variant [`transpose`] runs for a `rows x cols` matrix whose buffers both start on a
     /// 16-byte boundary if `aligned`:
     /// - [`Variant::TransposeThinVec4`] for thin aligned shapes (4 x 4 register blocks, where a

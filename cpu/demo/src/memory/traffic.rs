@@ -1008,7 +1008,7 @@ fn read_stream_table(gpu: &Gpu, opts: &Options, ceiling: &Ceiling) -> Result<Tab
                 shape.in_flight.loads().to_string(),
                 shape.blocks_per_sm.to_string(),
                 kernel.to_string(),
-                cpu::launch::describe(launch),
+                crate::harness::describe(launch),
                 format!("{:.3}", t.median_ms),
                 format!("{gbps:.1}"),
                 format!("{:.1}%", ceiling.percent(gbps)),

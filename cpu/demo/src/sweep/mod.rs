@@ -239,14 +239,14 @@ impl From<&ReadCeiling> for ReadRecord {
             gbps: r.ceiling.gbps,
             reps: r.ceiling.timing.reps,
             shape: r.shape.describe(),
-            launch: cpu::launch::describe(&r.launch),
+            launch: crate::harness::describe(&r.launch),
             tried: r
                 .tried
                 .iter()
                 .map(|(s, l, t)| {
                     (
                         s.describe(),
-                        cpu::launch::describe(l),
+                        crate::harness::describe(l),
                         t.median_ms,
                         t.gbps(bytes),
                     )

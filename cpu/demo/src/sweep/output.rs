@@ -248,7 +248,7 @@ fn table(
 
 /// `"1056 x 256"`, `"(256,256) x (32,8)"`.
 fn launch(r: &Row) -> String {
-    cpu::launch::describe(&cudarc::driver::LaunchConfig {
+    crate::harness::describe(&cudarc::driver::LaunchConfig {
         grid_dim: (r.grid[0], r.grid[1], r.grid[2]),
         block_dim: (r.block[0], r.block[1], r.block[2]),
         shared_mem_bytes: 0,
