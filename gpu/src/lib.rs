@@ -34,6 +34,7 @@ pub mod memory;
 pub mod multi_gpu;
 pub mod reduce;
 pub mod saxpy;
+pub mod scan;
 pub mod smoke;
 pub mod transpose;
 pub mod vector_add;

@@ -90,7 +90,7 @@
 //! | `misc::profiler_counter` | PTX `pmevent` takes an immediate; 0.2.2 passes a register |
 //! | `atomic::intrinsics` | raw wrappers, several of which `ptxas` rejects (`atom.sub`, `atom.and.f32`, `atom.inc` without its operand); [`atomic::mid`] and [`atomic_add`] and its siblings cover them |
 //! | `rt` | commented out in 0.2.2 (work in progress) |
-//! | `cg` (cooperative groups), warp shuffles, votes and matches (`warp_shuffle_*`, `warp_vote_*`, `warp_match_*`, `activemask`, `warp_reduce`) | not in 0.2.2: later cuda_std, on git; the shuffles are [`shfl_down_sync`] and its siblings, a block vote is [`syncthreads_or`] |
+//! | `cg` (cooperative groups), warp shuffles, votes and matches (`warp_shuffle_*`, `warp_vote_*`, `warp_match_*`, `activemask`, `warp_reduce`) | not in 0.2.2: later cuda_std, on git; the shuffles are [`shfl_down_sync`] and its siblings, the warp vote [`ballot_sync`], a block vote is [`syncthreads_or`] |
 
 #![no_std]
 #![cfg_attr(
@@ -170,7 +170,9 @@ pub use shared::{DynamicShared, SharedArray};
 #[doc(hidden)]
 pub use shared::{shared_window, static_shared_host};
 pub use sync::{syncthreads, syncthreads_or, syncwarp, threadfence, threadfence_block};
-pub use warp::{WarpShuffle, shfl_down_sync, shfl_idx_sync, shfl_up_sync, shfl_xor_sync};
+pub use warp::{
+    WarpShuffle, ballot_sync, shfl_down_sync, shfl_idx_sync, shfl_up_sync, shfl_xor_sync,
+};
 
 /// Plain data a kernel may take by value: copied bit for bit into the launch's parameter
 /// space (rust-cuda's `DeviceCopy`).

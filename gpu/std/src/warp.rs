@@ -129,3 +129,23 @@ pub fn shfl_xor_sync<T: WarpShuffle>(mask: u32, value: T, lane_mask: u32) -> T {
 pub fn shfl_idx_sync<T: WarpShuffle>(mask: u32, value: T, src_lane: u32) -> T {
     value.shuffle(Mode::Idx, mask, src_lane)
 }
+
+/// `__ballot_sync(mask, predicate)`: a word whose bit `i` is set when lane `i` (named in
+/// `mask`) passed `true` (PTX `vote.sync.ballot.b32`). Every lane gets the same word: the
+/// warp-wide "which lanes" of a look-back or a stream compaction.
+///
+/// Every lane named in `mask` must execute the same ballot (as for the shuffles).
+#[inline(always)]
+#[crate::gpu_only]
+pub fn ballot_sync(mask: u32, predicate: bool) -> u32 {
+    let word: u32;
+    // SAFETY: `vote.sync` reads only registers; the lanes agree on `mask` (a mismatch is
+    // undefined in CUDA too and reported by compute-sanitizer's synccheck).
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {w}, p, {m}; }}",
+            w = out(reg32) word, v = in(reg32) predicate as u32, m = in(reg32) mask,
+            options(nomem, nostack));
+    }
+    word
+}

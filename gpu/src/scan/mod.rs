@@ -1,0 +1,172 @@
+//! Prefix scan (prefix sum): `y[i] = x[0] + ... + x[i]` (inclusive) or `x[0] + ... + x[i - 1]`
+//! (exclusive), the ladder of *Programming Massively Parallel Processors* (Hwu, Kirk and El
+//! Hajj, 4th ed., ch. 11) up to Merrill and Garland's single-pass scan with decoupled
+//! look-back ("Single-pass Parallel Prefix Scan with Decoupled Look-back", NVIDIA, 2016).
+//!
+//! - [`ladder`]: the textbook kernels on `i32`: Kogge-Stone in one block, Kogge-Stone with
+//!   double buffering, Brent-Kung, the coarsened three-phase block scan (each scans the
+//!   section of one block and leaves the section's total), the add-back kernel of the
+//!   hierarchical scan, and the stream-based single-pass scan (each block waits for its left
+//!   neighbour's prefix).
+//! - [`lookback`]: the single-pass scan with decoupled look-back on `i32`, `u32` and `f32`, the
+//!   version to call: 16-byte loads, 16 elements per thread, warp-shuffle scans, and a warp
+//!   that looks back over the status words of up to 32 earlier tiles at a time.
+//!
+//! This module holds what host and device share: block sizes, sections and tiles, and the
+//! layout of the look-back's status words.
+
+pub mod ladder;
+pub mod lookback;
+
+use gpu_std::{FULL_MASK, WarpShuffle, shfl_up_sync, shfl_xor_sync};
+
+/// Threads per block (and elements per section) of the Kogge-Stone kernels.
+pub const KOGGE_STONE_BLOCK: u32 = 1024;
+/// Threads per block of the Brent-Kung kernel; its section is twice as long.
+pub const BRENT_KUNG_BLOCK: u32 = 512;
+/// Threads per block of the coarsened three-phase kernel and the stream-based scan.
+pub const COARSENED_BLOCK: u32 = 256;
+/// Elements each thread of the coarsened kernel scans sequentially (its sub-section).
+pub const COARSENED_ITEMS: usize = 16;
+/// Elements per section of the coarsened kernel and the stream-based scan (4096).
+pub const COARSENED_SECTION: usize = COARSENED_BLOCK as usize * COARSENED_ITEMS;
+/// Threads per block of the add-back kernel of the hierarchical scan.
+pub const ADD_SUMS_BLOCK: u32 = 256;
+
+/// Threads per block of the look-back scan (8 warps).
+pub const LOOKBACK_BLOCK: u32 = 256;
+/// 16-byte vectors (4 elements each) every thread of the look-back scan loads.
+pub const LOOKBACK_VECTORS: usize = 4;
+/// Elements per warp of the look-back scan (512).
+pub const LOOKBACK_WARP_ITEMS: usize = 32 * 4 * LOOKBACK_VECTORS;
+/// Elements per tile (one block) of the look-back scan (4096, 16 KiB of 32-bit elements).
+pub const LOOKBACK_TILE: usize = LOOKBACK_BLOCK as usize * 4 * LOOKBACK_VECTORS;
+
+/// Status of a tile whose aggregate (the sum of its own elements) is published.
+pub const STATUS_AGGREGATE: u64 = 1;
+/// Status of a tile whose inclusive prefix (the sum of every element up to its end) is
+/// published.
+pub const STATUS_PREFIX: u64 = 2;
+/// Bits of the launch's epoch in a status word: a word is valid only for the launch whose
+/// epoch it carries, so a workspace is reused without clearing it (epochs run from 1 to
+/// `2^EPOCH_BITS - 1`; the host clears the status words when they wrap).
+pub const EPOCH_BITS: u32 = 30;
+/// The largest epoch a launch may pass.
+pub const MAX_EPOCH: u32 = (1 << EPOCH_BITS) - 1;
+
+/// A status word: the value's 32 bits in bits 0..32, the status in bits 32..34, the epoch in
+/// bits 34..64. One 64-bit word, written and read as one single-copy-atomic access, so a
+/// reader that sees the status also sees the value it was published with.
+#[inline(always)]
+pub const fn pack_status(status: u64, epoch: u32, value_bits: u32) -> u64 {
+    ((epoch as u64) << 34) | (status << 32) | value_bits as u64
+}
+
+/// The element types and their addition: wrapping for the integers (the same bits as the
+/// CPU's `wrapping_add`), IEEE for `f32`.
+pub(crate) trait ScanOp: Copy + WarpShuffle {
+    /// The additive identity (also what a partial tile reads past the end).
+    const ZERO: Self;
+    /// `a + b`.
+    fn add(a: Self, b: Self) -> Self;
+    /// The element whose 32 bits are `bits`.
+    fn from_bits(bits: u32) -> Self;
+    /// The element's 32 bits.
+    fn to_bits(self) -> u32;
+}
+
+macro_rules! scan_int {
+    ($($t:ty),*) => {$(
+        impl ScanOp for $t {
+            const ZERO: Self = 0;
+            #[inline(always)]
+            fn add(a: Self, b: Self) -> Self {
+                a.wrapping_add(b)
+            }
+            #[inline(always)]
+            fn from_bits(bits: u32) -> Self {
+                bits as Self
+            }
+            #[inline(always)]
+            fn to_bits(self) -> u32 {
+                self as u32
+            }
+        }
+    )*};
+}
+scan_int!(i32, u32);
+
+impl ScanOp for f32 {
+    const ZERO: Self = 0.0;
+    #[inline(always)]
+    fn add(a: Self, b: Self) -> Self {
+        a + b
+    }
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        f32::from_bits(bits)
+    }
+    #[inline(always)]
+    fn to_bits(self) -> u32 {
+        f32::to_bits(self)
+    }
+}
+
+/// Inclusive scan across the 32 lanes of a warp (Kogge-Stone with `shfl.sync.up`, five steps):
+/// lane `l` returns `v_0 + ... + v_l`. Every lane of the warp must call it.
+#[inline(always)]
+pub(crate) fn warp_inclusive<S: ScanOp>(mut v: S, lane: u32) -> S {
+    let mut delta = 1;
+    while delta < 32 {
+        let up = shfl_up_sync(FULL_MASK, v, delta);
+        if lane >= delta {
+            v = S::add(up, v);
+        }
+        delta *= 2;
+    }
+    v
+}
+
+/// The sum of the 32 lanes' values, in every lane (butterfly with `shfl.sync.bfly`). Every
+/// lane of the warp must call it.
+#[inline(always)]
+pub(crate) fn warp_total<S: ScanOp>(mut v: S) -> S {
+    let mut mask = 16;
+    while mask > 0 {
+        v = S::add(v, shfl_xor_sync(FULL_MASK, v, mask));
+        mask /= 2;
+    }
+    v
+}
+
+/// This thread's index in the block, the block's size and the block's index, as `usize`.
+#[inline(always)]
+fn coordinates() -> (usize, usize, usize) {
+    use gpu_std::{block_dim, block_idx, thread_idx};
+    (
+        thread_idx().x as usize,
+        block_dim().x as usize,
+        block_idx().x as usize,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_words_keep_value_status_and_epoch_apart() {
+        let w = pack_status(STATUS_PREFIX, MAX_EPOCH, u32::MAX);
+        assert_eq!(w as u32, u32::MAX);
+        assert_eq!((w >> 32) & 3, STATUS_PREFIX);
+        assert_eq!((w >> 34) as u32, MAX_EPOCH);
+        assert_eq!(pack_status(STATUS_AGGREGATE, 1, 0) >> 32, 0b101);
+    }
+
+    #[test]
+    fn tiles_are_whole_warps_of_vectors() {
+        assert_eq!(LOOKBACK_TILE, 4096);
+        assert_eq!(LOOKBACK_TILE, LOOKBACK_WARP_ITEMS * (LOOKBACK_BLOCK as usize / 32));
+        assert_eq!(COARSENED_SECTION, 4096);
+    }
+}
