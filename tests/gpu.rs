@@ -44,6 +44,7 @@ modules![
     convolution,
     entry_points,
     cuda_std_style,
+    scan,
     md,
     multi_gpu,
 ];

@@ -39,6 +39,7 @@ pub mod launch;
 pub mod multi_gpu;
 pub mod ptx;
 pub mod reduce;
+pub mod scan;
 pub mod transpose;
 pub mod vector_add;
 pub mod verify;

@@ -257,7 +257,7 @@ def sweep_peers(torch, args, dev, lib, timed):
             n *= d
         # Bytes of the tensors (conv: room for cuDNN's workspace too).
         need = {"vector-add": 12 * n, "transpose": 8 * n, "conv1d": 12 * n,
-                "conv2d": 12 * n}.get(pattern, 4 * n)
+                "conv2d": 12 * n, "scan-i32": 20 * n, "scan-f32": 8 * n}.get(pattern, 4 * n)
         why = None
         if args.max_elements is not None and n > args.max_elements:
             why = f"more than --max-elements {args.max_elements}"
@@ -315,7 +315,8 @@ def fp32_gemm(torch, dev, lib, timed, uniform, reps, k=8192):
 
 # The sweeps this script has a peer for (`sweep_case`); the demo's other sweeps are listed as
 # skipped.
-PEER_PATTERNS = ("reduce-i32", "reduce-f32", "vector-add", "transpose", "conv1d", "conv2d")
+PEER_PATTERNS = ("reduce-i32", "reduce-f32", "vector-add", "transpose", "conv1d", "conv2d",
+                 "scan-i32", "scan-f32")
 
 
 def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cupy_lib, gen, dev):
@@ -342,6 +343,28 @@ def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cu
                 timed(lambda: torch.sum(x, dtype=torch.int32), flush=True))
         else:
             row("torch.sum", "torch.sum(x)", timed(lambda: torch.sum(x), flush=True))
+    elif pattern in ("scan-i32", "scan-f32"):
+        # Inclusive prefix sums into a preallocated output. torch.cumsum of int32 returns
+        # int64 (8 bytes written per element, not 4): its only int32 form; CuPy's int32 cumsum
+        # stays int32 (CUB's DeviceScan when CuPy's CUB accelerator is on).
+        if pattern == "scan-i32":
+            x = torch.randint(-1000, 1000, (n,), generator=gen, device=dev, dtype=torch.int32)
+            out = torch.empty(n, device=dev, dtype=torch.int64)
+            row("torch.cumsum", "torch.cumsum(x, 0, out=out) (int32 -> int64)",
+                timed(lambda: torch.cumsum(x, 0, out=out), flush=True))
+            del out
+        else:
+            x = uniform(n)
+            out = torch.empty_like(x)
+            row("torch.cumsum", "torch.cumsum(x, 0, out=out)",
+                timed(lambda: torch.cumsum(x, 0, out=out), flush=True))
+            del out
+        if cupy is not None:
+            cx = cupy.asarray(x)
+            cout = cupy.empty_like(cx)
+            row("cupy.cumsum", "cupy.cumsum(x, out=out)",
+                timed(lambda: cupy.cumsum(cx, out=cout), flush=True), library=cupy_lib)
+            del cx, cout
     elif pattern == "vector-add":
         x, y = uniform(n), uniform(n)
         z = torch.empty_like(x)

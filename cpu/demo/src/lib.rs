@@ -29,6 +29,7 @@ pub mod registry;
 pub mod report;
 mod report_files;
 mod run;
+mod scan;
 mod smoke;
 mod square_sum;
 pub mod sweep;
@@ -52,6 +53,7 @@ pub static PATTERNS: &[PatternInfo] = &[
     PatternInfo::of::<transpose::Transpose>(),
     PatternInfo::of::<reduce::Reduce>(),
     PatternInfo::of::<square_sum::SquareSum>(),
+    PatternInfo::of::<scan::Scan>(),
     PatternInfo::of::<convolution::Conv1d>(),
     PatternInfo::of::<convolution::Conv2d>(),
     PatternInfo::of::<md::Md>(),

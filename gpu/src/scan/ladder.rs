@@ -133,7 +133,14 @@ pub unsafe fn scan_brent_kung(input: *const i32, output: *mut i32, n: usize, sum
     // guarded by `< n`; `bid < gridDim.x` indexes `sums`.
     unsafe {
         for j in [tid, tid + block] {
-            xy.write(j, if start + j < n { *input.add(start + j) } else { 0 });
+            xy.write(
+                j,
+                if start + j < n {
+                    *input.add(start + j)
+                } else {
+                    0
+                },
+            );
         }
         let mut stride = 1;
         while stride <= block {

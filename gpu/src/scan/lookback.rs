@@ -19,8 +19,8 @@
 //! runs at the speed of the copy it has to do.
 
 use super::{
-    LOOKBACK_BLOCK, LOOKBACK_VECTORS, LOOKBACK_WARP_ITEMS, STATUS_AGGREGATE, STATUS_PREFIX,
-    ScanOp, pack_status, warp_inclusive, warp_total,
+    LOOKBACK_BLOCK, LOOKBACK_VECTORS, LOOKBACK_WARP_ITEMS, STATUS_AGGREGATE, STATUS_PREFIX, ScanOp,
+    pack_status, warp_inclusive, warp_total,
 };
 use core::sync::atomic::Ordering;
 use gpu_std::atomic::mid::{atomic_load_64_device, atomic_store_64_device};
@@ -79,7 +79,7 @@ unsafe fn lookback<S: ScanOp>(
         let seg = base + warp * LOOKBACK_WARP_ITEMS;
         let full = base + super::LOOKBACK_TILE <= n;
         let vectors = ((input as usize | output as usize) & 15) == 0;
-        let in_place = input as usize == output as usize;
+        let in_place = core::ptr::eq(input, output.cast_const());
 
         // Load: vector k of lane l holds elements seg + 4 (32 k + l) .. + 4.
         let mut x = [[S::ZERO; 4]; V];
@@ -157,7 +157,11 @@ unsafe fn lookback<S: ScanOp>(
                         );
                         let flag = (word >> 32) & 3;
                         let ready = (word >> 34) as u32 == epoch && flag != 0;
-                        (ready, ready && flag == STATUS_PREFIX, S::from_bits(word as u32))
+                        (
+                            ready,
+                            ready && flag == STATUS_PREFIX,
+                            S::from_bits(word as u32),
+                        )
                     } else {
                         // Before tile 0: nothing to add (tile 0 is always a prefix, so the
                         // nearest prefix is found before these lanes count).

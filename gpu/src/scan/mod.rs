@@ -166,7 +166,10 @@ mod tests {
     #[test]
     fn tiles_are_whole_warps_of_vectors() {
         assert_eq!(LOOKBACK_TILE, 4096);
-        assert_eq!(LOOKBACK_TILE, LOOKBACK_WARP_ITEMS * (LOOKBACK_BLOCK as usize / 32));
+        assert_eq!(
+            LOOKBACK_TILE,
+            LOOKBACK_WARP_ITEMS * (LOOKBACK_BLOCK as usize / 32)
+        );
         assert_eq!(COARSENED_SECTION, 4096);
     }
 }

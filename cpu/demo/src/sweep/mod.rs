@@ -571,6 +571,8 @@ mod tests {
                 "reduce-f32",
                 "vector-add",
                 "transpose",
+                "scan-i32",
+                "scan-f32",
                 "conv1d",
                 "conv2d"
             ]
@@ -584,7 +586,7 @@ mod tests {
         assert_eq!(
             e,
             "demo sweep: unknown pattern `reduce` (the sweep knows reduce-i32, reduce-f32, \
-             vector-add, transpose, conv1d, conv2d)"
+             vector-add, transpose, scan-i32, scan-f32, conv1d, conv2d)"
         );
         assert!(!e.contains('\n'), "one sentence: {e}");
     }

@@ -1,0 +1,302 @@
+//! Prefix scan (prefix sum) of device memory: the entry points to call, the textbook ladder,
+//! and their CPU references.
+//!
+//! # Calling it
+//! ```no_run
+//! use cpu::{Gpu, scan};
+//!
+//! # fn main() -> cpu::Result<()> {
+//! let gpu = Gpu::new(0)?; // or Gpu::from_stream(your_stream)?
+//! let x = gpu.upload(&[3i32, 1, 4, 1, 5])?;
+//! let mut y = gpu.zeros::<i32>(5)?;
+//! scan::inclusive_sum(&gpu, &x, &mut y)?; // [3, 4, 8, 9, 14], queued on gpu's stream
+//! scan::exclusive_sum(&gpu, &x, &mut y)?; // [0, 3, 4, 8, 9]
+//! let mut data = gpu.upload(&[0.5f32; 1000])?;
+//! scan::inclusive_sum_in_place(&gpu, &mut data.slice_mut(10..))?; // any view
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! - [`inclusive_sum`], [`exclusive_sum`] and their `_in_place` forms: one launch of the
+//!   single-pass scan with decoupled look-back (`gpu::scan::lookback`, Merrill and Garland
+//!   2016), for `i32` and `u32` (wrapping, exact) and `f32`, any length (0 included), on the
+//!   caller's views and stream, no host synchronisation. The tile status words live in a
+//!   [`ScanWorkspace`] the [`Gpu`] handle keeps for its stream (the first call of a type
+//!   allocates, later calls reuse it; it grows with the longest input); a workspace of your own
+//!   does the same without the handle's lock.
+//! - [`ladder`]: the textbook steps (*Programming Massively Parallel Processors*, ch. 11):
+//!   Kogge-Stone, double-buffered Kogge-Stone, Brent-Kung and the coarsened three-phase block
+//!   scans, the hierarchical scan, the stream-based scan, and the look-back scan, on `i32`.
+//! - [`reference`]: the CPU scans and the bound `f32` results are checked with.
+
+pub mod ladder;
+pub mod reference;
+
+use std::marker::PhantomData;
+
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
+use gpu::scan::{self as k, lookback};
+
+use crate::context::Gpu;
+use crate::error::{Error, Result, expect_len};
+use crate::kernel::{DeviceAddress, Kernel};
+use crate::launch;
+
+/// The look-back scan kernel of element type `T`: `(input: *const T, output: *mut T, n: usize,
+/// status: *mut u64, counter: *mut u32, epoch: u32, exclusive: u32)`.
+pub type LookbackKernel<T> = Kernel<(*const T, *mut T, usize, *mut u64, *mut u32, u32, u32)>;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for i32 {}
+    impl Sealed for u32 {}
+    impl Sealed for f32 {}
+}
+
+/// An element type the scan adds: `i32` and `u32` (wrapping, as `wrapping_add`) and `f32`.
+pub trait ScanElement: DeviceRepr + Copy + Default + Send + 'static + sealed::Sealed {
+    /// The look-back kernel for this type.
+    const KERNEL: LookbackKernel<Self>;
+}
+
+impl ScanElement for i32 {
+    const KERNEL: LookbackKernel<i32> = lookback::scan_lookback_i32;
+}
+impl ScanElement for u32 {
+    const KERNEL: LookbackKernel<u32> = lookback::scan_lookback_u32;
+}
+impl ScanElement for f32 {
+    const KERNEL: LookbackKernel<f32> = lookback::scan_lookback_f32;
+}
+
+/// Inclusive or exclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `y[i] = x[0] + ... + x[i]`.
+    Inclusive,
+    /// `y[i] = x[0] + ... + x[i - 1]` (`y[0] = 0`).
+    Exclusive,
+}
+
+/// `y = inclusive prefix sum of x`, queued on `gpu`'s stream: `output[i] = input[0] + ... +
+/// input[i]`. `input` and `output` are any device memory of `gpu`'s context of the same
+/// length (a `CudaSlice` or a view). One launch of the look-back scan (blocks of
+/// [`LOOKBACK_BLOCK`](k::LOOKBACK_BLOCK) threads, one per tile of
+/// [`LOOKBACK_TILE`](k::LOOKBACK_TILE) elements); 16-byte loads and stores where both views
+/// start on a 16-byte boundary, 4-byte ones otherwise. An empty input launches nothing.
+///
+/// Integers wrap as `wrapping_add` (exact). `f32`: the additions happen in an order that
+/// depends on the look-back's timing, so the last bits may differ between runs; the error of
+/// `output[i]` is at most `(tile(i) + 64) * f32::EPSILON * (|x[0]| + ... + |x[i]|)` (see
+/// [`reference::f32_bound`]). NaN and infinities propagate.
+///
+/// Uses the scan workspace `gpu` keeps for its stream ([`ScanWorkspace`]), made or grown on
+/// first need.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if the lengths differ; [`Error::WrongContext`] if a buffer lives
+/// in another context; [`Error::GridTooLarge`] beyond `(2^31 - 1) * 4096` elements;
+/// [`Error::OutOfMemory`] for the workspace; [`Error::Driver`] if the launch fails.
+pub fn inclusive_sum<T: ScanElement>(
+    gpu: &Gpu,
+    input: &impl DevicePtr<T>,
+    output: &mut impl DevicePtrMut<T>,
+) -> Result<()> {
+    gpu.with_workspace(ScanWorkspace::<T>::new, |ws| {
+        ws.scan(gpu, Kind::Inclusive, input, output)
+    })
+}
+
+/// `y = exclusive prefix sum of x`: `output[i] = input[0] + ... + input[i - 1]`, `output[0] =
+/// 0`. As [`inclusive_sum`] otherwise.
+///
+/// # Errors
+/// As [`inclusive_sum`].
+pub fn exclusive_sum<T: ScanElement>(
+    gpu: &Gpu,
+    input: &impl DevicePtr<T>,
+    output: &mut impl DevicePtrMut<T>,
+) -> Result<()> {
+    gpu.with_workspace(ScanWorkspace::<T>::new, |ws| {
+        ws.scan(gpu, Kind::Exclusive, input, output)
+    })
+}
+
+/// [`inclusive_sum`] of `data` into itself (each tile is read before it is written, by the
+/// same block).
+///
+/// # Errors
+/// As [`inclusive_sum`].
+pub fn inclusive_sum_in_place<T: ScanElement>(
+    gpu: &Gpu,
+    data: &mut impl DevicePtrMut<T>,
+) -> Result<()> {
+    gpu.with_workspace(ScanWorkspace::<T>::new, |ws| {
+        ws.scan_in_place(gpu, Kind::Inclusive, data)
+    })
+}
+
+/// [`exclusive_sum`] of `data` into itself.
+///
+/// # Errors
+/// As [`inclusive_sum`].
+pub fn exclusive_sum_in_place<T: ScanElement>(
+    gpu: &Gpu,
+    data: &mut impl DevicePtrMut<T>,
+) -> Result<()> {
+    gpu.with_workspace(ScanWorkspace::<T>::new, |ws| {
+        ws.scan_in_place(gpu, Kind::Exclusive, data)
+    })
+}
+
+/// The look-back scan's scratch: one 64-bit status word per tile (the tile's aggregate or
+/// inclusive prefix, tagged with the launch's epoch) and the tile ticket. Launches on one
+/// workspace pass consecutive epochs, so the status words are never cleared between them
+/// (only when the 30-bit epoch wraps, once in about 10^9 launches); the ticket counter is left
+/// at 0 by every launch. It grows to the longest input it has scanned (8 bytes per 4096
+/// elements: 2 MiB for 2^30).
+///
+/// One workspace serves one launch at a time: cudarc's stream synchronisation orders launches
+/// that share it, also across streams. For concurrent scans on several streams use one
+/// workspace per stream (as the handles of [`Gpu::with_new_stream`] do).
+pub struct ScanWorkspace<T> {
+    status: CudaSlice<u64>,
+    counter: CudaSlice<u32>,
+    epoch: u32,
+    element: PhantomData<fn() -> T>,
+}
+
+impl<T: ScanElement> ScanWorkspace<T> {
+    /// A workspace for inputs up to 2^20 elements (it grows when a longer one comes).
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`]; [`Error::Driver`] if an allocation fails.
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        Self::with_capacity(gpu, 1 << 20)
+    }
+
+    /// A workspace for inputs up to `n` elements without growing.
+    ///
+    /// # Errors
+    /// As [`ScanWorkspace::new`].
+    pub fn with_capacity(gpu: &Gpu, n: usize) -> Result<Self> {
+        Ok(Self {
+            status: gpu.zeros(n.div_ceil(k::LOOKBACK_TILE).max(1))?,
+            counter: gpu.zeros(1)?,
+            epoch: 0,
+            element: PhantomData,
+        })
+    }
+
+    /// Queues `output = scan of input` ([`inclusive_sum`] or [`exclusive_sum`]) on this
+    /// workspace.
+    ///
+    /// # Errors
+    /// As [`inclusive_sum`].
+    pub fn scan(
+        &mut self,
+        gpu: &Gpu,
+        kind: Kind,
+        input: &impl DevicePtr<T>,
+        output: &mut impl DevicePtrMut<T>,
+    ) -> Result<()> {
+        gpu.check_buffer("input", input)?;
+        gpu.check_buffer("output", output)?;
+        let n = input.len();
+        expect_len("output", n, output.len())?;
+        let Some((grid, epoch)) = self.prepare(gpu, n)? else {
+            return Ok(());
+        };
+        let cfg = launch::linear(grid, k::LOOKBACK_BLOCK, 0);
+        // SAFETY: `T::KERNEL` takes `(input: *const T, output: *mut T, n, status: *mut u64,
+        // counter: *mut u32, epoch, exclusive)`; `input` and `output` are views of `n`
+        // elements (checked) in `gpu`'s context (checked), aligned for `T`, and do not overlap
+        // (one is borrowed mutably while the other is borrowed); `status` holds at least
+        // `grid` words, none tagged with the fresh `epoch` (`prepare`); `counter` is 0 (zeroed
+        // at allocation, left 0 by each launch) and cudarc orders the launches that share it.
+        unsafe {
+            gpu.launch(
+                T::KERNEL,
+                cfg,
+                (
+                    input,
+                    output,
+                    n,
+                    &mut self.status,
+                    &mut self.counter,
+                    epoch,
+                    (kind == Kind::Exclusive) as u32,
+                ),
+            )
+        }
+    }
+
+    /// Queues the scan of `data` into itself.
+    ///
+    /// # Errors
+    /// As [`inclusive_sum`].
+    pub fn scan_in_place(
+        &mut self,
+        gpu: &Gpu,
+        kind: Kind,
+        data: &mut impl DevicePtrMut<T>,
+    ) -> Result<()> {
+        gpu.check_buffer("data", data)?;
+        let n = data.len();
+        let Some((grid, epoch)) = self.prepare(gpu, n)? else {
+            return Ok(());
+        };
+        let cfg = launch::linear(grid, k::LOOKBACK_BLOCK, 0);
+        let data = gpu.bind_mut(data);
+        // SAFETY: the address is `data`'s, valid for `n` elements on `gpu`'s stream while
+        // `data` (bound for writing, which records the launch's use) lives.
+        let input = unsafe { DeviceAddress::<T>::new(data.address(), n, gpu.stream()) };
+        // SAFETY: as in `scan`, with `input` and `output` the same address, which the kernel
+        // allows (each tile is read, then written, by one block, through the coherent path).
+        unsafe {
+            gpu.launch(
+                T::KERNEL,
+                cfg,
+                (
+                    &input,
+                    data,
+                    n,
+                    &mut self.status,
+                    &mut self.counter,
+                    epoch,
+                    (kind == Kind::Exclusive) as u32,
+                ),
+            )
+        }
+    }
+
+    /// The grid for `n` elements and the launch's epoch, after growing the status words if
+    /// needed and clearing them when the epoch wraps; `None` for `n == 0`.
+    fn prepare(&mut self, gpu: &Gpu, n: usize) -> Result<Option<(u32, u32)>> {
+        if n == 0 {
+            return Ok(None);
+        }
+        let kernel = T::KERNEL.name();
+        let grid = launch::blocks_to_cover(kernel, n, k::LOOKBACK_TILE as u64)?;
+        if grid as usize > self.status.len() {
+            self.status = gpu.zeros(grid as usize)?;
+            self.epoch = 0;
+        }
+        if self.epoch >= k::MAX_EPOCH {
+            gpu.stream()
+                .memset_zeros(&mut self.status)
+                .map_err(|source| Error::Driver {
+                    during: format!("{kernel}: clearing the tile status words"),
+                    source,
+                })?;
+            self.epoch = 0;
+        }
+        self.epoch += 1;
+        Ok(Some((grid, self.epoch)))
+    }
+}
+
+/// Bytes the scan of `n` 4-byte elements must move: each element read once and written once.
+pub fn bytes_moved(n: usize) -> u64 {
+    8 * n as u64
+}

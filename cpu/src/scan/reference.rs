@@ -1,0 +1,138 @@
+//! CPU references of the scans and the bound `f32` results are checked with.
+
+use super::Kind;
+use crate::verify::Mismatch;
+
+/// Sequential scan of `i32` (wrapping, as the GPU's integer add: wrapping addition is
+/// associative, so every order of the GPU's adds gives these bits).
+pub fn scan_i32(input: &[i32], kind: Kind) -> Vec<i32> {
+    scan_with(input, kind, 0, i32::wrapping_add)
+}
+
+/// Sequential scan of `u32` (wrapping).
+pub fn scan_u32(input: &[u32], kind: Kind) -> Vec<u32> {
+    scan_with(input, kind, 0, u32::wrapping_add)
+}
+
+/// Each section of `section` elements scanned on its own (inclusive, `i32`): what the ladder's
+/// block scans write (section `b` of the output is the inclusive scan of section `b` of the
+/// input).
+pub fn section_scan_i32(input: &[i32], section: usize) -> Vec<i32> {
+    input
+        .chunks(section.max(1))
+        .flat_map(|c| scan_i32(c, Kind::Inclusive))
+        .collect()
+}
+
+fn scan_with<T: Copy>(input: &[T], kind: Kind, zero: T, add: impl Fn(T, T) -> T) -> Vec<T> {
+    let mut acc = zero;
+    input
+        .iter()
+        .map(|&x| {
+            let before = acc;
+            acc = add(acc, x);
+            match kind {
+                Kind::Inclusive => acc,
+                Kind::Exclusive => before,
+            }
+        })
+        .collect()
+}
+
+/// The `f32` scan in `f64` and, for each output, the sum of the magnitudes of the elements it
+/// adds (the scale of its rounding error).
+pub fn scan_f32(input: &[f32], kind: Kind) -> (Vec<f64>, Vec<f64>) {
+    let (mut sum, mut mag) = (0.0f64, 0.0f64);
+    input
+        .iter()
+        .map(|&x| {
+            let before = (sum, mag);
+            sum += x as f64;
+            mag += (x as f64).abs();
+            match kind {
+                Kind::Inclusive => (sum, mag),
+                Kind::Exclusive => before,
+            }
+        })
+        .unzip()
+}
+
+/// The bound of the look-back scan's `f32` output `i`: `(tile(i) + 64) * f32::EPSILON *
+/// magnitude`, with `tile(i) = i / LOOKBACK_TILE` and `magnitude` the sum of `|x[j]|` over the
+/// elements it adds.
+///
+/// Derivation: every output is a sum of its elements in some order, so its error is at most
+/// (to first order) the depth of the longest chain of dependent roundings times `EPSILON`
+/// times the sum of the magnitudes. Inside a tile the chain is 3 (a thread's vector) + 5 (the
+/// warp scan) + 4 (the warp's vectors) + 8 (the warps) + 3 (the offset and the element), under
+/// 32; across tiles, each inclusive prefix is an earlier tile's prefix plus aggregates, each
+/// aggregate a tree of at most 32 adds within its tile, and the look-back adds windows of 32
+/// in a tree of 5: at most one rounding per earlier tile on the chain, plus 32.
+pub fn f32_bound(index: usize, magnitude: f64) -> f64 {
+    let tile = (index / gpu::scan::LOOKBACK_TILE) as f64;
+    (tile + 64.0) * f32::EPSILON as f64 * magnitude
+}
+
+/// Compares a GPU `f32` scan with the `f64` reference under [`f32_bound`] (plus the smallest
+/// normal `f32` as an absolute floor); NaN passes only where the reference is NaN, an infinity
+/// only where the reference is the same infinity.
+pub fn check_f32(got: &[f32], input: &[f32], kind: Kind) -> Result<(), Mismatch> {
+    let (expected, magnitude) = scan_f32(input, kind);
+    if got.len() != expected.len() {
+        return Err(Mismatch {
+            index: got.len().min(expected.len()),
+            got: format!("{} elements", got.len()),
+            expected: format!("{} elements", expected.len()),
+            count: got.len().abs_diff(expected.len()),
+        });
+    }
+    let ok = |i: usize, g: f32, e: f64| {
+        if e.is_nan() {
+            g.is_nan()
+        } else if e.is_infinite() {
+            g as f64 == e
+        } else {
+            (g as f64 - e).abs() <= f32_bound(i, magnitude[i]) + f32::MIN_POSITIVE as f64
+        }
+    };
+    let mut bad = got
+        .iter()
+        .zip(&expected)
+        .enumerate()
+        .filter(|&(i, (&g, &e))| !ok(i, g, e));
+    match bad.next() {
+        None => Ok(()),
+        Some((index, (g, e))) => Err(Mismatch {
+            index,
+            got: format!("{g:?}"),
+            expected: format!("{e:?} (bound {:e})", f32_bound(index, magnitude[index])),
+            count: 1 + bad.count(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inclusive_and_exclusive_are_one_apart() {
+        let x = [3, 1, 4, 1, 5];
+        assert_eq!(scan_i32(&x, Kind::Inclusive), [3, 4, 8, 9, 14]);
+        assert_eq!(scan_i32(&x, Kind::Exclusive), [0, 3, 4, 8, 9]);
+        assert_eq!(scan_u32(&[u32::MAX, 2], Kind::Inclusive), [u32::MAX, 1]);
+        assert_eq!(section_scan_i32(&[1, 1, 1, 1, 1], 2), [1, 2, 1, 2, 1]);
+    }
+
+    #[test]
+    fn the_f32_check_fails_outside_the_bound() {
+        let x = vec![1.0f32; 10_000];
+        let mut got: Vec<f32> = (1..=10_000).map(|i| i as f32).collect();
+        assert!(check_f32(&got, &x, Kind::Inclusive).is_ok());
+        got[5000] += 1.0;
+        let err = check_f32(&got, &x, Kind::Inclusive).unwrap_err();
+        assert_eq!(err.index, 5000);
+        got[5000] = f32::NAN;
+        assert!(check_f32(&got, &x, Kind::Inclusive).is_err());
+    }
+}

@@ -1,0 +1,347 @@
+//! GPU trials of the prefix scan: the look-back entry points for `i32`, `u32` and `f32`,
+//! inclusive and exclusive, out of place and in place, on aligned and misaligned views; the
+//! look-back under stress (many launches on one workspace, concurrent scans on several
+//! streams, 2^31 + 7 elements); every ladder step; and the refusals of bad input (buffers of
+//! another context are refused by `Gpu::check_buffer`, tried in `soundness`).
+
+use cpu::scan::{self, Kind, ScanElement, ladder, reference};
+use cpu::{Error, Gpu};
+use lab_tests::{expect_err, fast_floats, gpu, gpu_trial, large_memory, seed_for};
+use libtest_mimic::Trial;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Lengths around the tile (4096), the warp's run (512) and the vector (4).
+const LENGTHS: [(&str, usize); 12] = [
+    ("empty", 0),
+    ("one", 1),
+    ("3", 3),
+    ("31", 31),
+    ("513", 513),
+    ("tile_minus_1", 4095),
+    ("tile", 4096),
+    ("tile_plus_1", 4097),
+    ("two_tiles_plus_5", 8197),
+    ("prime_100003", 100_003),
+    ("2e20_plus_7", (1 << 20) + 7),
+    ("many_tiles_2e24_plus_3", (1 << 24) + 3),
+];
+
+fn random_i32(seed: u64, n: usize) -> Vec<i32> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut v = vec![0i32; n];
+    rng.fill(&mut v[..]);
+    v
+}
+
+fn random_u32(seed: u64, n: usize) -> Vec<u32> {
+    random_i32(seed, n).into_iter().map(|x| x as u32).collect()
+}
+
+/// How a trial hands the data to the entry point.
+#[derive(Clone, Copy, Debug)]
+enum Placement {
+    /// Separate input and output buffers.
+    OutOfPlace,
+    /// One buffer, scanned in place.
+    InPlace,
+    /// Views that start one element into their buffers (4-byte loads only).
+    Misaligned,
+}
+
+/// Runs the entry point for `kind` and `placement` on `input`, with the output poisoned first,
+/// and downloads the result.
+fn run_scan<T: ScanElement>(
+    gpu: &Gpu,
+    input: &[T],
+    kind: Kind,
+    placement: Placement,
+    poison: T,
+) -> cpu::Result<Vec<T>> {
+    let n = input.len();
+    let name = T::KERNEL.name();
+    match placement {
+        Placement::OutOfPlace => {
+            let d_in = gpu.upload(input)?;
+            let mut d_out = gpu.poisoned(n, poison)?;
+            match kind {
+                Kind::Inclusive => scan::inclusive_sum(gpu, &d_in, &mut d_out)?,
+                Kind::Exclusive => scan::exclusive_sum(gpu, &d_in, &mut d_out)?,
+            }
+            gpu.download(&d_out, name)
+        }
+        Placement::InPlace => {
+            let mut d = gpu.upload(input)?;
+            match kind {
+                Kind::Inclusive => scan::inclusive_sum_in_place(gpu, &mut d)?,
+                Kind::Exclusive => scan::exclusive_sum_in_place(gpu, &mut d)?,
+            }
+            gpu.download(&d, name)
+        }
+        Placement::Misaligned => {
+            let mut padded = vec![poison; n + 1];
+            padded[1..].copy_from_slice(input);
+            let d_in = gpu.upload(&padded)?;
+            let mut d_out = gpu.poisoned(n + 1, poison)?;
+            let mut out = d_out.slice_mut(1..);
+            match kind {
+                Kind::Inclusive => scan::inclusive_sum(gpu, &d_in.slice(1..), &mut out)?,
+                Kind::Exclusive => scan::exclusive_sum(gpu, &d_in.slice(1..), &mut out)?,
+            }
+            let all = gpu.download(&d_out, name)?;
+            Ok(all[1..].to_vec())
+        }
+    }
+}
+
+fn first_difference<T: PartialEq + std::fmt::Debug>(got: &[T], expected: &[T]) -> Option<String> {
+    if got.len() != expected.len() {
+        return Some(format!("{} elements, expected {}", got.len(), expected.len()));
+    }
+    got.iter()
+        .zip(expected)
+        .position(|(g, e)| g != e)
+        .map(|i| {
+            let wrong = got.iter().zip(expected).filter(|(g, e)| g != e).count();
+            format!(
+                "{wrong} wrong, first at {i}: got {:?}, expected {:?}",
+                got[i], expected[i]
+            )
+        })
+}
+
+fn lookback_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    let placements = [
+        Placement::OutOfPlace,
+        Placement::InPlace,
+        Placement::Misaligned,
+    ];
+    for (case, n) in LENGTHS {
+        for kind in [Kind::Inclusive, Kind::Exclusive] {
+            for placement in placements {
+                let tag = format!("{kind:?}::{placement:?}::{case}").to_lowercase();
+                let name = format!("scan::lookback_i32::{tag}");
+                let seed = seed_for(&name);
+                trials.push(gpu_trial(name, move || {
+                    let gpu = gpu()?;
+                    let input = random_i32(seed, n);
+                    let got = run_scan(&gpu, &input, kind, placement, i32::MIN)
+                        .map_err(|e| e.to_string())?;
+                    match first_difference(&got, &reference::scan_i32(&input, kind)) {
+                        None => Ok(()),
+                        Some(d) => Err(format!("n={n} seed={seed}: {d}").into()),
+                    }
+                }));
+                let name = format!("scan::lookback_u32::{tag}");
+                let seed = seed_for(&name);
+                trials.push(gpu_trial(name, move || {
+                    let gpu = gpu()?;
+                    let input = random_u32(seed, n);
+                    let got = run_scan(&gpu, &input, kind, placement, 0xdead_beef)
+                        .map_err(|e| e.to_string())?;
+                    match first_difference(&got, &reference::scan_u32(&input, kind)) {
+                        None => Ok(()),
+                        Some(d) => Err(format!("n={n} seed={seed}: {d}").into()),
+                    }
+                }));
+                let name = format!("scan::lookback_f32::{tag}");
+                let seed = seed_for(&name);
+                trials.push(gpu_trial(name, move || {
+                    let gpu = gpu()?;
+                    let input = fast_floats(seed, n);
+                    let got = run_scan(&gpu, &input, kind, placement, f32::NAN)
+                        .map_err(|e| e.to_string())?;
+                    reference::check_f32(&got, &input, kind)
+                        .map_err(|m| format!("n={n} seed={seed}: {m}").into())
+                }));
+            }
+        }
+    }
+    trials.push(gpu_trial(
+        "scan::lookback_f32::nan_and_infinities".into(),
+        || {
+            let gpu = gpu()?;
+            let n = 3 * 4096 + 11;
+            let mut input = fast_floats(seed_for("scan::nan"), n);
+            input[5000] = f32::INFINITY;
+            let got = run_scan(&gpu, &input, Kind::Inclusive, Placement::OutOfPlace, 0.0)
+                .map_err(|e| e.to_string())?;
+            reference::check_f32(&got, &input, Kind::Inclusive).map_err(|m| m.to_string())?;
+            input[9000] = f32::NAN;
+            let got = run_scan(&gpu, &input, Kind::Inclusive, Placement::OutOfPlace, 0.0)
+                .map_err(|e| e.to_string())?;
+            reference::check_f32(&got, &input, Kind::Inclusive).map_err(|m| m.to_string().into())
+        },
+    ));
+    trials
+}
+
+/// The look-back under stress: many launches on one workspace (each a fresh epoch), several
+/// streams scanning at once, and more than 2^31 elements.
+fn stress_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    let name = "scan::lookback_i32::stress::one_workspace_200_launches".to_string();
+    let seed = seed_for(&name);
+    trials.push(gpu_trial(name, move || {
+        let gpu = gpu()?;
+        let mut ws = scan::ScanWorkspace::<i32>::new(&gpu).map_err(|e| e.to_string())?;
+        let mut rng = StdRng::seed_from_u64(seed);
+        for launch in 0..200 {
+            let n = rng.random_range(1..(1 << 18));
+            let input = random_i32(seed ^ launch, n);
+            let kind = if launch % 2 == 0 {
+                Kind::Inclusive
+            } else {
+                Kind::Exclusive
+            };
+            let got = (|| {
+                let d_in = gpu.upload(&input)?;
+                let mut d_out = gpu.poisoned(n, i32::MIN)?;
+                ws.scan(&gpu, kind, &d_in, &mut d_out)?;
+                gpu.download(&d_out, "scan_lookback_i32")
+            })()
+            .map_err(|e| e.to_string())?;
+            if let Some(d) = first_difference(&got, &reference::scan_i32(&input, kind)) {
+                return Err(format!("launch {launch}, n={n} seed={seed}: {d}").into());
+            }
+        }
+        Ok(())
+    }));
+    let name = "scan::lookback_i32::stress::four_streams_at_once".to_string();
+    let seed = seed_for(&name);
+    trials.push(gpu_trial(name, move || {
+        let base = gpu()?;
+        let n = (1 << 22) + 13;
+        let streams: Vec<Gpu> = (0..4)
+            .map(|_| base.with_new_stream())
+            .collect::<cpu::Result<_>>()
+            .map_err(|e| e.to_string())?;
+        let inputs: Vec<Vec<i32>> = (0..4).map(|s| random_i32(seed + s, n)).collect();
+        let run = || -> cpu::Result<Vec<Vec<i32>>> {
+            let mut buffers = Vec::new();
+            for (g, input) in streams.iter().zip(&inputs) {
+                buffers.push((g.upload(input)?, g.poisoned(n, i32::MIN)?));
+            }
+            // Queue every scan before waiting for any.
+            for _round in 0..3 {
+                for (g, (d_in, d_out)) in streams.iter().zip(buffers.iter_mut()) {
+                    scan::inclusive_sum(g, &*d_in, d_out)?;
+                }
+            }
+            streams
+                .iter()
+                .zip(&buffers)
+                .map(|(g, (_, d_out))| g.download(d_out, "scan_lookback_i32"))
+                .collect()
+        };
+        let outputs = run().map_err(|e| e.to_string())?;
+        for (s, (got, input)) in outputs.iter().zip(&inputs).enumerate() {
+            if let Some(d) = first_difference(got, &reference::scan_i32(input, Kind::Inclusive)) {
+                return Err(format!("stream {s}, n={n} seed={seed}: {d}").into());
+            }
+        }
+        Ok(())
+    }));
+    let name = "scan::lookback_i32::inclusive::in_place::2e31_plus_7".to_string();
+    let seed = seed_for(&name);
+    trials.push(gpu_trial(name, move || {
+        let _big = large_memory();
+        let gpu = gpu()?;
+        let n = (1usize << 31) + 7;
+        // A cheap hash of the index and the seed: 2^31 random draws would dominate the trial.
+        let input: Vec<i32> = (0..n as u64)
+            .map(|i| ((i ^ seed).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as i32 - (1 << 23))
+            .collect();
+        let got = run_scan(&gpu, &input, Kind::Inclusive, Placement::InPlace, 0)
+            .map_err(|e| e.to_string())?;
+        match first_difference(&got, &reference::scan_i32(&input, Kind::Inclusive)) {
+            None => Ok(()),
+            Some(d) => Err(format!("n={n} seed={seed}: {d}").into()),
+        }
+    }));
+    trials
+}
+
+fn ladder_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    let lengths = [
+        ("one", 1),
+        ("31", 31),
+        ("1023", 1023),
+        ("1024", 1024),
+        ("1025", 1025),
+        ("4097", 4097),
+        ("prime_100003", 100_003),
+        ("2e20_plus_7", (1 << 20) + 7),
+        ("three_levels_2e24_plus_9", (1 << 24) + 9),
+    ];
+    for variant in ladder::Variant::ALL {
+        for (case, n) in lengths {
+            let name = format!("scan::ladder::{variant:?}::{case}");
+            let seed = seed_for(&name);
+            trials.push(gpu_trial(name, move || {
+                let gpu = gpu()?;
+                let input = random_i32(seed, n);
+                let got = (|| {
+                    let mut ladder = ladder::Ladder::new(&gpu, n)?;
+                    let d_in = gpu.upload(&input)?;
+                    let mut d_out = gpu.poisoned(n, i32::MIN)?;
+                    // Twice: the second launch reuses the scratch (counters, epochs).
+                    ladder.run(&gpu, variant, &d_in, &mut d_out)?;
+                    gpu.upload_into(&vec![i32::MIN; n], &mut d_out)?;
+                    ladder.run(&gpu, variant, &d_in, &mut d_out)?;
+                    gpu.download(&d_out, variant.kernel_name())
+                })()
+                .map_err(|e| e.to_string())?;
+                let expected = match variant.section() {
+                    Some(section) => reference::section_scan_i32(&input, section),
+                    None => reference::scan_i32(&input, Kind::Inclusive),
+                };
+                match first_difference(&got, &expected) {
+                    None => Ok(()),
+                    Some(d) => Err(format!("n={n} seed={seed}: {d}").into()),
+                }
+            }));
+        }
+    }
+    trials
+}
+
+fn refusal_trials() -> Vec<Trial> {
+    vec![
+        gpu_trial("scan::refuses::lengths_that_differ".into(), || {
+            let gpu = gpu()?;
+            let x = gpu.upload(&[1i32, 2, 3]).map_err(|e| e.to_string())?;
+            let mut y = gpu.zeros::<i32>(2).map_err(|e| e.to_string())?;
+            expect_err(scan::inclusive_sum(&gpu, &x, &mut y), |e| {
+                matches!(
+                    e,
+                    Error::LengthMismatch {
+                        expected: 3,
+                        actual: 2,
+                        ..
+                    }
+                )
+            })
+        }),
+        gpu_trial("scan::refuses::ladder_input_beyond_capacity".into(), || {
+            let gpu = gpu()?;
+            let mut ladder = ladder::Ladder::new(&gpu, 100).map_err(|e| e.to_string())?;
+            let x = gpu.upload(&[1i32; 101]).map_err(|e| e.to_string())?;
+            let mut y = gpu.zeros::<i32>(101).map_err(|e| e.to_string())?;
+            expect_err(
+                ladder.run(&gpu, ladder::Variant::Coarsened, &x, &mut y),
+                |e| matches!(e, Error::OutOfRange { value: 101, .. }),
+            )
+        }),
+    ]
+}
+
+pub fn trials() -> Vec<Trial> {
+    let mut trials = lookback_trials();
+    trials.extend(stress_trials());
+    trials.extend(ladder_trials());
+    trials.extend(refusal_trials());
+    trials
+}
