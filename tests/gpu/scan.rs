@@ -11,20 +11,22 @@ use libtest_mimic::Trial;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-/// Lengths around the tile (4096), the warp's run (512) and the vector (4).
-const LENGTHS: [(&str, usize); 12] = [
+/// Lengths around the smallest tile (4096), a warp's run (1024) and the vector (4), and long
+/// enough for the blocks of 256 and 512 on a GPU of 132 SMs.
+const LENGTHS: [(&str, usize); 13] = [
     ("empty", 0),
     ("one", 1),
     ("3", 3),
     ("31", 31),
-    ("513", 513),
+    ("1025", 1025),
     ("tile_minus_1", 4095),
     ("tile", 4096),
     ("tile_plus_1", 4097),
     ("two_tiles_plus_5", 8197),
     ("prime_100003", 100_003),
     ("2e20_plus_7", (1 << 20) + 7),
-    ("many_tiles_2e24_plus_3", (1 << 24) + 3),
+    ("blocks_of_256_2e23_plus_5", (1 << 23) + 5),
+    ("blocks_of_512_2e24_plus_3", (1 << 24) + 3),
 ];
 
 fn random_i32(seed: u64, n: usize) -> Vec<i32> {

@@ -6,7 +6,7 @@ use crate::report::{ChartKind, Table};
 use crate::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 use anyhow::{Result, bail};
 use cpu::scan::{self, Kind, ScanElement, ladder, reference};
-use cpu::{Gpu, launch, verify};
+use cpu::{Gpu, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -284,13 +284,7 @@ fn call<T: ScanElement>(
         Kind::Inclusive => scan::inclusive_sum(gpu, input, output)?,
         Kind::Exclusive => scan::exclusive_sum(gpu, input, output)?,
     }
-    config(input.len())
-}
-
-/// The look-back scan's launch for `n` elements (what the entry points launch).
-fn config(n: usize) -> cpu::Result<cudarc::driver::LaunchConfig> {
-    let grid = launch::blocks_to_cover("scan_lookback", n, gpu::scan::LOOKBACK_TILE as u64)?;
-    Ok(launch::linear(grid, gpu::scan::LOOKBACK_BLOCK, 0))
+    scan::ScanWorkspace::<T>::launch_config(gpu, input.len())
 }
 
 fn push_entry_row<V: crate::harness::Verdict>(
@@ -346,7 +340,7 @@ fn sweep_i32(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
             &mut d_out,
             |d_out| {
                 ws.scan(gpu, Kind::Inclusive, &d_in, d_out)?;
-                config(n)
+                scan::ScanWorkspace::<i32>::launch_config(gpu, n)
             },
             |d_out, _| {
                 let got = gpu.download(d_out, "scan_lookback_i32")?;
@@ -378,7 +372,7 @@ fn sweep_f32(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
             &mut d_out,
             |d_out| {
                 ws.scan(gpu, Kind::Inclusive, &d_in, d_out)?;
-                config(n)
+                scan::ScanWorkspace::<f32>::launch_config(gpu, n)
             },
             |d_out, _| {
                 let got = gpu.download(d_out, "scan_lookback_f32")?;

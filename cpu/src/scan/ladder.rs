@@ -131,8 +131,7 @@ impl Variant {
             Variant::DecoupledLookback => {
                 // Per vector of 4 per thread: 3 in the vector, 5 in the warp scan, 1 for the
                 // warp's running total, 2 for the offset, 4 for the elements.
-                let tiles = n.div_ceil(k::LOOKBACK_TILE as u64);
-                tiles * (k::LOOKBACK_TILE as u64 / 4) * 15
+                n.div_ceil(4) * 15
             }
         }
     }
@@ -162,7 +161,7 @@ impl Variant {
                 levels * (coarse + 1)
             }
             Variant::StreamBased => coarse + n.div_ceil(b * c),
-            Variant::DecoupledLookback => 3 + 5 + 4 + 8 + 3 + 1,
+            Variant::DecoupledLookback => 3 + 5 + k::LOOKBACK_VECTORS as u64 + 16 + 3 + 1,
         }
     }
 }
@@ -330,8 +329,7 @@ impl Ladder {
             }
             Variant::DecoupledLookback => {
                 self.lookback.scan(gpu, Kind::Inclusive, input, output)?;
-                let grid = launch::blocks_to_cover(kernel, n, k::LOOKBACK_TILE as u64)?;
-                return Ok(launch::linear(grid, k::LOOKBACK_BLOCK, 0));
+                return ScanWorkspace::<i32>::launch_config(gpu, n);
             }
         };
         // SAFETY: every block scan takes `(input: *const i32, output: *mut i32, n, sums: *mut

@@ -34,7 +34,7 @@ pub mod reference;
 
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig};
 use gpu::scan::{self as k, lookback};
 
 use crate::context::Gpu;
@@ -57,16 +57,21 @@ mod sealed {
 pub trait ScanElement: DeviceRepr + Copy + Default + Send + 'static + sealed::Sealed {
     /// The look-back kernel for this type.
     const KERNEL: LookbackKernel<Self>;
+    /// The largest block it is launched with (see [`gpu::scan::lookback_block`]).
+    const MAX_BLOCK: u32;
 }
 
 impl ScanElement for i32 {
     const KERNEL: LookbackKernel<i32> = lookback::scan_lookback_i32;
+    const MAX_BLOCK: u32 = k::LOOKBACK_BLOCK;
 }
 impl ScanElement for u32 {
     const KERNEL: LookbackKernel<u32> = lookback::scan_lookback_u32;
+    const MAX_BLOCK: u32 = k::LOOKBACK_BLOCK;
 }
 impl ScanElement for f32 {
     const KERNEL: LookbackKernel<f32> = lookback::scan_lookback_f32;
+    const MAX_BLOCK: u32 = 256;
 }
 
 /// Inclusive or exclusive.
@@ -80,10 +85,11 @@ pub enum Kind {
 
 /// `y = inclusive prefix sum of x`, queued on `gpu`'s stream: `output[i] = input[0] + ... +
 /// input[i]`. `input` and `output` are any device memory of `gpu`'s context of the same
-/// length (a `CudaSlice` or a view). One launch of the look-back scan (blocks of
-/// [`LOOKBACK_BLOCK`](k::LOOKBACK_BLOCK) threads, one per tile of
-/// [`LOOKBACK_TILE`](k::LOOKBACK_TILE) elements); 16-byte loads and stores where both views
-/// start on a 16-byte boundary, 4-byte ones otherwise. An empty input launches nothing.
+/// length (a `CudaSlice` or a view). One launch of the look-back scan: one block per tile of
+/// 32 elements per thread, blocks of up to [`LOOKBACK_BLOCK`](k::LOOKBACK_BLOCK) threads (tiles
+/// of 16384 elements) on long inputs, down to 128 (tiles of 4096) where that keeps four tiles
+/// per SM ([`gpu::scan::lookback_block`]); 16-byte loads and stores where both views start on a
+/// 16-byte boundary, 4-byte ones otherwise. An empty input launches nothing.
 ///
 /// Integers wrap as `wrapping_add` (exact). `f32`: the additions happen in an order that
 /// depends on the look-back's timing, so the last bits may differ between runs; the error of
@@ -95,7 +101,8 @@ pub enum Kind {
 ///
 /// # Errors
 /// [`Error::LengthMismatch`] if the lengths differ; [`Error::WrongContext`] if a buffer lives
-/// in another context; [`Error::GridTooLarge`] beyond `(2^31 - 1) * 4096` elements;
+/// in another context; [`Error::GridTooLarge`] beyond `(2^31 - 1) * 4096` elements (far
+/// beyond any device's memory);
 /// [`Error::OutOfMemory`] for the workspace; [`Error::Driver`] if the launch fails.
 pub fn inclusive_sum<T: ScanElement>(
     gpu: &Gpu,
@@ -154,7 +161,7 @@ pub fn exclusive_sum_in_place<T: ScanElement>(
 /// workspace pass consecutive epochs, so the status words are never cleared between them
 /// (only when the 30-bit epoch wraps, once in about 10^9 launches); the ticket counter is left
 /// at 0 by every launch. It grows to the longest input it has scanned (8 bytes per 4096
-/// elements: 2 MiB for 2^30).
+/// elements, the smallest tile: 2 MiB for 2^30).
 ///
 /// One workspace serves one launch at a time: cudarc's stream synchronisation orders launches
 /// that share it, also across streams. For concurrent scans on several streams use one
@@ -181,7 +188,7 @@ impl<T: ScanElement> ScanWorkspace<T> {
     /// As [`ScanWorkspace::new`].
     pub fn with_capacity(gpu: &Gpu, n: usize) -> Result<Self> {
         Ok(Self {
-            status: gpu.zeros(n.div_ceil(k::LOOKBACK_TILE).max(1))?,
+            status: gpu.zeros(n.div_ceil(k::LOOKBACK_MIN_TILE).max(1))?,
             counter: gpu.zeros(1)?,
             epoch: 0,
             element: PhantomData,
@@ -204,16 +211,17 @@ impl<T: ScanElement> ScanWorkspace<T> {
         gpu.check_buffer("output", output)?;
         let n = input.len();
         expect_len("output", n, output.len())?;
-        let Some((grid, epoch)) = self.prepare(gpu, n)? else {
+        let Some((cfg, epoch)) = self.prepare(gpu, n)? else {
             return Ok(());
         };
-        let cfg = launch::linear(grid, k::LOOKBACK_BLOCK, 0);
         // SAFETY: `T::KERNEL` takes `(input: *const T, output: *mut T, n, status: *mut u64,
         // counter: *mut u32, epoch, exclusive)`; `input` and `output` are views of `n`
         // elements (checked) in `gpu`'s context (checked), aligned for `T`, and do not overlap
-        // (one is borrowed mutably while the other is borrowed); `status` holds at least
-        // `grid` words, none tagged with the fresh `epoch` (`prepare`); `counter` is 0 (zeroed
-        // at allocation, left 0 by each launch) and cudarc orders the launches that share it.
+        // (one is borrowed mutably while the other is borrowed); the grid has one block per
+        // tile of `lookback_tile(block)` elements, blocks a multiple of 32 (`launch_config`);
+        // `status` holds at least `grid` words, none tagged with the fresh `epoch`
+        // (`prepare`); `counter` is 0 (zeroed at allocation, left 0 by each launch) and cudarc
+        // orders the launches that share it.
         unsafe {
             gpu.launch(
                 T::KERNEL,
@@ -243,10 +251,9 @@ impl<T: ScanElement> ScanWorkspace<T> {
     ) -> Result<()> {
         gpu.check_buffer("data", data)?;
         let n = data.len();
-        let Some((grid, epoch)) = self.prepare(gpu, n)? else {
+        let Some((cfg, epoch)) = self.prepare(gpu, n)? else {
             return Ok(());
         };
-        let cfg = launch::linear(grid, k::LOOKBACK_BLOCK, 0);
         let data = gpu.bind_mut(data);
         // SAFETY: the address is `data`'s, valid for `n` elements on `gpu`'s stream while
         // `data` (bound for writing, which records the launch's use) lives.
@@ -270,16 +277,29 @@ impl<T: ScanElement> ScanWorkspace<T> {
         }
     }
 
-    /// The grid for `n` elements and the launch's epoch, after growing the status words if
+    /// The launch for `n` elements: blocks of [`gpu::scan::lookback_block`] threads on this
+    /// device, one per tile.
+    ///
+    /// # Errors
+    /// [`Error::GridTooLarge`] for more tiles than a grid holds; [`Error::Driver`] if the SM
+    /// count cannot be read.
+    pub fn launch_config(gpu: &Gpu, n: usize) -> Result<LaunchConfig> {
+        let block = k::lookback_block(n, gpu.sm_count()?, T::MAX_BLOCK);
+        let grid = launch::blocks_to_cover(T::KERNEL.name(), n, k::lookback_tile(block) as u64)?;
+        Ok(launch::linear(grid, block, 0))
+    }
+
+    /// The launch for `n` elements and the launch's epoch, after growing the status words if
     /// needed and clearing them when the epoch wraps; `None` for `n == 0`.
-    fn prepare(&mut self, gpu: &Gpu, n: usize) -> Result<Option<(u32, u32)>> {
+    fn prepare(&mut self, gpu: &Gpu, n: usize) -> Result<Option<(LaunchConfig, u32)>> {
         if n == 0 {
             return Ok(None);
         }
         let kernel = T::KERNEL.name();
-        let grid = launch::blocks_to_cover(kernel, n, k::LOOKBACK_TILE as u64)?;
-        if grid as usize > self.status.len() {
-            self.status = gpu.zeros(grid as usize)?;
+        let cfg = Self::launch_config(gpu, n)?;
+        let grid = cfg.grid_dim.0 as usize;
+        if grid > self.status.len() {
+            self.status = gpu.zeros(grid)?;
             self.epoch = 0;
         }
         if self.epoch >= k::MAX_EPOCH {
@@ -292,7 +312,7 @@ impl<T: ScanElement> ScanWorkspace<T> {
             self.epoch = 0;
         }
         self.epoch += 1;
-        Ok(Some((grid, self.epoch)))
+        Ok(Some((cfg, self.epoch)))
     }
 }
 

@@ -58,18 +58,19 @@ pub fn scan_f32(input: &[f32], kind: Kind) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// The bound of the look-back scan's `f32` output `i`: `(tile(i) + 64) * f32::EPSILON *
-/// magnitude`, with `tile(i) = i / LOOKBACK_TILE` and `magnitude` the sum of `|x[j]|` over the
+/// magnitude`, with `tile(i) = i / LOOKBACK_MIN_TILE` (the index of its tile with the smallest
+/// tiles, so a bound for every block size) and `magnitude` the sum of `|x[j]|` over the
 /// elements it adds.
 ///
 /// Derivation: every output is a sum of its elements in some order, so its error is at most
 /// (to first order) the depth of the longest chain of dependent roundings times `EPSILON`
 /// times the sum of the magnitudes. Inside a tile the chain is 3 (a thread's vector) + 5 (the
-/// warp scan) + 4 (the warp's vectors) + 8 (the warps) + 3 (the offset and the element), under
-/// 32; across tiles, each inclusive prefix is an earlier tile's prefix plus aggregates, each
+/// warp scan) + 8 (the warp's vectors) + 16 (the warps) + 3 (the offset and the element),
+/// under 64; across tiles, each inclusive prefix is an earlier tile's prefix plus aggregates, each
 /// aggregate a tree of at most 32 adds within its tile, and the look-back adds windows of 32
-/// in a tree of 5: at most one rounding per earlier tile on the chain, plus 32.
+/// in a tree of 5: at most one rounding per earlier tile on the chain, plus 64.
 pub fn f32_bound(index: usize, magnitude: f64) -> f64 {
-    let tile = (index / gpu::scan::LOOKBACK_TILE) as f64;
+    let tile = (index / gpu::scan::LOOKBACK_MIN_TILE) as f64;
     (tile + 64.0) * f32::EPSILON as f64 * magnitude
 }
 

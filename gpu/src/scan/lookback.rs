@@ -2,11 +2,12 @@
 //! Prefix Scan with Decoupled Look-back", NVIDIA Research, 2016; CUB's `DeviceScan`): the scan
 //! a user should call, one read and one write per element.
 //!
-//! Each block takes the next tile of [`LOOKBACK_TILE`](super::LOOKBACK_TILE) elements (an
-//! atomic ticket, so tiles are handed out in the order blocks start), loads it with 16-byte
-//! loads (four per thread, each warp instruction one coalesced 512-byte run), scans it in
-//! registers (each thread's four elements of a vector in sequence, then warp shuffles across
-//! lanes and across the four vectors, then the eight warp totals through shared memory), and
+//! Each block takes the next tile of `blockDim.x * 32` elements ([`LOOKBACK_TILE`](super::LOOKBACK_TILE)
+//! for blocks of 512; an atomic ticket, so tiles are handed out in the order blocks start),
+//! loads it with 16-byte loads (eight per thread, each warp instruction one coalesced 512-byte
+//! run), scans it in registers (each thread's four elements of a vector in sequence, then warp
+//! shuffles across lanes and across the eight vectors, then the warp totals through shared
+//! memory), and
 //! publishes its aggregate in its status word. Warp 0 then looks back: each lane reads the
 //! status word of one of the 32 tiles before it; if the nearest tile that has published its
 //! inclusive prefix is among them, the sum of the aggregates up to it and its prefix is this
@@ -19,19 +20,19 @@
 //! runs at the speed of the copy it has to do.
 
 use super::{
-    LOOKBACK_BLOCK, LOOKBACK_VECTORS, LOOKBACK_WARP_ITEMS, STATUS_AGGREGATE, STATUS_PREFIX, ScanOp,
-    pack_status, warp_inclusive, warp_total,
+    LOOKBACK_VECTORS, LOOKBACK_WARP_ITEMS, STATUS_AGGREGATE, STATUS_PREFIX, ScanOp, pack_status,
+    warp_inclusive, warp_total,
 };
 use core::sync::atomic::Ordering;
 use gpu_std::atomic::mid::{atomic_load_64_device, atomic_store_64_device};
 use gpu_std::{
-    FULL_MASK, SharedArray, atomic_add, ballot_sync, grid_dim, kernel, load_global_nc_v4_u32,
-    load_global_v4_u32, shfl_idx_sync, shfl_up_sync, static_shared, store_global_v4_u32,
-    syncthreads, thread_idx,
+    FULL_MASK, SharedArray, atomic_add, ballot_sync, block_dim, grid_dim, kernel,
+    load_global_nc_v4_u32, load_global_v4_u32, shfl_idx_sync, shfl_up_sync, static_shared,
+    store_global_v4_u32, syncthreads, thread_idx,
 };
 
-/// Warps per block.
-const WARPS: usize = LOOKBACK_BLOCK as usize / 32;
+/// Slots for warp totals: up to 32 warps (1024 threads).
+const MAX_WARPS: usize = 32;
 const V: usize = LOOKBACK_VECTORS;
 
 /// The look-back scan of `n` 32-bit elements of type `S` (see the module docs).
@@ -51,7 +52,7 @@ unsafe fn lookback<S: ScanOp>(
     exclusive: bool,
     shared: (
         &SharedArray<u32, 1>,
-        &SharedArray<S, WARPS>,
+        &SharedArray<S, MAX_WARPS>,
         &SharedArray<S, 1>,
     ),
 ) {
@@ -59,6 +60,8 @@ unsafe fn lookback<S: ScanOp>(
     let tid = thread_idx().x as usize;
     let lane = (tid % 32) as u32;
     let warp = tid / 32;
+    let warps = block_dim().x as usize / 32;
+    let tile_items = warps * LOOKBACK_WARP_ITEMS;
 
     // SAFETY (the whole body): the caller's contract covers `counter`, `status` (one word per
     // tile, `tile < gridDim.x`) and the element pointers; element accesses are either inside
@@ -75,9 +78,9 @@ unsafe fn lookback<S: ScanOp>(
         }
         syncthreads();
         let tile = ticket.read(0) as usize;
-        let base = tile * super::LOOKBACK_TILE;
+        let base = tile * tile_items;
         let seg = base + warp * LOOKBACK_WARP_ITEMS;
-        let full = base + super::LOOKBACK_TILE <= n;
+        let full = base + tile_items <= n;
         let vectors = ((input as usize | output as usize) & 15) == 0;
         let in_place = core::ptr::eq(input, output.cast_const());
 
@@ -130,7 +133,7 @@ unsafe fn lookback<S: ScanOp>(
 
         // Warp 0: the tile's aggregate, published at once; then the look-back.
         if warp == 0 {
-            let mine = if (lane as usize) < WARPS {
+            let mine = if (lane as usize) < warps {
                 warp_totals.read(lane as usize)
             } else {
                 S::ZERO
@@ -268,8 +271,11 @@ macro_rules! lookback_kernel {
             "of `n` `", stringify!($t), "` ", $what, ", in one pass with decoupled look-back ",
             "(see the [module docs](self)).")]
         ///
-        /// Launch: blocks of exactly [`LOOKBACK_BLOCK`](super::LOOKBACK_BLOCK) threads and
-        /// one block per tile, `ceil(n / LOOKBACK_TILE)` (at least 1 when `n > 0`).
+        /// Launch: blocks of any multiple of 32 threads up to 1024 (the host picks 128, 256 or
+        /// [`LOOKBACK_BLOCK`](super::LOOKBACK_BLOCK) with
+        /// [`lookback_block`](super::lookback_block)) and one block per tile of
+        /// [`lookback_tile(blockDim.x)`](super::lookback_tile) elements (at least 1 when
+        /// `n > 0`).
         ///
         /// Parameters: `status` holds one word per tile (`gridDim.x`); `counter` is the tile
         /// ticket; `epoch` tells this launch's status words from earlier launches' (1 to
@@ -295,7 +301,7 @@ macro_rules! lookback_kernel {
             exclusive: u32,
         ) {
             let ticket = static_shared!($shared: [u32; 1]);
-            let warp_totals = static_shared!($warps: [$t; WARPS]);
+            let warp_totals = static_shared!($warps: [$t; MAX_WARPS]);
             let tile_prefix = static_shared!($prefix: [$t; 1]);
             // SAFETY: forwarded to the caller's contract.
             unsafe {
