@@ -310,6 +310,74 @@ fn ladder_trials() -> Vec<Trial> {
     trials
 }
 
+/// Stream compaction: `f32 > 0` (about half kept), `i32 < 0`, `i32 != 2` over values 0..4
+/// (three quarters kept, in runs), each against the CPU's filter, bit for bit, with the count
+/// and the untouched rest of the poisoned output checked too.
+fn select_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for (case, n) in LENGTHS {
+        let name = format!("scan::select_if_f32::greater_than_0::{case}");
+        let seed = seed_for(&name);
+        trials.push(gpu_trial(name, move || {
+            let input = fast_floats(seed, n);
+            check_select(&input, scan::Predicate::Greater(0.0), f32::NAN, |x| x.to_bits())
+                .map_err(|e| format!("n={n} seed={seed}: {e}").into())
+        }));
+        let name = format!("scan::select_if_i32::less_than_0::{case}");
+        let seed = seed_for(&name);
+        trials.push(gpu_trial(name, move || {
+            let input = random_i32(seed, n);
+            check_select(&input, scan::Predicate::Less(0), i32::MIN, |x| x as u32)
+                .map_err(|e| format!("n={n} seed={seed}: {e}").into())
+        }));
+        let name = format!("scan::select_if_i32::not_equal_2_of_0_to_3::{case}");
+        let seed = seed_for(&name);
+        trials.push(gpu_trial(name, move || {
+            let input: Vec<i32> = random_i32(seed, n).iter().map(|x| x.rem_euclid(4)).collect();
+            check_select(&input, scan::Predicate::NotEqual(2), -7, |x| x as u32)
+                .map_err(|e| format!("n={n} seed={seed}: {e}").into())
+        }));
+    }
+    trials
+}
+
+fn check_select<T: scan::SelectElement + PartialOrd + std::fmt::Debug>(
+    input: &[T],
+    predicate: scan::Predicate<T>,
+    poison: T,
+    bits: impl Fn(T) -> u32,
+) -> Result<(), String> {
+    let gpu = gpu().map_err(|e| format!("{e:?}"))?;
+    let n = input.len();
+    let (got, count) = (|| {
+        let d_in = gpu.upload(input)?;
+        let mut d_out = gpu.poisoned(n, poison)?;
+        let mut d_count = gpu.poisoned(1, u32::MAX)?;
+        scan::select_if(&gpu, &d_in, predicate, &mut d_out, &mut d_count)?;
+        Ok::<_, Error>((
+            gpu.download(&d_out, "select_if")?,
+            gpu.download(&d_count, "select_if")?[0],
+        ))
+    })()
+    .map_err(|e| e.to_string())?;
+    let expected = reference::select_if(input, predicate);
+    if count as usize != expected.len() {
+        return Err(format!("count {count}, expected {}", expected.len()));
+    }
+    let kept: Vec<u32> = got[..expected.len()].iter().map(|&x| bits(x)).collect();
+    let want: Vec<u32> = expected.iter().map(|&x| bits(x)).collect();
+    if let Some(d) = first_difference(&kept, &want) {
+        return Err(format!("selected elements (as bits): {d}"));
+    }
+    if let Some(i) = got[expected.len()..]
+        .iter()
+        .position(|&x| bits(x) != bits(poison))
+    {
+        return Err(format!("output {} past the count was written", expected.len() + i));
+    }
+    Ok(())
+}
+
 fn refusal_trials() -> Vec<Trial> {
     vec![
         gpu_trial("scan::refuses::lengths_that_differ".into(), || {
@@ -326,6 +394,25 @@ fn refusal_trials() -> Vec<Trial> {
                     }
                 )
             })
+        }),
+        gpu_trial("scan::refuses::select_if_count_of_two".into(), || {
+            let gpu = gpu()?;
+            let x = gpu.upload(&[1i32, 2, 3]).map_err(|e| e.to_string())?;
+            let mut y = gpu.zeros::<i32>(3).map_err(|e| e.to_string())?;
+            let mut c = gpu.zeros::<u32>(2).map_err(|e| e.to_string())?;
+            expect_err(
+                scan::select_if(&gpu, &x, scan::Predicate::Greater(1), &mut y, &mut c),
+                |e| {
+                    matches!(
+                        e,
+                        Error::LengthMismatch {
+                            expected: 1,
+                            actual: 2,
+                            ..
+                        }
+                    )
+                },
+            )
         }),
         gpu_trial("scan::refuses::ladder_input_beyond_capacity".into(), || {
             let gpu = gpu()?;
@@ -344,6 +431,7 @@ pub fn trials() -> Vec<Trial> {
     let mut trials = lookback_trials();
     trials.extend(stress_trials());
     trials.extend(ladder_trials());
+    trials.extend(select_trials());
     trials.extend(refusal_trials());
     trials
 }

@@ -257,7 +257,8 @@ def sweep_peers(torch, args, dev, lib, timed):
             n *= d
         # Bytes of the tensors (conv: room for cuDNN's workspace too).
         need = {"vector-add": 12 * n, "transpose": 8 * n, "conv1d": 12 * n,
-                "conv2d": 12 * n, "scan-i32": 20 * n, "scan-f32": 8 * n}.get(pattern, 4 * n)
+                "conv2d": 12 * n, "scan-i32": 20 * n, "scan-f32": 8 * n,
+                "select-f32": 12 * n}.get(pattern, 4 * n)
         why = None
         if args.max_elements is not None and n > args.max_elements:
             why = f"more than --max-elements {args.max_elements}"
@@ -316,7 +317,7 @@ def fp32_gemm(torch, dev, lib, timed, uniform, reps, k=8192):
 # The sweeps this script has a peer for (`sweep_case`); the demo's other sweeps are listed as
 # skipped.
 PEER_PATTERNS = ("reduce-i32", "reduce-f32", "vector-add", "transpose", "conv1d", "conv2d",
-                 "scan-i32", "scan-f32")
+                 "scan-i32", "scan-f32", "select-f32")
 
 
 def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cupy_lib, gen, dev):
@@ -365,6 +366,14 @@ def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cu
             row("cupy.cumsum", "cupy.cumsum(x, out=out)",
                 timed(lambda: cupy.cumsum(cx, out=cout), flush=True), library=cupy_lib)
             del cx, cout
+    elif pattern == "select-f32":
+        # Stream compaction of x > 0 (about half kept): the comparison and the selection, as
+        # the demo's select_if does both in its one pass.
+        x = uniform(n)
+        row("torch.masked_select", "torch.masked_select(x, x > 0)",
+            timed(lambda: torch.masked_select(x, x > 0), flush=True))
+        row("torch x[x > 0]", "x[x > 0] (boolean indexing)",
+            timed(lambda: x[x > 0], flush=True))
     elif pattern == "vector-add":
         x, y = uniform(n), uniform(n)
         z = torch.empty_like(x)

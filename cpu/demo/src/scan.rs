@@ -5,7 +5,7 @@ use crate::registry::{Pattern, VariantInfo, kernels_each};
 use crate::report::{ChartKind, Table};
 use crate::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 use anyhow::{Result, bail};
-use cpu::scan::{self, Kind, ScanElement, ladder, reference};
+use cpu::scan::{self, Kind, Predicate, ScanElement, SelectElement, ladder, reference};
 use cpu::{Gpu, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -43,6 +43,13 @@ impl Pattern for Scan {
             sweep_cases,
             sweep_f32,
         ),
+        SweepSpec::new(
+            "select-f32",
+            "cpu::scan::select_if::<f32> (x > 0: about half kept)",
+            "4 bytes read per element + 4 per kept element",
+            |s| powers(24, 28, 2).map(|n| s.case(&[n], None)).collect(),
+            sweep_select,
+        ),
     ];
 
     /// The ladder's steps, then the entry points' other element types.
@@ -51,6 +58,10 @@ impl Pattern for Scan {
         v.push(VariantInfo {
             name: "entry-points-u32-f32".into(),
             kernels: vec![u32::KERNEL.name(), f32::KERNEL.name()],
+        });
+        v.push(VariantInfo {
+            name: "select-if".into(),
+            kernels: vec![f32::SELECT.name(), i32::SELECT.name()],
         });
         v
     }
@@ -68,6 +79,7 @@ impl Pattern for Scan {
         let mut failures = ladder_table(gpu, opts, out, self.size, self.variant)?;
         if self.variant.is_none() {
             failures += entry_table(gpu, opts, out, self.size)?;
+            failures += select_table(gpu, opts, out, self.size)?;
         }
         if failures > 0 {
             bail!("{failures} scan(s) disagree with the CPU reference");
@@ -266,6 +278,115 @@ fn entry_table(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<usi
     Ok(failures)
 }
 
+/// Bytes stream compaction moves: the input read, the kept elements written, the count.
+fn select_bytes(n: usize, kept: usize) -> u64 {
+    4 * (n + kept + 1) as u64
+}
+
+/// Stream compaction of f32 (`x > 0`, about half kept) and i32 (`x != 2` over 0..4, three
+/// quarters kept): returns the number of failed checks.
+fn select_table(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<usize> {
+    let ceiling = out.ceiling(gpu, opts.reps)?;
+    let mut table = Table::new(
+        "select-if",
+        format!(
+            "stream compaction (cpu::scan::select_if), N = {n}; bytes = input read + kept written, median of {} reps",
+            opts.reps
+        ),
+        ChartKind::Bars,
+        [
+            "call",
+            "kept",
+            "median ms",
+            "GB/s",
+            "% of memcpy",
+            "verdict",
+        ],
+    );
+    let mut failures = 0;
+    let floats = random_floats(opts.seed ^ 3, n);
+    let ints: Vec<i32> = random_i32(opts.seed ^ 4, n)
+        .into_iter()
+        .map(|x| x.rem_euclid(4))
+        .collect();
+    failures += select_row(
+        gpu,
+        opts,
+        &mut table,
+        &ceiling,
+        &floats,
+        Predicate::Greater(0.0),
+        "select_if::<f32>(x > 0)",
+    )?;
+    failures += select_row(
+        gpu,
+        opts,
+        &mut table,
+        &ceiling,
+        &ints,
+        Predicate::NotEqual(2),
+        "select_if::<i32>(x != 2), x in 0..4",
+    )?;
+    out.table(table);
+    Ok(failures)
+}
+
+fn select_row<T: SelectElement + PartialOrd + std::fmt::Debug>(
+    gpu: &Gpu,
+    opts: &Options,
+    table: &mut Table,
+    ceiling: &crate::timing::Ceiling,
+    input: &[T],
+    predicate: Predicate<T>,
+    label: &str,
+) -> Result<usize> {
+    let n = input.len();
+    let expected = reference::select_if(input, predicate);
+    let d_in = gpu.upload(input)?;
+    let poison = input.first().copied().unwrap_or_default();
+    let mut state = (gpu.poisoned(n, poison)?, gpu.poisoned(1, u32::MAX)?);
+    let trial = Plan::new(gpu, opts, label, T::SELECT.name())
+        .bytes(select_bytes(n, expected.len()), Some(ceiling))
+        .run(
+            &mut state,
+            |(d_out, d_count)| {
+                scan::select_if(gpu, &d_in, predicate, d_out, d_count)?;
+                scan::ScanWorkspace::<T>::launch_config(gpu, n)
+            },
+            |(d_out, d_count), _| {
+                let count = gpu.download(d_count, "select_if")?[0] as usize;
+                let got = gpu.download(d_out, "select_if")?;
+                Ok(if count == expected.len() {
+                    verify::exact(&got[..count], &expected)
+                } else {
+                    Err(verify::Mismatch {
+                        index: 0,
+                        got: format!("count {count}"),
+                        expected: format!("count {}", expected.len()),
+                        count: 1,
+                    })
+                })
+            },
+        )?;
+    let gbps = trial.gbps();
+    table.measured_row(
+        [
+            label.to_string(),
+            format!(
+                "{} ({:.1}%)",
+                expected.len(),
+                100.0 * expected.len() as f64 / n.max(1) as f64
+            ),
+            format!("{:.4}", trial.timing.median_ms),
+            format!("{gbps:.1}"),
+            format!("{:.1}%", ceiling.percent(gbps)),
+            trial.verdict(),
+        ],
+        trial.measurement.clone(),
+    );
+    Ok(!trial.passed() as usize)
+}
+
 fn kind_name(kind: Kind) -> &'static str {
     match kind {
         Kind::Inclusive => "inclusive",
@@ -377,6 +498,47 @@ fn sweep_f32(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
             |d_out, _| {
                 let got = gpu.download(d_out, "scan_lookback_f32")?;
                 Ok(reference::check_f32(&got, &input, Kind::Inclusive))
+            },
+        )?;
+    }
+    Ok(())
+}
+
+fn sweep_select(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
+    let gpu = sweep.gpu();
+    let mut ws = scan::ScanWorkspace::<f32>::new(gpu)?;
+    for case in cases {
+        let Some(n) = sweep.admit(&case, |n| sweep_footprint(&case, n))? else {
+            continue;
+        };
+        let input = random_floats(sweep.seed_for(&case, 0), n);
+        let predicate = Predicate::Greater(0.0);
+        let expected = reference::select_if(&input, predicate);
+        let d_in = gpu.upload(&input)?;
+        let mut state = (gpu.poisoned(n, f32::NAN)?, gpu.poisoned(1, u32::MAX)?);
+        sweep.measure(
+            case,
+            f32::SELECT.name(),
+            select_bytes(n, expected.len()),
+            None,
+            &mut state,
+            |(d_out, d_count)| {
+                ws.select_if(gpu, &d_in, predicate, d_out, d_count)?;
+                scan::ScanWorkspace::<f32>::launch_config(gpu, n)
+            },
+            |(d_out, d_count), _| {
+                let count = gpu.download(d_count, "select_if_f32")?[0] as usize;
+                let got = gpu.download(d_out, "select_if_f32")?;
+                Ok(if count == expected.len() {
+                    verify::exact(&got[..count], &expected)
+                } else {
+                    Err(verify::Mismatch {
+                        index: 0,
+                        got: format!("count {count}"),
+                        expected: format!("count {}", expected.len()),
+                        count: 1,
+                    })
+                })
             },
         )?;
     }

@@ -27,6 +27,9 @@
 //! - [`ladder`]: the textbook steps (*Programming Massively Parallel Processors*, ch. 11):
 //!   Kogge-Stone, double-buffered Kogge-Stone, Brent-Kung and the coarsened three-phase block
 //!   scans, the hierarchical scan, the stream-based scan, and the look-back scan, on `i32`.
+//! - [`select_if`]: stream compaction (CUB's `DeviceSelect::If`) on the same look-back: the
+//!   elements of an `f32` or `i32` input that pass a [`Predicate`], in their order, and their
+//!   count, in one pass.
 //! - [`reference`]: the CPU scans and the bound `f32` results are checked with.
 
 pub mod ladder;
@@ -313,6 +316,156 @@ impl<T: ScanElement> ScanWorkspace<T> {
         }
         self.epoch += 1;
         Ok(Some((cfg, self.epoch)))
+    }
+}
+
+/// The look-back compaction kernel of element type `T`: `(input: *const T, n: usize, op: u32,
+/// threshold: T, output: *mut T, count: *mut u32, status: *mut u64, counter: *mut u32, epoch:
+/// u32)`.
+pub type SelectKernel<T> = Kernel<(
+    *const T,
+    usize,
+    u32,
+    T,
+    *mut T,
+    *mut u32,
+    *mut u64,
+    *mut u32,
+    u32,
+)>;
+
+/// An element type [`select_if`] compacts: `f32` and `i32`.
+pub trait SelectElement: ScanElement + gpu_std::DeviceCopy {
+    /// The compaction kernel for this type.
+    const SELECT: SelectKernel<Self>;
+}
+
+impl SelectElement for f32 {
+    const SELECT: SelectKernel<f32> = gpu::scan::select::select_if_f32;
+}
+impl SelectElement for i32 {
+    const SELECT: SelectKernel<i32> = gpu::scan::select::select_if_i32;
+}
+
+/// Which elements [`select_if`] keeps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Predicate<T> {
+    /// `x > threshold`.
+    Greater(T),
+    /// `x < threshold`.
+    Less(T),
+    /// `x != threshold` (for `f32`, NaN is never equal, so NaN is kept).
+    NotEqual(T),
+}
+
+impl<T: Copy> Predicate<T> {
+    /// The kernel's `op` and `threshold`.
+    fn encode(self) -> (u32, T) {
+        use gpu::scan::select::{SELECT_GREATER, SELECT_LESS, SELECT_NOT_EQUAL};
+        match self {
+            Predicate::Greater(t) => (SELECT_GREATER, t),
+            Predicate::Less(t) => (SELECT_LESS, t),
+            Predicate::NotEqual(t) => (SELECT_NOT_EQUAL, t),
+        }
+    }
+
+    /// Whether `x` passes (the CPU's reading, for references).
+    pub fn passes(self, x: T) -> bool
+    where
+        T: PartialOrd,
+    {
+        match self {
+            Predicate::Greater(t) => x > t,
+            Predicate::Less(t) => x < t,
+            Predicate::NotEqual(t) => x != t,
+        }
+    }
+}
+
+/// Stream compaction, queued on `gpu`'s stream: the elements of `input` that pass `predicate`
+/// go to the start of `output` in their order (stable), and their number to the device scalar
+/// `count`; `output` past that number is left as it was. One launch of the look-back kernel
+/// (`gpu::scan::select`): each block evaluates the predicate on its tile, scans the 0/1 flags,
+/// learns the number of selected elements before its tile by the decoupled look-back, and
+/// writes its selected elements at their ranks. Reads the input once, writes each selected
+/// element once. Uses the scan workspace of `T` that `gpu` keeps for its stream.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] unless `output` has as many elements as `input` (room for all of
+/// them) and `count` exactly one; [`Error::OutOfRange`] for more than `u32::MAX` elements (the
+/// count is a `u32`); otherwise as [`inclusive_sum`].
+pub fn select_if<T: SelectElement>(
+    gpu: &Gpu,
+    input: &impl DevicePtr<T>,
+    predicate: Predicate<T>,
+    output: &mut impl DevicePtrMut<T>,
+    count: &mut impl DevicePtrMut<u32>,
+) -> Result<()> {
+    gpu.with_workspace(ScanWorkspace::<T>::new, |ws| {
+        ws.select_if(gpu, input, predicate, output, count)
+    })
+}
+
+impl<T: SelectElement> ScanWorkspace<T> {
+    /// Queues [`select_if`] on this workspace.
+    ///
+    /// # Errors
+    /// As [`select_if`].
+    pub fn select_if(
+        &mut self,
+        gpu: &Gpu,
+        input: &impl DevicePtr<T>,
+        predicate: Predicate<T>,
+        output: &mut impl DevicePtrMut<T>,
+        count: &mut impl DevicePtrMut<u32>,
+    ) -> Result<()> {
+        gpu.check_buffer("input", input)?;
+        gpu.check_buffer("output", output)?;
+        gpu.check_buffer("count", count)?;
+        let n = input.len();
+        expect_len("output", n, output.len())?;
+        expect_len("count", 1, count.len())?;
+        if n > u32::MAX as usize {
+            return Err(Error::OutOfRange {
+                what: "select_if input length (the count is a u32)",
+                value: n as u64,
+                min: 0,
+                max: u32::MAX as u64,
+            });
+        }
+        let Some((cfg, epoch)) = self.prepare(gpu, n)? else {
+            return gpu
+                .stream()
+                .memset_zeros(count)
+                .map_err(|source| Error::Driver {
+                    during: "select_if: zeroing the count of an empty input".into(),
+                    source,
+                });
+        };
+        let (op, threshold) = predicate.encode();
+        // SAFETY: `T::SELECT` takes `(input, n, op, threshold, output, count, status,
+        // counter, epoch)`; `input` and `output` are views of `n` elements (checked) in
+        // `gpu`'s context that do not overlap (one borrowed mutably, the other shared), nor
+        // does `count` (borrowed mutably too), which holds one `u32`; `n <= u32::MAX`
+        // (checked); the grid has one block per tile (`launch_config`); `status` holds at
+        // least `grid` words, none tagged with the fresh `epoch`; `counter` is 0.
+        unsafe {
+            gpu.launch(
+                T::SELECT,
+                cfg,
+                (
+                    input,
+                    n,
+                    op,
+                    threshold,
+                    output,
+                    count,
+                    &mut self.status,
+                    &mut self.counter,
+                    epoch,
+                ),
+            )
+        }
     }
 }
 

@@ -39,6 +39,15 @@ fn scan_with<T: Copy>(input: &[T], kind: Kind, zero: T, add: impl Fn(T, T) -> T)
         .collect()
 }
 
+/// Stream compaction on the CPU: the elements that pass, in order.
+pub fn select_if<T: Copy + PartialOrd>(input: &[T], predicate: super::Predicate<T>) -> Vec<T> {
+    input
+        .iter()
+        .copied()
+        .filter(|&x| predicate.passes(x))
+        .collect()
+}
+
 /// The `f32` scan in `f64` and, for each output, the sum of the magnitudes of the elements it
 /// adds (the scale of its rounding error).
 pub fn scan_f32(input: &[f32], kind: Kind) -> (Vec<f64>, Vec<f64>) {

@@ -67,17 +67,7 @@ unsafe fn lookback<S: ScanOp>(
     // tile, `tile < gridDim.x`) and the element pointers; element accesses are either inside
     // a whole tile (`full`) or guarded by `< n`; shared indices are below their lengths.
     unsafe {
-        // The tile: the next ticket. The block that takes the last one resets the counter for
-        // the next launch (every other block has taken its ticket by then).
-        if tid == 0 {
-            let t = atomic_add(counter, 1u32);
-            if t == grid_dim().x - 1 {
-                atomic_store_32(counter, 0);
-            }
-            ticket.write(0, t);
-        }
-        syncthreads();
-        let tile = ticket.read(0) as usize;
+        let tile = take_ticket(counter, ticket);
         let base = tile * tile_items;
         let seg = base + warp * LOOKBACK_WARP_ITEMS;
         let full = base + tile_items <= n;
@@ -139,65 +129,7 @@ unsafe fn lookback<S: ScanOp>(
                 S::ZERO
             };
             let aggregate = shfl_idx_sync(FULL_MASK, warp_inclusive(mine, lane), 31);
-            let mut prefix = S::ZERO;
-            if tile == 0 {
-                if lane == 0 {
-                    publish(status, STATUS_PREFIX, epoch, aggregate);
-                }
-            } else {
-                if lane == 0 {
-                    publish(status.add(tile), STATUS_AGGREGATE, epoch, aggregate);
-                }
-                // Lane l reads the status of tile `end - 1 - l`.
-                let mut end = tile;
-                loop {
-                    let (ready, is_prefix, value) = if end > lane as usize {
-                        // Relaxed is enough: the status and the value are one 64-bit word,
-                        // single-copy atomic, and nothing else of the other tile is read.
-                        let word = atomic_load_64_device(
-                            status.add(end - 1 - lane as usize),
-                            Ordering::Relaxed,
-                        );
-                        let flag = (word >> 32) & 3;
-                        let ready = (word >> 34) as u32 == epoch && flag != 0;
-                        (
-                            ready,
-                            ready && flag == STATUS_PREFIX,
-                            S::from_bits(word as u32),
-                        )
-                    } else {
-                        // Before tile 0: nothing to add (tile 0 is always a prefix, so the
-                        // nearest prefix is found before these lanes count).
-                        (true, true, S::ZERO)
-                    };
-                    let waiting = ballot_sync(FULL_MASK, !ready);
-                    let prefixes = ballot_sync(FULL_MASK, is_prefix);
-                    // The lanes that count: up to and including the nearest prefix.
-                    let stop = prefixes.trailing_zeros(); // 32 if none
-                    let counted = if stop >= 31 {
-                        u32::MAX
-                    } else {
-                        (2u32 << stop) - 1
-                    };
-                    if waiting & counted != 0 {
-                        continue; // a tile in the window has not published yet: read again
-                    }
-                    let window = warp_total(if lane <= stop { value } else { S::ZERO });
-                    prefix = S::add(window, prefix);
-                    if stop < 32 {
-                        break;
-                    }
-                    end -= 32;
-                }
-                if lane == 0 {
-                    publish(
-                        status.add(tile),
-                        STATUS_PREFIX,
-                        epoch,
-                        S::add(prefix, aggregate),
-                    );
-                }
-            }
+            let prefix = look_back(status, tile, epoch, aggregate, lane);
             if lane == 0 {
                 tile_prefix.write(0, prefix);
             }
@@ -236,6 +168,114 @@ unsafe fn lookback<S: ScanOp>(
             }
         }
     }
+}
+
+/// The tile of this block: the next ticket of `counter`, broadcast through `ticket`. Tiles are
+/// handed out in the order blocks start, so a tile only ever waits for tiles whose blocks are
+/// already running (forward progress whatever the scheduler does). The block that takes the
+/// last ticket resets the counter for the next launch (every other block has taken its ticket
+/// by then). Every thread of the block must call it.
+///
+/// # Safety
+/// `counter` is a valid global `u32` that no concurrent launch uses; `ticket` is this block's
+/// shared array.
+#[inline(always)]
+pub(crate) unsafe fn take_ticket(counter: *mut u32, ticket: &SharedArray<u32, 1>) -> usize {
+    // SAFETY: forwarded to the caller's contract.
+    unsafe {
+        if thread_idx().x == 0 {
+            let t = atomic_add(counter, 1u32);
+            if t == grid_dim().x - 1 {
+                atomic_store_32(counter, 0);
+            }
+            ticket.write(0, t);
+        }
+        syncthreads();
+        ticket.read(0) as usize
+    }
+}
+
+/// The decoupled look-back of `tile`, run by one whole warp (every lane must call it): publishes
+/// the tile's `aggregate` (or, for tile 0, its inclusive prefix at once), then reads the status
+/// words of the 32 tiles before it at a time, each lane one, nearest first: if the nearest tile
+/// that has published its inclusive prefix is in the window, the sum of the aggregates up to
+/// it and its prefix is this tile's exclusive prefix; if none is, the 32 aggregates are added
+/// and the window moves 32 tiles back; a tile of the window that has published nothing yet
+/// (its status word carries an older epoch) is read again. Publishes the tile's inclusive
+/// prefix and returns its exclusive prefix (in every lane).
+///
+/// # Safety
+/// `status` holds a word for every tile up to `tile`, 8-byte aligned, written only by this
+/// launch's look-backs with this `epoch` (or carrying another epoch).
+#[inline(always)]
+pub(crate) unsafe fn look_back<S: ScanOp>(
+    status: *mut u64,
+    tile: usize,
+    epoch: u32,
+    aggregate: S,
+    lane: u32,
+) -> S {
+    let mut prefix = S::ZERO;
+    // SAFETY: every word read or written is `status[t]` for `t <= tile`.
+    unsafe {
+        if tile == 0 {
+            if lane == 0 {
+                publish(status, STATUS_PREFIX, epoch, aggregate);
+            }
+            return prefix;
+        }
+        if lane == 0 {
+            publish(status.add(tile), STATUS_AGGREGATE, epoch, aggregate);
+        }
+        // Lane l reads the status of tile `end - 1 - l`.
+        let mut end = tile;
+        loop {
+            let (ready, is_prefix, value) = if end > lane as usize {
+                // Relaxed is enough: the status and the value are one 64-bit word, single-copy
+                // atomic, and nothing else of the other tile is read.
+                let word =
+                    atomic_load_64_device(status.add(end - 1 - lane as usize), Ordering::Relaxed);
+                let flag = (word >> 32) & 3;
+                let ready = (word >> 34) as u32 == epoch && flag != 0;
+                (
+                    ready,
+                    ready && flag == STATUS_PREFIX,
+                    S::from_bits(word as u32),
+                )
+            } else {
+                // Before tile 0: nothing to add (tile 0 is always a prefix, so the nearest
+                // prefix is found before these lanes count).
+                (true, true, S::ZERO)
+            };
+            let waiting = ballot_sync(FULL_MASK, !ready);
+            let prefixes = ballot_sync(FULL_MASK, is_prefix);
+            // The lanes that count: up to and including the nearest prefix.
+            let stop = prefixes.trailing_zeros(); // 32 if none
+            let counted = if stop >= 31 {
+                u32::MAX
+            } else {
+                (2u32 << stop) - 1
+            };
+            if waiting & counted != 0 {
+                continue; // a tile in the window has not published yet: read again
+            }
+            let window = warp_total(if lane <= stop { value } else { S::ZERO });
+            prefix = S::add(window, prefix);
+            if stop < 32 {
+                break;
+            }
+            end -= 32;
+        }
+        if lane == 0 {
+            publish(
+                status.add(tile),
+                STATUS_PREFIX,
+                epoch,
+                S::add(prefix, aggregate),
+            );
+        }
+    }
+    prefix
 }
 
 /// Publishes `value` with `status` for this launch's `epoch` in one relaxed 64-bit store (see

@@ -17,6 +17,7 @@
 
 pub mod ladder;
 pub mod lookback;
+pub mod select;
 
 use gpu_std::{FULL_MASK, WarpShuffle, shfl_up_sync, shfl_xor_sync};
 

@@ -573,6 +573,7 @@ mod tests {
                 "transpose",
                 "scan-i32",
                 "scan-f32",
+                "select-f32",
                 "conv1d",
                 "conv2d"
             ]
@@ -586,7 +587,7 @@ mod tests {
         assert_eq!(
             e,
             "demo sweep: unknown pattern `reduce` (the sweep knows reduce-i32, reduce-f32, \
-             vector-add, transpose, scan-i32, scan-f32, conv1d, conv2d)"
+             vector-add, transpose, scan-i32, scan-f32, select-f32, conv1d, conv2d)"
         );
         assert!(!e.contains('\n'), "one sentence: {e}");
     }
