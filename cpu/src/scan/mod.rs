@@ -30,7 +30,7 @@
 //! - [`select_if`]: stream compaction (CUB's `DeviceSelect::If`) on the same look-back: the
 //!   elements of an `f32` or `i32` input that pass a [`Predicate`], in their order, and their
 //!   count, in one pass.
-//! - [`reference`]: the CPU scans and the bound `f32` results are checked with.
+//! - [`reference`](mod@reference): the CPU scans and the bound `f32` results are checked with.
 
 pub mod ladder;
 pub mod reference;

@@ -22,7 +22,7 @@ use gpu_std::{SharedArray, atomic_add, grid_dim, kernel, static_shared, syncthre
 /// steps and about `B log2(B)` adds for `B` elements (work-inefficient: the sequential scan does
 /// `B - 1`); two barriers per step, one so that every read of a step precedes its writes.
 ///
-/// Launch: blocks of at most [`KOGGE_STONE_BLOCK`](super::KOGGE_STONE_BLOCK) threads, a power of
+/// Launch: blocks of at most [`KOGGE_STONE_BLOCK`] threads, a power of
 /// two; `ceil(n / blockDim.x)` blocks, each scanning the section of `blockDim.x` elements.
 ///
 /// # Safety
@@ -116,7 +116,7 @@ pub unsafe fn scan_kogge_stone_double_buffer(
 /// steps and `2(2B) - 2 - log2(2B)` adds per section: work-efficient, but half the threads idle
 /// at most steps.
 ///
-/// Launch: blocks of at most [`BRENT_KUNG_BLOCK`](super::BRENT_KUNG_BLOCK) threads, a power of
+/// Launch: blocks of at most [`BRENT_KUNG_BLOCK`] threads, a power of
 /// two; `ceil(n / (2 blockDim.x))` blocks.
 ///
 /// # Safety
@@ -250,12 +250,12 @@ unsafe fn coarsened_section(
 }
 
 /// The coarsened three-phase block scan (PMPP §11.6): each block scans a section of
-/// [`COARSENED_SECTION`](super::COARSENED_SECTION) elements (16 per thread) through shared
+/// [`COARSENED_SECTION`] elements (16 per thread) through shared
 /// memory, sequentially within each thread's run, Kogge-Stone across the 256 runs. `S - 1 +
 /// B log2(B) + S` adds for a section of `S` with `B` threads: close to work-efficient, and
 /// `log2(B) + 2` parallel steps.
 ///
-/// Launch: blocks of exactly [`COARSENED_BLOCK`](super::COARSENED_BLOCK) threads,
+/// Launch: blocks of exactly [`COARSENED_BLOCK`] threads,
 /// `ceil(n / COARSENED_SECTION)` blocks.
 ///
 /// # Safety
@@ -326,7 +326,7 @@ pub unsafe fn scan_add_sums(output: *mut i32, n: usize, sums: *const i32, sectio
 /// equals `epoch` once `prefixes[s]` (the sum of the sections before `s`) is published: a
 /// release store after the value, an acquire load before reading it.
 ///
-/// Launch: blocks of exactly [`COARSENED_BLOCK`](super::COARSENED_BLOCK) threads,
+/// Launch: blocks of exactly [`COARSENED_BLOCK`] threads,
 /// `ceil(n / COARSENED_SECTION)` blocks.
 ///
 /// # Safety
