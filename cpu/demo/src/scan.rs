@@ -356,16 +356,7 @@ fn select_row<T: SelectElement + PartialOrd + std::fmt::Debug>(
             |(d_out, d_count), _| {
                 let count = gpu.download(d_count, "select_if")?[0] as usize;
                 let got = gpu.download(d_out, "select_if")?;
-                Ok(if count == expected.len() {
-                    verify::exact(&got[..count], &expected)
-                } else {
-                    Err(verify::Mismatch {
-                        index: 0,
-                        got: format!("count {count}"),
-                        expected: format!("count {}", expected.len()),
-                        count: 1,
-                    })
-                })
+                Ok(check_selected(&got, count, &expected))
             },
         )?;
     let gbps = trial.gbps();
@@ -444,64 +435,66 @@ fn sweep_footprint(case: &Case, n: usize) -> Footprint {
 }
 
 fn sweep_i32(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
+    sweep_scan(sweep, cases, random_i32, i32::MIN, |got, input| {
+        verify::exact(got, &reference::scan_i32(input, Kind::Inclusive))
+    })
+}
+
+fn sweep_f32(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
+    sweep_scan(sweep, cases, random_floats, f32::NAN, |got, input| {
+        reference::check_f32(got, input, Kind::Inclusive)
+    })
+}
+
+/// The inclusive scan of `T` over the cases: inputs from `make`, outputs poisoned with
+/// `poison`, checked by `check(got, input)`.
+fn sweep_scan<T: ScanElement>(
+    sweep: &mut Sweep<'_>,
+    cases: Vec<Case>,
+    make: fn(u64, usize) -> Vec<T>,
+    poison: T,
+    check: fn(&[T], &[T]) -> Result<(), verify::Mismatch>,
+) -> Result<()> {
     let gpu = sweep.gpu();
-    let mut ws = scan::ScanWorkspace::<i32>::new(gpu)?;
+    let mut ws = scan::ScanWorkspace::<T>::new(gpu)?;
     for case in cases {
         let Some(n) = sweep.admit(&case, |n| sweep_footprint(&case, n))? else {
             continue;
         };
-        let input = random_i32(sweep.seed_for(&case, 0), n);
+        let input = make(sweep.seed_for(&case, 0), n);
         let d_in = gpu.upload(&input)?;
-        let mut d_out = gpu.poisoned(n, i32::MIN)?;
+        let mut d_out = gpu.poisoned(n, poison)?;
         sweep.measure(
             case,
-            i32::KERNEL.name(),
+            T::KERNEL.name(),
             scan::bytes_moved(n),
             None,
             &mut d_out,
             |d_out| {
                 ws.scan(gpu, Kind::Inclusive, &d_in, d_out)?;
-                scan::ScanWorkspace::<i32>::launch_config(gpu, n)
+                scan::ScanWorkspace::<T>::launch_config(gpu, n)
             },
-            |d_out, _| {
-                let got = gpu.download(d_out, "scan_lookback_i32")?;
-                Ok(verify::exact(
-                    &got,
-                    &reference::scan_i32(&input, Kind::Inclusive),
-                ))
-            },
+            |d_out, _| Ok(check(&gpu.download(d_out, T::KERNEL.name())?, &input)),
         )?;
     }
     Ok(())
 }
 
-fn sweep_f32(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
-    let gpu = sweep.gpu();
-    let mut ws = scan::ScanWorkspace::<f32>::new(gpu)?;
-    for case in cases {
-        let Some(n) = sweep.admit(&case, |n| sweep_footprint(&case, n))? else {
-            continue;
-        };
-        let input = random_floats(sweep.seed_for(&case, 0), n);
-        let d_in = gpu.upload(&input)?;
-        let mut d_out = gpu.poisoned(n, f32::NAN)?;
-        sweep.measure(
-            case,
-            f32::KERNEL.name(),
-            scan::bytes_moved(n),
-            None,
-            &mut d_out,
-            |d_out| {
-                ws.scan(gpu, Kind::Inclusive, &d_in, d_out)?;
-                scan::ScanWorkspace::<f32>::launch_config(gpu, n)
-            },
-            |d_out, _| {
-                let got = gpu.download(d_out, "scan_lookback_f32")?;
-                Ok(reference::check_f32(&got, &input, Kind::Inclusive))
-            },
-        )?;
+/// The compaction's output against the CPU's: the count, then the kept elements.
+fn check_selected<T: PartialEq + std::fmt::Debug>(
+    got: &[T],
+    count: usize,
+    expected: &[T],
+) -> Result<(), verify::Mismatch> {
+    if count != expected.len() {
+        return Err(verify::Mismatch {
+            index: 0,
+            got: format!("count {count}"),
+            expected: format!("count {}", expected.len()),
+            count: 1,
+        });
     }
-    Ok(())
+    verify::exact(&got[..count], expected)
 }
 
 fn sweep_select(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
@@ -529,16 +522,7 @@ fn sweep_select(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
             |(d_out, d_count), _| {
                 let count = gpu.download(d_count, "select_if_f32")?[0] as usize;
                 let got = gpu.download(d_out, "select_if_f32")?;
-                Ok(if count == expected.len() {
-                    verify::exact(&got[..count], &expected)
-                } else {
-                    Err(verify::Mismatch {
-                        index: 0,
-                        got: format!("count {count}"),
-                        expected: format!("count {}", expected.len()),
-                        count: 1,
-                    })
-                })
+                Ok(check_selected(&got, count, &expected))
             },
         )?;
     }

@@ -32,7 +32,7 @@ use gpu_std::{
 };
 
 /// Slots for warp totals: up to 32 warps (1024 threads).
-const MAX_WARPS: usize = 32;
+pub(crate) const MAX_WARPS: usize = 32;
 const V: usize = LOOKBACK_VECTORS;
 
 /// The look-back scan of `n` 32-bit elements of type `S` (see the module docs).
@@ -123,13 +123,7 @@ unsafe fn lookback<S: ScanOp>(
 
         // Warp 0: the tile's aggregate, published at once; then the look-back.
         if warp == 0 {
-            let mine = if (lane as usize) < warps {
-                warp_totals.read(lane as usize)
-            } else {
-                S::ZERO
-            };
-            let aggregate = shfl_idx_sync(FULL_MASK, warp_inclusive(mine, lane), 31);
-            let prefix = look_back(status, tile, epoch, aggregate, lane);
+            let (prefix, _) = block_look_back(warp_totals, warps, status, tile, epoch, lane);
             if lane == 0 {
                 tile_prefix.write(0, prefix);
             }
@@ -192,6 +186,33 @@ pub(crate) unsafe fn take_ticket(counter: *mut u32, ticket: &SharedArray<u32, 1>
         }
         syncthreads();
         ticket.read(0) as usize
+    }
+}
+
+/// Warp 0's part of a tile: the tile's aggregate from the first `warps` warp totals in shared
+/// memory, then [`look_back`]. Returns the tile's exclusive prefix and its aggregate (in every
+/// lane). Every lane of warp 0 must call it, after a barrier that follows the totals' writes.
+///
+/// # Safety
+/// As [`look_back`]; `warps <= MAX_WARPS` slots of `warp_totals` are written.
+#[inline(always)]
+pub(crate) unsafe fn block_look_back<S: ScanOp>(
+    warp_totals: &SharedArray<S, MAX_WARPS>,
+    warps: usize,
+    status: *mut u64,
+    tile: usize,
+    epoch: u32,
+    lane: u32,
+) -> (S, S) {
+    // SAFETY: `lane < warps <= MAX_WARPS` indexes written slots; the rest is the caller's.
+    unsafe {
+        let mine = if (lane as usize) < warps {
+            warp_totals.read(lane as usize)
+        } else {
+            S::ZERO
+        };
+        let aggregate = shfl_idx_sync(FULL_MASK, warp_inclusive(mine, lane), 31);
+        (look_back(status, tile, epoch, aggregate, lane), aggregate)
     }
 }
 

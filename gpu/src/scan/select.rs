@@ -6,14 +6,13 @@
 //! before its tile by the decoupled look-back over the tiles' counts, and writes each selected
 //! element at its rank. The input is read once; the output written once per selected element.
 
-use super::lookback::{look_back, take_ticket};
+use super::lookback::{MAX_WARPS, block_look_back, take_ticket};
 use super::{LOOKBACK_VECTORS, LOOKBACK_WARP_ITEMS, warp_inclusive};
 use gpu_std::{
     FULL_MASK, SharedArray, block_dim, grid_dim, kernel, load_global_nc_v4_u32, shfl_idx_sync,
     shfl_up_sync, static_shared, syncthreads, thread_idx,
 };
 
-const MAX_WARPS: usize = 32;
 /// Vectors per thread: the scan's, 8 (`ranks!` and `scatter!` below write them out one by one).
 const V: usize = 8;
 const _: () = assert!(V == LOOKBACK_VECTORS && 4 * V <= 32);
@@ -138,13 +137,8 @@ unsafe fn select_if<T: Selectable>(
         }
         syncthreads();
         if warp == 0 {
-            let mine = if (lane as usize) < warps {
-                warp_totals.read(lane as usize)
-            } else {
-                0
-            };
-            let aggregate = shfl_idx_sync(FULL_MASK, warp_inclusive(mine, lane), 31);
-            let prefix = look_back(status, tile, epoch, aggregate, lane);
+            let (prefix, aggregate) =
+                block_look_back(warp_totals, warps, status, tile, epoch, lane);
             if lane == 0 {
                 tile_prefix.write(0, prefix);
                 if tile == grid_dim().x as usize - 1 {
