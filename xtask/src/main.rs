@@ -2,10 +2,10 @@
 //! - `build-ptx [--arch sm_XX]... [--out DIR]`: builds the `gpu` crate to one PTX file per
 //!   architecture (default sm_70 and sm_90) and prints the paths written, one per line, last.
 //!   `build-ptx --prebuilt [--check]`: records (or checks) the prebuilt PTX in `cpu/ptx/`.
-//! - `bundle [--out DIR]`: release `demo`, every test executable and the PTX in one folder with
-//!   a `run.sh`, to run on a machine that has an NVIDIA driver but no Rust; run.sh's demo and
-//!   sanitizer lists are the pattern registry's, as the built `demo list --names` and
-//!   `demo list --sanitize-args` print them.
+//! - `bundle [--out DIR] [--archive]`: release `demo`, every test executable and the PTX in one
+//!   folder with a `run.sh`, to run on a machine that has an NVIDIA driver but no Rust; run.sh's
+//!   demo and sanitizer lists are the pattern registry's, as the built `demo list --names` and
+//!   `demo list --sanitize-args` print them. `--archive` also packs it into `DIR.tar.gz`.
 //! - `ptx-report [--arch sm_XX]... [--ptxas PATH] [--check]`: registers, shared memory, stack and
 //!   spills per kernel from `ptxas -v` (no GPU needed); `--check` fails on a kernel that spills.
 
@@ -49,6 +49,10 @@ enum Task {
         /// Output folder (default bundle/, git-ignored).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Also pack the folder into `<folder>.tar.gz` beside it (about a quarter of its size:
+        /// one file to copy to a GPU machine).
+        #[arg(long)]
+        archive: bool,
     },
     /// Registers, shared memory, stack frame and spills per kernel and PTX architecture, from
     /// `ptxas -v` (a CUDA toolkit's, or PyPI's nvidia-cuda-nvcc-cu12 wheel; no GPU needed).
@@ -103,7 +107,14 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Task::Bundle { out } => bundle(&root, &out.unwrap_or_else(|| root.join("bundle"))),
+        Task::Bundle { out, archive } => {
+            let out = out.unwrap_or_else(|| root.join("bundle"));
+            bundle(&root, &out)?;
+            if archive {
+                pack(&out)?;
+            }
+            Ok(())
+        }
         Task::PtxReport {
             archs,
             ptxas,
@@ -309,6 +320,33 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
         std::fs::set_permissions(&run_sh, std::fs::Permissions::from_mode(0o755))?;
     }
     println!("{}", out.display());
+    Ok(())
+}
+
+/// Packs the bundle folder `out` into `<out>.tar.gz` beside it with the system's `tar`, the
+/// folder's own name as the archive's top folder.
+fn pack(out: &Path) -> Result<()> {
+    let (Some(parent), Some(name)) = (out.parent(), out.file_name()) else {
+        bail!(
+            "{} has no parent folder to put its archive in",
+            out.display()
+        );
+    };
+    let mut file_name = name.to_owned();
+    file_name.push(".tar.gz");
+    let archive = parent.join(file_name);
+    let status = Command::new("tar")
+        .arg("-czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(parent)
+        .arg(name)
+        .status()
+        .context("running tar")?;
+    if !status.success() {
+        bail!("tar failed ({status}) packing {}", out.display());
+    }
+    println!("{}", archive.display());
     Ok(())
 }
 
