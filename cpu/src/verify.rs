@@ -30,16 +30,22 @@ impl std::fmt::Display for Mismatch {
     }
 }
 
+/// A [`Mismatch`] at the shorter length unless the two lengths are equal.
+pub fn same_length(got: usize, expected: usize) -> Result<(), Mismatch> {
+    if got == expected {
+        return Ok(());
+    }
+    Err(Mismatch {
+        index: got.min(expected),
+        got: format!("{got} elements"),
+        expected: format!("{expected} elements"),
+        count: got.abs_diff(expected),
+    })
+}
+
 /// Exact comparison; lengths must match (a length difference is reported at the shorter length).
 pub fn exact<T: PartialEq + Debug>(got: &[T], expected: &[T]) -> Result<(), Mismatch> {
-    if got.len() != expected.len() {
-        return Err(Mismatch {
-            index: got.len().min(expected.len()),
-            got: format!("{} elements", got.len()),
-            expected: format!("{} elements", expected.len()),
-            count: got.len().abs_diff(expected.len()),
-        });
-    }
+    same_length(got.len(), expected.len())?;
     let mut bad = got
         .iter()
         .zip(expected)

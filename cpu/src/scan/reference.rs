@@ -88,14 +88,7 @@ pub fn f32_bound(index: usize, magnitude: f64) -> f64 {
 /// only where the reference is the same infinity.
 pub fn check_f32(got: &[f32], input: &[f32], kind: Kind) -> Result<(), Mismatch> {
     let (expected, magnitude) = scan_f32(input, kind);
-    if got.len() != expected.len() {
-        return Err(Mismatch {
-            index: got.len().min(expected.len()),
-            got: format!("{} elements", got.len()),
-            expected: format!("{} elements", expected.len()),
-            count: got.len().abs_diff(expected.len()),
-        });
-    }
+    crate::verify::same_length(got.len(), expected.len())?;
     let ok = |i: usize, g: f32, e: f64| {
         if e.is_nan() {
             g.is_nan()
