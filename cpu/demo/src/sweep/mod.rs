@@ -564,20 +564,15 @@ mod tests {
 
     #[test]
     fn patterns_parse_in_order_once_and_all_by_default() {
-        assert_eq!(
-            names(&parse_patterns(&[]).unwrap()),
-            [
-                "reduce-i32",
-                "reduce-f32",
-                "vector-add",
-                "transpose",
-                "scan-i32",
-                "scan-f32",
-                "select-f32",
-                "conv1d",
-                "conv2d"
-            ]
-        );
+        // All by default: every pattern's sweeps once, the read-only ones first, each group in
+        // PATTERNS order (the list is derived, so a new pattern's sweeps need no line here).
+        let all = names(&parse_patterns(&[]).unwrap());
+        let in_order: Vec<&SweepSpec> = crate::PATTERNS.iter().flat_map(|p| p.sweeps()).collect();
+        let (reads, rest): (Vec<&SweepSpec>, Vec<&SweepSpec>) =
+            in_order.into_iter().partition(|s| s.reads_only);
+        assert_eq!(all, names(&[reads, rest].concat()));
+        assert!(all.starts_with(&["reduce-i32", "reduce-f32"]));
+        assert!(all.contains(&"conv2d") && all.contains(&"vector-add"));
         let given = ["conv2d", "reduce-i32", "conv2d"].map(String::from);
         assert_eq!(
             names(&parse_patterns(&given).unwrap()),
@@ -586,8 +581,10 @@ mod tests {
         let e = parse_patterns(&["reduce".into()]).unwrap_err().to_string();
         assert_eq!(
             e,
-            "demo sweep: unknown pattern `reduce` (the sweep knows reduce-i32, reduce-f32, \
-             vector-add, transpose, scan-i32, scan-f32, select-f32, conv1d, conv2d)"
+            format!(
+                "demo sweep: unknown pattern `reduce` (the sweep knows {})",
+                all.join(", ")
+            )
         );
         assert!(!e.contains('\n'), "one sentence: {e}");
     }
