@@ -351,7 +351,7 @@ fn select_row<T: SelectElement + PartialOrd + std::fmt::Debug>(
             &mut state,
             |(d_out, d_count)| {
                 scan::select_if(gpu, &d_in, predicate, d_out, d_count)?;
-                scan::ScanWorkspace::<T>::launch_config(gpu, n)
+                scan::ScanWorkspace::<T>::select_launch_config(gpu, n)
             },
             |(d_out, d_count), _| {
                 let count = gpu.download(d_count, "select_if")?[0] as usize;
@@ -470,10 +470,7 @@ fn sweep_scan<T: ScanElement>(
             scan::bytes_moved(n),
             None,
             &mut d_out,
-            |d_out| {
-                ws.scan(gpu, Kind::Inclusive, &d_in, d_out)?;
-                scan::ScanWorkspace::<T>::launch_config(gpu, n)
-            },
+            |d_out| ws.scan(gpu, Kind::Inclusive, &d_in, d_out),
             |d_out, _| Ok(check(&gpu.download(d_out, T::KERNEL.name())?, &input)),
         )?;
     }
@@ -515,10 +512,7 @@ fn sweep_select(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
             select_bytes(n, expected.len()),
             None,
             &mut state,
-            |(d_out, d_count)| {
-                ws.select_if(gpu, &d_in, predicate, d_out, d_count)?;
-                scan::ScanWorkspace::<f32>::launch_config(gpu, n)
-            },
+            |(d_out, d_count)| ws.select_if(gpu, &d_in, predicate, d_out, d_count),
             |(d_out, d_count), _| {
                 let count = gpu.download(d_count, "select_if_f32")?[0] as usize;
                 let got = gpu.download(d_out, "select_if_f32")?;

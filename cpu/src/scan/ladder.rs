@@ -328,8 +328,7 @@ impl Ladder {
                 return Ok(cfg);
             }
             Variant::DecoupledLookback => {
-                self.lookback.scan(gpu, Kind::Inclusive, input, output)?;
-                return ScanWorkspace::<i32>::launch_config(gpu, n);
+                return self.lookback.scan(gpu, Kind::Inclusive, input, output);
             }
         };
         // SAFETY: every block scan takes `(input: *const i32, output: *mut i32, n, sums: *mut

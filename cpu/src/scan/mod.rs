@@ -45,6 +45,14 @@ use crate::error::{Error, Result, expect_len};
 use crate::kernel::{DeviceAddress, Kernel};
 use crate::launch;
 
+/// What the workspace's launches return for an empty input, which launches nothing: a grid of
+/// no blocks.
+pub const EMPTY_LAUNCH: LaunchConfig = LaunchConfig {
+    grid_dim: (0, 1, 1),
+    block_dim: (k::LOOKBACK_MIN_BLOCK, 1, 1),
+    shared_mem_bytes: 0,
+};
+
 /// The look-back scan kernel of element type `T`: `(input: *const T, output: *mut T, n: usize,
 /// status: *mut u64, counter: *mut u32, epoch: u32, exclusive: u32)`.
 pub type LookbackKernel<T> = Kernel<(*const T, *mut T, usize, *mut u64, *mut u32, u32, u32)>;
@@ -60,21 +68,16 @@ mod sealed {
 pub trait ScanElement: DeviceRepr + Copy + Default + Send + 'static + sealed::Sealed {
     /// The look-back kernel for this type.
     const KERNEL: LookbackKernel<Self>;
-    /// The largest block it is launched with (see [`gpu::scan::lookback_block`]).
-    const MAX_BLOCK: u32;
 }
 
 impl ScanElement for i32 {
     const KERNEL: LookbackKernel<i32> = lookback::scan_lookback_i32;
-    const MAX_BLOCK: u32 = k::LOOKBACK_BLOCK;
 }
 impl ScanElement for u32 {
     const KERNEL: LookbackKernel<u32> = lookback::scan_lookback_u32;
-    const MAX_BLOCK: u32 = k::LOOKBACK_BLOCK;
 }
 impl ScanElement for f32 {
     const KERNEL: LookbackKernel<f32> = lookback::scan_lookback_f32;
-    const MAX_BLOCK: u32 = 256;
 }
 
 /// Inclusive or exclusive.
@@ -113,7 +116,7 @@ pub fn inclusive_sum<T: ScanElement>(
     output: &mut impl DevicePtrMut<T>,
 ) -> Result<()> {
     gpu.with_workspace(ScanWorkspace::<T>::new, |ws| {
-        ws.scan(gpu, Kind::Inclusive, input, output)
+        ws.scan(gpu, Kind::Inclusive, input, output).map(drop)
     })
 }
 
@@ -128,7 +131,7 @@ pub fn exclusive_sum<T: ScanElement>(
     output: &mut impl DevicePtrMut<T>,
 ) -> Result<()> {
     gpu.with_workspace(ScanWorkspace::<T>::new, |ws| {
-        ws.scan(gpu, Kind::Exclusive, input, output)
+        ws.scan(gpu, Kind::Exclusive, input, output).map(drop)
     })
 }
 
@@ -142,7 +145,7 @@ pub fn inclusive_sum_in_place<T: ScanElement>(
     data: &mut impl DevicePtrMut<T>,
 ) -> Result<()> {
     gpu.with_workspace(ScanWorkspace::<T>::new, |ws| {
-        ws.scan_in_place(gpu, Kind::Inclusive, data)
+        ws.scan_in_place(gpu, Kind::Inclusive, data).map(drop)
     })
 }
 
@@ -155,7 +158,7 @@ pub fn exclusive_sum_in_place<T: ScanElement>(
     data: &mut impl DevicePtrMut<T>,
 ) -> Result<()> {
     gpu.with_workspace(ScanWorkspace::<T>::new, |ws| {
-        ws.scan_in_place(gpu, Kind::Exclusive, data)
+        ws.scan_in_place(gpu, Kind::Exclusive, data).map(drop)
     })
 }
 
@@ -199,7 +202,7 @@ impl<T: ScanElement> ScanWorkspace<T> {
     }
 
     /// Queues `output = scan of input` ([`inclusive_sum`] or [`exclusive_sum`]) on this
-    /// workspace.
+    /// workspace, and returns the launch's configuration ([`EMPTY_LAUNCH`] for an empty input).
     ///
     /// # Errors
     /// As [`inclusive_sum`].
@@ -209,13 +212,13 @@ impl<T: ScanElement> ScanWorkspace<T> {
         kind: Kind,
         input: &impl DevicePtr<T>,
         output: &mut impl DevicePtrMut<T>,
-    ) -> Result<()> {
+    ) -> Result<LaunchConfig> {
         gpu.check_buffer("input", input)?;
         gpu.check_buffer("output", output)?;
         let n = input.len();
         expect_len("output", n, output.len())?;
-        let Some((cfg, epoch)) = self.prepare(gpu, n)? else {
-            return Ok(());
+        let Some((cfg, epoch)) = self.prepare(gpu, T::KERNEL.name(), n)? else {
+            return Ok(EMPTY_LAUNCH);
         };
         // SAFETY: `T::KERNEL` takes `(input: *const T, output: *mut T, n, status: *mut u64,
         // counter: *mut u32, epoch, exclusive)`; `input` and `output` are views of `n`
@@ -238,11 +241,13 @@ impl<T: ScanElement> ScanWorkspace<T> {
                     epoch,
                     (kind == Kind::Exclusive) as u32,
                 ),
-            )
+            )?;
         }
+        Ok(cfg)
     }
 
-    /// Queues the scan of `data` into itself.
+    /// Queues the scan of `data` into itself; returns the launch's configuration as
+    /// [`scan`](Self::scan).
     ///
     /// # Errors
     /// As [`inclusive_sum`].
@@ -251,11 +256,11 @@ impl<T: ScanElement> ScanWorkspace<T> {
         gpu: &Gpu,
         kind: Kind,
         data: &mut impl DevicePtrMut<T>,
-    ) -> Result<()> {
+    ) -> Result<LaunchConfig> {
         gpu.check_buffer("data", data)?;
         let n = data.len();
-        let Some((cfg, epoch)) = self.prepare(gpu, n)? else {
-            return Ok(());
+        let Some((cfg, epoch)) = self.prepare(gpu, T::KERNEL.name(), n)? else {
+            return Ok(EMPTY_LAUNCH);
         };
         let data = gpu.bind_mut(data);
         // SAFETY: the address is `data`'s, valid for `n` elements on `gpu`'s stream while
@@ -276,30 +281,43 @@ impl<T: ScanElement> ScanWorkspace<T> {
                     epoch,
                     (kind == Kind::Exclusive) as u32,
                 ),
-            )
+            )?;
         }
+        Ok(cfg)
     }
 
-    /// The launch for `n` elements: blocks of [`gpu::scan::lookback_block`] threads on this
-    /// device, one per tile.
+    /// The launch of the scan for `n` elements: blocks of [`gpu::scan::lookback_block`]
+    /// threads on this device, at most [`gpu::scan::lookback_max_block`] of the kernel's
+    /// registers, one per tile.
     ///
     /// # Errors
     /// [`Error::GridTooLarge`] for more tiles than a grid holds; [`Error::Driver`] if the SM
-    /// count cannot be read.
+    /// count or the kernel's registers cannot be read.
     pub fn launch_config(gpu: &Gpu, n: usize) -> Result<LaunchConfig> {
-        let block = k::lookback_block(n, gpu.sm_count()?, T::MAX_BLOCK);
-        let grid = launch::blocks_to_cover(T::KERNEL.name(), n, k::lookback_tile(block) as u64)?;
+        Self::launch_config_of(gpu, T::KERNEL.name(), n)
+    }
+
+    /// The launch of the look-back kernel `kernel` (a scan or a compaction) for `n` elements:
+    /// at most [`gpu::scan::lookback_max_block`] of its registers on this device.
+    fn launch_config_of(gpu: &Gpu, kernel: &'static str, n: usize) -> Result<LaunchConfig> {
+        let max_block = k::lookback_max_block(gpu.kernel_resources(kernel)?.registers);
+        let block = k::lookback_block(n, gpu.sm_count()?, max_block);
+        let grid = launch::blocks_to_cover(kernel, n, k::lookback_tile(block) as u64)?;
         Ok(launch::linear(grid, block, 0))
     }
 
-    /// The launch for `n` elements and the launch's epoch, after growing the status words if
+    /// The launch of `kernel` for `n` elements and the launch's epoch, after growing the status words if
     /// needed and clearing them when the epoch wraps; `None` for `n == 0`.
-    fn prepare(&mut self, gpu: &Gpu, n: usize) -> Result<Option<(LaunchConfig, u32)>> {
+    fn prepare(
+        &mut self,
+        gpu: &Gpu,
+        kernel: &'static str,
+        n: usize,
+    ) -> Result<Option<(LaunchConfig, u32)>> {
         if n == 0 {
             return Ok(None);
         }
-        let kernel = T::KERNEL.name();
-        let cfg = Self::launch_config(gpu, n)?;
+        let cfg = Self::launch_config_of(gpu, kernel, n)?;
         let grid = cfg.grid_dim.0 as usize;
         if grid > self.status.len() {
             self.status = gpu.zeros(grid)?;
@@ -402,12 +420,22 @@ pub fn select_if<T: SelectElement>(
     count: &mut impl DevicePtrMut<u32>,
 ) -> Result<()> {
     gpu.with_workspace(ScanWorkspace::<T>::new, |ws| {
-        ws.select_if(gpu, input, predicate, output, count)
+        ws.select_if(gpu, input, predicate, output, count).map(drop)
     })
 }
 
 impl<T: SelectElement> ScanWorkspace<T> {
-    /// Queues [`select_if`] on this workspace.
+    /// The launch of [`select_if`] for `n` elements: as [`launch_config`](Self::launch_config),
+    /// for the compaction kernel's registers.
+    ///
+    /// # Errors
+    /// As [`launch_config`](Self::launch_config).
+    pub fn select_launch_config(gpu: &Gpu, n: usize) -> Result<LaunchConfig> {
+        Self::launch_config_of(gpu, T::SELECT.name(), n)
+    }
+
+    /// Queues [`select_if`] on this workspace; returns the launch's configuration
+    /// ([`EMPTY_LAUNCH`] for an empty input, which only zeroes `count`).
     ///
     /// # Errors
     /// As [`select_if`].
@@ -418,7 +446,7 @@ impl<T: SelectElement> ScanWorkspace<T> {
         predicate: Predicate<T>,
         output: &mut impl DevicePtrMut<T>,
         count: &mut impl DevicePtrMut<u32>,
-    ) -> Result<()> {
+    ) -> Result<LaunchConfig> {
         gpu.check_buffer("input", input)?;
         gpu.check_buffer("output", output)?;
         gpu.check_buffer("count", count)?;
@@ -433,14 +461,14 @@ impl<T: SelectElement> ScanWorkspace<T> {
                 max: u32::MAX as u64,
             });
         }
-        let Some((cfg, epoch)) = self.prepare(gpu, n)? else {
-            return gpu
-                .stream()
+        let Some((cfg, epoch)) = self.prepare(gpu, T::SELECT.name(), n)? else {
+            gpu.stream()
                 .memset_zeros(count)
                 .map_err(|source| Error::Driver {
                     during: "select_if: zeroing the count of an empty input".into(),
                     source,
-                });
+                })?;
+            return Ok(EMPTY_LAUNCH);
         };
         let (op, threshold) = predicate.encode();
         // SAFETY: `T::SELECT` takes `(input, n, op, threshold, output, count, status,
@@ -464,8 +492,9 @@ impl<T: SelectElement> ScanWorkspace<T> {
                     &mut self.counter,
                     epoch,
                 ),
-            )
+            )?;
         }
+        Ok(cfg)
     }
 }
 

@@ -106,14 +106,16 @@ unsafe fn lookback<S: ScanOp>(
                 v[j] = S::add(v[j - 1], v[j]);
             }
         }
-        let mut lane_prefix = [S::ZERO; V]; // the lanes before this one, in vector k
-        let mut group_prefix = [S::ZERO; V]; // the warp's vectors before k
+        // The warp's part of vector k's offset: its vectors before k plus the lanes before
+        // this one in k, added now (the same additions in the same order as after the
+        // look-back) so that one register per vector lives through the look-back, not two.
+        let mut before = [S::ZERO; V];
         let mut warp_sum = S::ZERO;
-        for k in 0..V {
+        for (k, b) in before.iter_mut().enumerate() {
             let scanned = warp_inclusive(incl[k][3], lane);
-            let before = shfl_up_sync(FULL_MASK, scanned, 1);
-            lane_prefix[k] = if lane == 0 { S::ZERO } else { before };
-            group_prefix[k] = warp_sum;
+            let up = shfl_up_sync(FULL_MASK, scanned, 1);
+            let lane_prefix = if lane == 0 { S::ZERO } else { up };
+            *b = S::add(warp_sum, lane_prefix);
             warp_sum = S::add(warp_sum, shfl_idx_sync(FULL_MASK, scanned, 31));
         }
         if lane == 0 {
@@ -137,7 +139,7 @@ unsafe fn lookback<S: ScanOp>(
         }
         let mut out = [[0u32; 4]; V];
         for k in 0..V {
-            let o = S::add(offset, S::add(group_prefix[k], lane_prefix[k]));
+            let o = S::add(offset, before[k]);
             for j in 0..4 {
                 let own = if exclusive {
                     if j == 0 { S::ZERO } else { incl[k][j - 1] }

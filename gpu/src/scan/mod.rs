@@ -60,11 +60,25 @@ pub const fn lookback_tile(block: u32) -> usize {
 
 /// The block size of the look-back scan for `n` elements on a device of `sms` SMs, at most
 /// `max_block` (a power of two from 128 to [`LOOKBACK_BLOCK`]): the largest block that still
-/// gives at least four tiles per SM, and never below [`LOOKBACK_MIN_BLOCK`]. The `f32` kernel
-/// takes at most 256 (its 71 registers per thread would leave one block of 512 per SM).
+/// gives at least four tiles per SM, and never below [`LOOKBACK_MIN_BLOCK`]. `max_block` comes
+/// from [`lookback_max_block`] of the kernel's registers on the device.
 pub const fn lookback_block(n: usize, sms: u32, max_block: u32) -> u32 {
     let mut block = max_block;
     while block > LOOKBACK_MIN_BLOCK && n.div_ceil(lookback_tile(block)) < 4 * sms as usize {
+        block /= 2;
+    }
+    block
+}
+
+/// The largest block of the look-back kernels (a power of two from [`LOOKBACK_MIN_BLOCK`] to
+/// [`LOOKBACK_BLOCK`]) of which two fit in an SM's 65536 registers when each thread uses
+/// `registers` (allocated in units of 8): 512 up to 64 registers (every look-back kernel on
+/// sm_90), 256 up to 128. A single resident block per SM would leave the SM without loads in
+/// flight while that block looks back.
+pub const fn lookback_max_block(registers: u32) -> u32 {
+    let per_thread = registers.div_ceil(8) * 8;
+    let mut block = LOOKBACK_BLOCK;
+    while block > LOOKBACK_MIN_BLOCK && 2 * block * per_thread > 65536 {
         block /= 2;
     }
     block
@@ -195,6 +209,10 @@ mod tests {
     fn tiles_are_whole_warps_of_vectors() {
         assert_eq!(LOOKBACK_TILE, 16384);
         assert_eq!(LOOKBACK_MIN_TILE, 4096);
+        assert_eq!(lookback_max_block(64), 512);
+        assert_eq!(lookback_max_block(71), 256);
+        assert_eq!(lookback_max_block(128), 256);
+        assert_eq!(lookback_max_block(255), LOOKBACK_MIN_BLOCK);
         assert_eq!(
             LOOKBACK_TILE,
             LOOKBACK_WARP_ITEMS * (LOOKBACK_BLOCK as usize / 32)
