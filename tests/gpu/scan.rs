@@ -378,6 +378,46 @@ fn check_select<T: scan::SelectElement + PartialOrd + std::fmt::Debug>(
     Ok(())
 }
 
+/// The tile-copy microbenchmark copies exactly, at every length, on one workspace; a view
+/// off the 16-byte boundary is refused.
+fn tile_copy_trials() -> Vec<Trial> {
+    let mut trials: Vec<Trial> = LENGTHS
+        .iter()
+        .map(|&(label, n)| {
+            let name = format!("scan::tile_copy::{label}");
+            let seed = seed_for(&name);
+            gpu_trial(name, move || {
+                let gpu = gpu()?;
+                let input = random_u32(seed, n);
+                let got = (|| {
+                    let mut ws = scan::ScanWorkspace::<u32>::new(&gpu)?;
+                    let d_in = gpu.upload(&input)?;
+                    let mut d_out = gpu.poisoned(n, 0xdead_beef_u32)?;
+                    for _ in 0..2 {
+                        ws.tile_copy(&gpu, &d_in, &mut d_out)?;
+                    }
+                    gpu.download(&d_out, "scan_tile_copy")
+                })()
+                .map_err(|e| e.to_string())?;
+                match first_difference(&got, &input) {
+                    Some(d) => Err(format!("n={n} seed={seed}: {d}").into()),
+                    None => Ok(()),
+                }
+            })
+        })
+        .collect();
+    trials.push(gpu_trial("scan::tile_copy::refuses_misaligned_view".into(), || {
+        let gpu = gpu()?;
+        let x = gpu.upload(&[1u32; 9]).map_err(|e| e.to_string())?;
+        let mut y = gpu.zeros::<u32>(8).map_err(|e| e.to_string())?;
+        let mut ws = scan::ScanWorkspace::<u32>::new(&gpu).map_err(|e| e.to_string())?;
+        expect_err(ws.tile_copy(&gpu, &x.slice(1..), &mut y), |e| {
+            matches!(e, Error::Misaligned { what: "input", alignment: 16, .. })
+        })
+    }));
+    trials
+}
+
 fn refusal_trials() -> Vec<Trial> {
     vec![
         gpu_trial("scan::refuses::lengths_that_differ".into(), || {
@@ -432,6 +472,7 @@ pub fn trials() -> Vec<Trial> {
     trials.extend(stress_trials());
     trials.extend(ladder_trials());
     trials.extend(select_trials());
+    trials.extend(tile_copy_trials());
     trials.extend(refusal_trials());
     trials
 }

@@ -7,6 +7,7 @@ use crate::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 use anyhow::{Result, bail};
 use cpu::scan::{self, Kind, Predicate, ScanElement, SelectElement, ladder, reference};
 use cpu::{Gpu, verify};
+use gpu::scan::lookback;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -58,6 +59,10 @@ impl Pattern for Scan {
         v.push(VariantInfo {
             name: "entry-points-u32-f32".into(),
             kernels: vec![u32::KERNEL.name(), f32::KERNEL.name()],
+        });
+        v.push(VariantInfo {
+            name: "tile-copy".into(),
+            kernels: vec![lookback::scan_tile_copy.name()],
         });
         v.push(VariantInfo {
             name: "select-if".into(),
@@ -241,6 +246,19 @@ fn entry_table(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<usi
                 &mut d_out,
                 |d_out| call(gpu, Kind::Inclusive, &d_in, d_out),
                 |d_out, _| Ok(verify::exact(&gpu.download(d_out, "scan")?, &expected)),
+            )?;
+        failures += !trial.passed() as usize;
+        push_entry_row(&mut table, &label, &trial, &ceiling, None);
+        // The floor of the scan's tile shape: the same launch, loads and stores, no scan.
+        let mut ws = scan::ScanWorkspace::<u32>::new(gpu)?;
+        let mut d_out = gpu.poisoned(n, 0xdead_beef_u32)?;
+        let label = "tile copy (the look-back's traffic, no scan)".to_string();
+        let trial = Plan::new(gpu, opts, &label, lookback::scan_tile_copy.name())
+            .bytes(bytes, Some(&ceiling))
+            .run(
+                &mut d_out,
+                |d_out| ws.tile_copy(gpu, &d_in, d_out),
+                |d_out, _| Ok(verify::exact(&gpu.download(d_out, "tile copy")?, &uints)),
             )?;
         failures += !trial.passed() as usize;
         push_entry_row(&mut table, &label, &trial, &ceiling, None);

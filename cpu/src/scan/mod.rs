@@ -498,6 +498,45 @@ impl<T: SelectElement> ScanWorkspace<T> {
     }
 }
 
+impl ScanWorkspace<u32> {
+    /// Queues the look-back scan's memory traffic without its scan ([`gpu::scan::lookback::scan_tile_copy`]):
+    /// `output = input`, through the tiles, tickets, barrier and 16-byte loads and stores of
+    /// [`scan`](Self::scan), launched as the `u32` scan would be for this length. A
+    /// microbenchmark: its time is the floor of the scan's tile shape, beside the copy's.
+    /// Returns the launch's configuration ([`EMPTY_LAUNCH`] for an empty input).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] if the lengths differ; [`Error::WrongContext`] if a buffer
+    /// lives in another context; [`Error::Misaligned`] unless both start on a 16-byte
+    /// boundary; otherwise as [`inclusive_sum`].
+    pub fn tile_copy(
+        &mut self,
+        gpu: &Gpu,
+        input: &impl DevicePtr<u32>,
+        output: &mut impl DevicePtrMut<u32>,
+    ) -> Result<LaunchConfig> {
+        gpu.check_buffer("input", input)?;
+        gpu.check_buffer("output", output)?;
+        let n = input.len();
+        expect_len("output", n, output.len())?;
+        if n == 0 {
+            return Ok(EMPTY_LAUNCH);
+        }
+        let kernel = lookback::scan_tile_copy;
+        let (input, output) = (gpu.bind(input), gpu.bind_mut(output));
+        launch::check_aligned(kernel.name(), "input", input.address(), 16)?;
+        launch::check_aligned(kernel.name(), "output", output.address(), 16)?;
+        let cfg = Self::launch_config(gpu, n)?;
+        // SAFETY: `scan_tile_copy` takes `(input: *const u32, output: *mut u32, n, counter:
+        // *mut u32)`; both views hold `n` elements (checked) in `gpu`'s context (checked),
+        // start on a 16-byte boundary (checked) and do not overlap (one is borrowed mutably);
+        // the grid has one block per tile of `lookback_tile(block)` elements
+        // (`launch_config`); `counter` is 0 (zeroed at allocation, left 0 by each launch).
+        unsafe { gpu.launch(kernel, cfg, (input, output, n, &mut self.counter)) }?;
+        Ok(cfg)
+    }
+}
+
 /// Bytes the scan of `n` 4-byte elements must move: each element read once and written once.
 pub fn bytes_moved(n: usize) -> u64 {
     8 * n as u64

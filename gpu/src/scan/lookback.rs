@@ -407,3 +407,64 @@ lookback_kernel!(
     s_scan_lookback_f32_prefix,
     "(IEEE adds in an order that depends on the timing of the look-back: results may differ in the last bits from run to run)"
 );
+
+/// The look-back scan's memory traffic without the scan: each block takes a ticket, loads its
+/// tile of `blockDim.x * 32` elements with the same 16-byte striped loads into registers,
+/// waits at a barrier, and stores them unchanged with the same 16-byte stores. Its time is the
+/// floor of that tile shape (one ticket, one barrier and a whole tile in registers between
+/// the loads and the stores), which [`scan_lookback_u32`] adds its scan and look-back to: a
+/// microbenchmark for the scan's tables, not a copy to call.
+///
+/// Launch: as [`scan_lookback_u32`] (blocks of a multiple of 32 threads, one per tile of
+/// [`lookback_tile(blockDim.x)`](super::lookback_tile) elements).
+///
+/// # Safety
+/// `input` and `output` are valid for `n` elements, 16-byte aligned, and do not overlap;
+/// `counter` points to a `u32` that is 0 and no concurrent launch uses (0 again at the end).
+///
+/// Performance: bound by DRAM bandwidth, like a copy, less each tile's fixed costs.
+#[kernel]
+pub unsafe fn scan_tile_copy(input: *const u32, output: *mut u32, n: usize, counter: *mut u32) {
+    let ticket = static_shared!(s_scan_tile_copy_ticket: [u32; 1]);
+    let tid = thread_idx().x as usize;
+    let lane = tid % 32;
+    let warp = tid / 32;
+    let tile_items = block_dim().x as usize / 32 * LOOKBACK_WARP_ITEMS;
+    // SAFETY: `counter` and the element pointers are the caller's; accesses are inside a whole
+    // tile (`full`) or guarded by `< n`; the vector accesses are 16-byte aligned (contract).
+    unsafe {
+        let tile = take_ticket(counter, &ticket);
+        let seg = tile * tile_items + warp * LOOKBACK_WARP_ITEMS;
+        let full = (tile + 1) * tile_items <= n;
+        let mut x = [[0u32; 4]; V];
+        if full {
+            for (k, xk) in x.iter_mut().enumerate() {
+                *xk = load_global_nc_v4_u32(input.add(seg + 4 * (32 * k + lane)));
+            }
+        } else {
+            for (k, xk) in x.iter_mut().enumerate() {
+                for (j, xkj) in xk.iter_mut().enumerate() {
+                    let i = seg + 4 * (32 * k + lane) + j;
+                    if i < n {
+                        *xkj = *input.add(i);
+                    }
+                }
+            }
+        }
+        syncthreads();
+        if full {
+            for (k, xk) in x.iter().enumerate() {
+                store_global_v4_u32(output.add(seg + 4 * (32 * k + lane)), *xk);
+            }
+        } else {
+            for (k, xk) in x.iter().enumerate() {
+                for (j, xkj) in xk.iter().enumerate() {
+                    let i = seg + 4 * (32 * k + lane) + j;
+                    if i < n {
+                        *output.add(i) = *xkj;
+                    }
+                }
+            }
+        }
+    }
+}
