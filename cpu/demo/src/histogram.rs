@@ -9,7 +9,7 @@ use crate::report::{ChartKind, Table};
 use crate::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 use crate::timing::{self, CEILING_READ_BYTES, Ceiling, L2Flush};
 use anyhow::{Context, Result, bail};
-use cpu::histogram::{self, HistogramElement, Update, ladder, reference};
+use cpu::histogram::{self, Counter, HistogramElement, Update, ladder, reference};
 use cpu::{Gpu, verify};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use rand::rngs::StdRng;
@@ -107,10 +107,14 @@ impl Pattern for Histogram {
     ];
 
     /// The ladder's steps (the last is the kernel behind `histogram::bytes`), then
-    /// `histogram::even`'s kernels.
+    /// `histogram::even`'s kernels and the shared-atomic microbenchmark.
     fn variants() -> Vec<VariantInfo> {
         let mut v = kernels_each(&ladder::Variant::ALL, |v| vec![v.kernel_name()]);
         v.push(variant("even", &even_kernels()));
+        v.push(variant(
+            "shared-atomic-rate",
+            &[gpu::histogram::bytes::histogram_shared_atomic_rate.name()],
+        ));
         v
     }
 
@@ -604,19 +608,102 @@ fn inputs_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<us
     Ok(failures)
 }
 
-/// Bins of a block's shared-memory histogram of u32 counters at most: one more takes the
-/// global-atomics path.
-fn shared_limit_bins() -> usize {
-    histogram::MAX_SHARED_BINS_U32
+/// Bins a block's shared-memory histogram of `C` counters holds at most (12288 `u32`, 6144
+/// `u64`): one more takes the global-atomics kernel.
+fn shared_limit_bins<C>() -> usize {
+    gpu::histogram::EVEN_SHARED_LIMIT_BYTES / std::mem::size_of::<C>()
 }
 
-/// `histogram::even` on u8, u16, i32 and f32 inputs of `--size` bytes each, into u32 counts
-/// with `--bins`, 4096 and one more than the shared-memory limit bins: returns the failed
-/// checks.
+/// A sample type of the `even` table: its name and the four kernels behind
+/// `histogram::even` for it (shared and global, into `u32` and into `u64` counts).
+trait EvenSample: HistogramElement + Debug {
+    const NAME: &'static str;
+    /// `[shared u32, global u32, shared u64, global u64]`.
+    const KERNELS: [&'static str; 4];
+}
+
+macro_rules! even_sample {
+    ($t:ty, $name:literal, $su:ident, $gu:ident, $sl:ident, $gl:ident) => {
+        impl EvenSample for $t {
+            const NAME: &'static str = $name;
+            const KERNELS: [&'static str; 4] = [
+                gpu::histogram::even::$su.name(),
+                gpu::histogram::even::$gu.name(),
+                gpu::histogram::even::$sl.name(),
+                gpu::histogram::even::$gl.name(),
+            ];
+        }
+    };
+}
+
+even_sample!(
+    u8,
+    "u8",
+    histogram_even_shared_u8_u32,
+    histogram_even_global_u8_u32,
+    histogram_even_shared_u8_u64,
+    histogram_even_global_u8_u64
+);
+even_sample!(
+    u16,
+    "u16",
+    histogram_even_shared_u16_u32,
+    histogram_even_global_u16_u32,
+    histogram_even_shared_u16_u64,
+    histogram_even_global_u16_u64
+);
+even_sample!(
+    i32,
+    "i32",
+    histogram_even_shared_i32_u32,
+    histogram_even_global_i32_u32,
+    histogram_even_shared_i32_u64,
+    histogram_even_global_i32_u64
+);
+even_sample!(
+    f32,
+    "f32",
+    histogram_even_shared_f32_u32,
+    histogram_even_global_f32_u32,
+    histogram_even_shared_f32_u64,
+    histogram_even_global_f32_u64
+);
+
+/// A counter type of the `even` table.
+trait EvenCounter: Counter + From<u32> + Into<u64> + Clone + Default {
+    const NAME: &'static str;
+    /// Its column of [`EvenSample::KERNELS`] (0: u32, 2: u64).
+    const COLUMN: usize;
+}
+
+impl EvenCounter for u32 {
+    const NAME: &'static str = "u32";
+    const COLUMN: usize = 0;
+}
+
+impl EvenCounter for u64 {
+    const NAME: &'static str = "u64";
+    const COLUMN: usize = 2;
+}
+
+/// The kernel `histogram::even` launches for samples `T`, `bins` bins of counters `C`.
+fn even_kernel<T: EvenSample, C: EvenCounter>(bins: usize) -> &'static str {
+    let global = bins > shared_limit_bins::<C>();
+    T::KERNELS[C::COLUMN + global as usize]
+}
+
+/// Every kernel behind `histogram::even`.
+fn even_kernels() -> Vec<&'static str> {
+    [u8::KERNELS, u16::KERNELS, i32::KERNELS, f32::KERNELS].concat()
+}
+
+/// `histogram::even` on u8, u16, i32 and f32 inputs of `--size` bytes each, with `--bins`,
+/// 4096 and one more than the u32 shared-memory limit bins, into u32 and into u64 counts:
+/// returns the failed checks.
 fn even_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<usize> {
     let n = args.size;
     let mut bins = vec![args.bins];
-    for b in [4096, shared_limit_bins() + 1] {
+    for b in [4096, shared_limit_bins::<u32>() + 1] {
         if !bins.contains(&b) {
             bins.push(b);
         }
@@ -624,18 +711,22 @@ fn even_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<usiz
     let mut table = Table::new(
         "even",
         format!(
-            "histogram::even (CUB's HistogramEven: bins equal-width bins over [lower, upper), values outside \
-             and NaN dropped) on {n} bytes of each type into u32 counts, median of {} reps, L2 flushed before each; \
-             a block privatises its bins in shared memory up to {} u32 bins, global atomics beyond",
+            "histogram::even (CUB's HistogramEven: equal-width bins over [lower, upper), values outside \
+             and NaN dropped) on {n} bytes of each type, median of {} reps, L2 flushed before each; \
+             a block privatises its bins in shared memory up to {} bytes of counters ({} u32, {} u64 bins), \
+             global atomics beyond",
             bench.opts.reps,
-            shared_limit_bins()
+            gpu::histogram::EVEN_SHARED_LIMIT_BYTES,
+            shared_limit_bins::<u32>(),
+            shared_limit_bins::<u64>(),
         ),
         ChartKind::Bars,
         [
-            "type",
+            "samples",
             "range",
             "bins",
-            "path",
+            "counts",
+            "kernel",
             "grid x block",
             "median ms",
             "GB/s",
@@ -646,33 +737,17 @@ fn even_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<usiz
     let seed = bench.opts.seed ^ 2;
     let mut failures = 0;
     let mut rng = StdRng::seed_from_u64(seed);
-    {
-        let input = uniform_bytes(seed, n);
-        for &b in &bins {
-            failures += even_row(bench, &mut table, "u8", &input, b, (0, 255))?;
-        }
-    }
+    failures += even_rows(bench, &mut table, &uniform_bytes(seed, n), &bins, (0, 255))?;
     {
         let mut input = vec![0u16; (n / 2).max(1)];
         rng.fill(&mut input[..]);
-        for &b in &bins {
-            failures += even_row(bench, &mut table, "u16", &input, b, (0, u16::MAX))?;
-        }
+        failures += even_rows(bench, &mut table, &input, &bins, (0, u16::MAX))?;
     }
     {
         let input: Vec<i32> = (0..(n / 4).max(1))
             .map(|_| rng.random_range(-1_100_000..1_100_000))
             .collect();
-        for &b in &bins {
-            failures += even_row(
-                bench,
-                &mut table,
-                "i32",
-                &input,
-                b,
-                (-1_000_000, 1_000_000),
-            )?;
-        }
+        failures += even_rows(bench, &mut table, &input, &bins, (-1_000_000, 1_000_000))?;
     }
     {
         // [-1.1, 1.1) with a NaN every 4099 elements: the values outside [-1, 1) and the NaNs
@@ -682,52 +757,71 @@ fn even_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<usiz
             .enumerate()
             .map(|(i, x)| if i % 4099 == 7 { f32::NAN } else { 1.1 * x })
             .collect();
-        for &b in &bins {
-            failures += even_row(bench, &mut table, "f32", &input, b, (-1.0, 1.0))?;
-        }
+        failures += even_rows(bench, &mut table, &input, &bins, (-1.0, 1.0))?;
     }
     out.table(table);
     Ok(failures)
 }
 
-/// One `even` row: `bins` bins over `[lower, upper)` of `input` into u32 counts.
-fn even_row<T: HistogramElement + Debug>(
+/// The `even` rows of one input: each bin count, into u32 and into u64 counts, against one
+/// CPU reference per bin count.
+fn even_rows<T: EvenSample>(
     bench: &mut Bench,
     table: &mut Table,
-    type_name: &str,
     input: &[T],
+    bins: &[usize],
+    range: (T, T),
+) -> Result<usize> {
+    let d_in = bench.gpu.upload(input)?;
+    let bytes = std::mem::size_of_val(input) as u64;
+    let mut failures = 0;
+    for &b in bins {
+        let expected = reference::even(input, b, range.0, range.1);
+        failures += even_row::<T, u32>(bench, table, (&d_in, bytes), b, range, &expected)?;
+        failures += even_row::<T, u64>(bench, table, (&d_in, bytes), b, range, &expected)?;
+    }
+    Ok(failures)
+}
+
+/// One `even` row: `bins` bins over `[lower, upper)` of `d_in` (`bytes` long) into `C` counts.
+fn even_row<T: EvenSample, C: EvenCounter>(
+    bench: &mut Bench,
+    table: &mut Table,
+    (d_in, bytes): (&CudaSlice<T>, u64),
     bins: usize,
     (lower, upper): (T, T),
+    expected: &[u64],
 ) -> Result<usize> {
     let gpu = bench.gpu;
-    let expected = reference::even(input, bins, lower, upper);
-    let d_in = gpu.upload(input)?;
-    let label = format!("{type_name} {bins} bins");
-    let kernel = even_kernel::<T>(bins);
-    let mut state = (gpu.poisoned(bins, POISON)?, &mut bench.flush);
+    let label = format!("{} {bins} bins -> {}", T::NAME, C::NAME);
+    let kernel = even_kernel::<T, C>(bins);
+    let mut state = (gpu.poisoned(bins, C::from(POISON))?, &mut bench.flush);
     let trial = Plan::new(gpu, bench.opts, &label, kernel)
-        .bytes(std::mem::size_of_val(input) as u64, Some(&bench.copy))
+        .bytes(bytes, Some(&bench.copy))
         .run_with_setup(
             &mut state,
             |(_, flush)| flush.flush(gpu),
             |(counts, _)| {
-                histogram::even_with(gpu, &d_in, bins, lower, upper, counts, Update::Overwrite)
+                histogram::even_with(gpu, d_in, bins, lower, upper, counts, Update::Overwrite)
             },
-            |(counts, _), _| Ok(check_counts(&gpu.download(counts, kernel)?, &expected)),
+            |(counts, _), _| {
+                let got: Vec<u64> = gpu
+                    .download(counts, kernel)?
+                    .into_iter()
+                    .map(Into::into)
+                    .collect();
+                Ok(verify::exact(&got, expected))
+            },
         )?;
     let gbps = trial.gbps();
     let read = 100.0 * gbps / bench.read.gbps;
-    let path = if bins <= shared_limit_bins() {
-        "shared"
-    } else {
-        "global"
-    };
     table.measured_row(
         [
-            type_name.to_string(),
+            T::NAME.to_string(),
             format!("[{lower:?}, {upper:?})"),
             bins.to_string(),
-            path.to_string(),
+            C::NAME.to_string(),
+            kernel.to_string(),
             trial.grid_block(),
             format!("{:.4}", trial.timing.median_ms),
             format!("{gbps:.1}"),
@@ -740,16 +834,6 @@ fn even_row<T: HistogramElement + Debug>(
             .extra("percent_of_read_ceiling", read),
     );
     Ok(!trial.passed() as usize)
-}
-
-/// The kernel `histogram::even` launches for `T` and `bins` u32 bins.
-fn even_kernel<T: HistogramElement>(bins: usize) -> &'static str {
-    histogram::even_kernel_name::<T, u32>(bins)
-}
-
-/// Every kernel behind `histogram::even`.
-fn even_kernels() -> Vec<&'static str> {
-    histogram::even_kernel_names()
 }
 
 /// The shared-memory atomic rate, where the library measures it: atomics per second per SM,
