@@ -1,6 +1,5 @@
 //! `demo histogram`.
 
-use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 
 use crate::harness::{Footprint, Plan, SMALL, Trial, WARMUP};
@@ -121,7 +120,10 @@ impl Pattern for Histogram {
     /// Several blocks with a partial one at the end; a small constant input (every atomic on
     /// one bin).
     fn sanitize() -> Vec<String> {
-        vec!["--size 100003".into(), "--size 1000 --input constant".into()]
+        vec![
+            "--size 100003".into(),
+            "--size 1000 --input constant".into(),
+        ]
     }
 
     fn footprint(&self, gpu: &Gpu) -> Result<Option<Footprint>> {
@@ -353,7 +355,7 @@ fn make_input(kind: InputKind, file: Option<&Path>, seed: u64, n: usize) -> Resu
 
 /// The CPU's 256 counts of `input`, widened to u64.
 fn expected_bytes(input: &[u8]) -> Vec<u64> {
-    reference::bytes(input).iter().map(|&c| c as u64).collect()
+    reference::bytes(input).to_vec()
 }
 
 /// Downloaded u32 counts against the reference's.
@@ -448,7 +450,7 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Histogram) -> Result<()>
     let mut failures = ladder_table(&mut bench, out, args)?;
     failures += inputs_table(&mut bench, out, args)?;
     failures += even_table(&mut bench, out, args)?;
-    shared_atomics(&bench, out)?;
+    failures += shared_atomics(&bench, out, args.size)?;
     if let (Some(image), Some(path)) = (args.image.as_deref(), args.equalise.as_deref()) {
         failures += equalise(&mut bench, out, image, path)?;
     }
@@ -614,87 +616,35 @@ fn shared_limit_bins<C>() -> usize {
     gpu::histogram::EVEN_SHARED_LIMIT_BYTES / std::mem::size_of::<C>()
 }
 
-/// A sample type of the `even` table: its name and the four kernels behind
-/// `histogram::even` for it (shared and global, into `u32` and into `u64` counts).
-trait EvenSample: HistogramElement + Debug {
-    const NAME: &'static str;
-    /// `[shared u32, global u32, shared u64, global u64]`.
-    const KERNELS: [&'static str; 4];
-}
-
-macro_rules! even_sample {
-    ($t:ty, $name:literal, $su:ident, $gu:ident, $sl:ident, $gl:ident) => {
-        impl EvenSample for $t {
-            const NAME: &'static str = $name;
-            const KERNELS: [&'static str; 4] = [
-                gpu::histogram::even::$su.name(),
-                gpu::histogram::even::$gu.name(),
-                gpu::histogram::even::$sl.name(),
-                gpu::histogram::even::$gl.name(),
-            ];
-        }
-    };
-}
-
-even_sample!(
-    u8,
-    "u8",
-    histogram_even_shared_u8_u32,
-    histogram_even_global_u8_u32,
-    histogram_even_shared_u8_u64,
-    histogram_even_global_u8_u64
-);
-even_sample!(
-    u16,
-    "u16",
-    histogram_even_shared_u16_u32,
-    histogram_even_global_u16_u32,
-    histogram_even_shared_u16_u64,
-    histogram_even_global_u16_u64
-);
-even_sample!(
-    i32,
-    "i32",
-    histogram_even_shared_i32_u32,
-    histogram_even_global_i32_u32,
-    histogram_even_shared_i32_u64,
-    histogram_even_global_i32_u64
-);
-even_sample!(
-    f32,
-    "f32",
-    histogram_even_shared_f32_u32,
-    histogram_even_global_f32_u32,
-    histogram_even_shared_f32_u64,
-    histogram_even_global_f32_u64
-);
-
 /// A counter type of the `even` table.
-trait EvenCounter: Counter + From<u32> + Into<u64> + Clone + Default {
+trait EvenCounter: Counter + From<u32> + Into<u64> {
     const NAME: &'static str;
-    /// Its column of [`EvenSample::KERNELS`] (0: u32, 2: u64).
-    const COLUMN: usize;
 }
 
 impl EvenCounter for u32 {
     const NAME: &'static str = "u32";
-    const COLUMN: usize = 0;
 }
 
 impl EvenCounter for u64 {
     const NAME: &'static str = "u64";
-    const COLUMN: usize = 2;
 }
 
-/// The kernel `histogram::even` launches for samples `T`, `bins` bins of counters `C`.
-fn even_kernel<T: EvenSample, C: EvenCounter>(bins: usize) -> &'static str {
-    let global = bins > shared_limit_bins::<C>();
-    T::KERNELS[C::COLUMN + global as usize]
+/// `[shared, global]` kernels of samples `T` into u32, then into u64 counts.
+fn even_kernels_of<T: HistogramElement>() -> [&'static str; 4] {
+    let [s32, g32] = u32::kernels::<T>();
+    let [s64, g64] = u64::kernels::<T>();
+    [s32.name(), g32.name(), s64.name(), g64.name()]
 }
 
 /// Every kernel behind `histogram::even`.
 fn even_kernels() -> Vec<&'static str> {
-    [u8::KERNELS, u16::KERNELS, i32::KERNELS, f32::KERNELS].concat()
+    [
+        even_kernels_of::<u8>(),
+        even_kernels_of::<u16>(),
+        even_kernels_of::<i32>(),
+        even_kernels_of::<f32>(),
+    ]
+    .concat()
 }
 
 /// `histogram::even` on u8, u16, i32 and f32 inputs of `--size` bytes each, with `--bins`,
@@ -765,7 +715,7 @@ fn even_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<usiz
 
 /// The `even` rows of one input: each bin count, into u32 and into u64 counts, against one
 /// CPU reference per bin count.
-fn even_rows<T: EvenSample>(
+fn even_rows<T: HistogramElement>(
     bench: &mut Bench,
     table: &mut Table,
     input: &[T],
@@ -784,7 +734,7 @@ fn even_rows<T: EvenSample>(
 }
 
 /// One `even` row: `bins` bins over `[lower, upper)` of `d_in` (`bytes` long) into `C` counts.
-fn even_row<T: EvenSample, C: EvenCounter>(
+fn even_row<T: HistogramElement, C: EvenCounter>(
     bench: &mut Bench,
     table: &mut Table,
     (d_in, bytes): (&CudaSlice<T>, u64),
@@ -793,8 +743,10 @@ fn even_row<T: EvenSample, C: EvenCounter>(
     expected: &[u64],
 ) -> Result<usize> {
     let gpu = bench.gpu;
-    let label = format!("{} {bins} bins -> {}", T::NAME, C::NAME);
-    let kernel = even_kernel::<T, C>(bins);
+    let label = format!("{} {bins} bins -> {}", std::any::type_name::<T>(), C::NAME);
+    let kernel = histogram::even_config::<T, C>(gpu, d_in.len(), bins)?
+        .0
+        .name();
     let mut state = (gpu.poisoned(bins, C::from(POISON))?, &mut bench.flush);
     let trial = Plan::new(gpu, bench.opts, &label, kernel)
         .bytes(bytes, Some(&bench.copy))
@@ -817,7 +769,7 @@ fn even_row<T: EvenSample, C: EvenCounter>(
     let read = 100.0 * gbps / bench.read.gbps;
     table.measured_row(
         [
-            T::NAME.to_string(),
+            std::any::type_name::<T>().to_string(),
             format!("[{lower:?}, {upper:?})"),
             bins.to_string(),
             C::NAME.to_string(),
@@ -836,10 +788,101 @@ fn even_row<T: EvenSample, C: EvenCounter>(
     Ok(!trial.passed() as usize)
 }
 
-/// The shared-memory atomic rate, where the library measures it: atomics per second per SM,
-/// and the bytes per second one atomic per byte allows.
-fn shared_atomics(_bench: &Bench, _out: &mut Out) -> Result<()> {
-    Ok(())
+/// Shared atomics each thread of the microbenchmark issues: `--size / 2^14`, from 16 to 4096
+/// (4096 at the default size: a launch of a fraction of a millisecond on an H100 without
+/// conflicts; small sizes, as the sanitizer runs, stay small).
+fn atomic_iterations(size: usize) -> u32 {
+    (size >> 14).clamp(16, 4096) as u32
+}
+
+/// The shared-memory atomic microbenchmark (`ladder::shared_atomic_rate`): each pattern's
+/// atomics per second, per SM and per SM clock, and the bytes per second they allow at one
+/// atomic per byte, beside the read-only ceiling. The sink (one launch's sum of each block's
+/// word 0) is checked where the pattern predicts it.
+fn shared_atomics(bench: &Bench, out: &mut Out, size: usize) -> Result<usize> {
+    let gpu = bench.gpu;
+    let sms = gpu.sm_count()?;
+    let clock_khz = gpu.sm_clock_khz()?;
+    let iterations = atomic_iterations(size);
+    let kernel = gpu::histogram::bytes::histogram_shared_atomic_rate.name();
+    let mut table = Table::new(
+        "shared-atomics",
+        format!(
+            "shared-memory atomics (red.shared.add.u32), one wave of blocks of {} threads, {iterations} per thread, \
+             median of {} reps; {sms} SMs at {} MHz; GB/s at one atomic per byte = atomics/s / 1e9",
+            gpu::histogram::ATOMIC_RATE_BLOCK,
+            bench.opts.reps,
+            clock_khz / 1000
+        ),
+        ChartKind::Bars,
+        [
+            "pattern",
+            "grid x block",
+            "median ms",
+            "atomics / s / SM",
+            "atomics / SM clock",
+            "GB/s at 1 atomic / byte",
+            "% of read ceiling",
+            "sink",
+        ],
+    );
+    let mut failures = 0;
+    for pattern in ladder::AtomicPattern::ALL {
+        let mut sink = gpu.zeros::<u32>(1)?;
+        let mut atomics = 0u64;
+        let trial = Plan::new(gpu, bench.opts, variant_name(pattern), kernel).run(
+            &mut sink,
+            |sink| {
+                let launch = ladder::shared_atomic_rate(gpu, pattern, iterations, sink)?;
+                atomics = launch.atomics;
+                Ok(launch.config)
+            },
+            |sink, cfg| {
+                let got = gpu.download(sink, kernel)?[0];
+                // Each block adds its word 0: `iterations` from lane 0 of warp 0 when every lane
+                // has its own bank, 32 times that when every lane hits word 0.
+                let per_block = match pattern {
+                    ladder::AtomicPattern::DistinctBanks => Some(iterations),
+                    ladder::AtomicPattern::OneAddress => Some(32u32.wrapping_mul(iterations)),
+                    ladder::AtomicPattern::RandomBins => None,
+                };
+                Ok(match per_block {
+                    Some(p) => verify::exact(&[got], &[p.wrapping_mul(cfg.grid_dim.0)]),
+                    None => Ok(()),
+                })
+            },
+        )?;
+        failures += !trial.passed() as usize;
+        let per_second = atomics as f64 / (trial.timing.median_ms * 1e-3);
+        let per_sm = per_second / f64::from(sms);
+        let per_clock = per_sm / (f64::from(clock_khz) * 1e3);
+        let gbps = per_second / 1e9;
+        let read = 100.0 * gbps / bench.read.gbps;
+        let sink = match (pattern, trial.check.as_ref()) {
+            (ladder::AtomicPattern::RandomBins, _) => "not predicted".to_string(),
+            (_, Ok(())) => "PASS".to_string(),
+            (_, Err(m)) => format!("FAIL: {m}"),
+        };
+        table.measured_row(
+            [
+                variant_name(pattern),
+                trial.grid_block(),
+                format!("{:.4}", trial.timing.median_ms),
+                format!("{per_sm:.3e}"),
+                format!("{per_clock:.2}"),
+                format!("{gbps:.1}"),
+                format!("{read:.1}%"),
+                sink,
+            ],
+            trial
+                .measurement
+                .extra("atomics_per_second", per_second)
+                .extra("atomics_per_sm_clock", per_clock)
+                .extra("percent_of_read_ceiling", read),
+        );
+    }
+    out.table(table);
+    Ok(failures)
 }
 
 // ---- Equalisation ---------------------------------------------------------------------------
@@ -881,9 +924,8 @@ fn equalise(bench: &mut Bench, out: &mut Out, image: &Path, path: &Path) -> Resu
                 Ok(check_counts(&got, &expected))
             },
         )?;
-    let gpu_counts: Vec<u64> = got.iter().map(|&c| u64::from(c)).collect();
-    let equalised = apply(&reference::equalise_lut(&gpu_counts), &pixels);
-    let all_cpu = apply(&reference::equalise_lut(&expected), &pixels);
+    let equalised = apply(&reference::equalise_lut(&got), &pixels);
+    let all_cpu = reference::equalise(&pixels);
     let check = trial
         .check
         .clone()
@@ -1072,14 +1114,20 @@ mod tests {
             ("--size 4294967296", "the counts are u32"),
             ("--bins 0", "--bins 0 is outside"),
             ("--input image", "give --file PATH"),
-            ("--file x.png", "is read by --input image or --input text only"),
+            (
+                "--file x.png",
+                "is read by --input image or --input text only",
+            ),
         ] {
             let e = parse(args).err().unwrap();
             assert!(e.contains(says), "{args}: {e}");
             assert!(!e.trim_end().contains('\n'), "{args}: one sentence: {e}");
         }
         assert!(parse("--image a.png").is_err(), "--image needs --equalise");
-        assert!(parse("--equalise b.png").is_err(), "--equalise needs --image");
+        assert!(
+            parse("--equalise b.png").is_err(),
+            "--equalise needs --image"
+        );
     }
 
     #[test]
@@ -1088,7 +1136,11 @@ mod tests {
         assert_eq!(d, (1 << 30) + 10 + 100 + SMALL);
         assert_eq!(h, (1 << 30) + 1000 + 70);
         let (d, _) = footprint(1000, 0, 0, 0).bytes().unwrap();
-        assert_eq!(d, 2 * timing::CEILING_COPY_BYTES as u64, "the ceilings' floor");
+        assert_eq!(
+            d,
+            2 * timing::CEILING_COPY_BYTES as u64,
+            "the ceilings' floor"
+        );
     }
 
     #[test]
