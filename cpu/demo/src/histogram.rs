@@ -607,6 +607,8 @@ fn inputs_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<us
         }
     }
     out.table(table);
+    // The summary's row for this pattern: the entry point on uniform bytes.
+    out.headline("inputs", "bytes [uniform]");
     Ok(failures)
 }
 
