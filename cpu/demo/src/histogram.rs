@@ -1145,6 +1145,30 @@ mod tests {
         );
     }
 
+    /// Every `histogram_*` entry of the embedded PTX is one of the pattern's variants (so the
+    /// demo, and the sanitizer cases run through it, launch every histogram kernel).
+    #[test]
+    fn the_variants_name_every_histogram_kernel() {
+        let listed: Vec<&str> = Histogram::variants()
+            .into_iter()
+            .flat_map(|v| v.kernels)
+            .collect();
+        let (_, ptx) = cpu::ptx::for_compute_capability(9, 0).expect("an embedded PTX");
+        let entries: Vec<&str> = ptx
+            .lines()
+            .filter_map(|l| l.split(".entry ").nth(1))
+            .map(|rest| rest.split(['(', ' ']).next().unwrap_or(rest).trim())
+            .filter(|name| name.starts_with("histogram_"))
+            .collect();
+        assert!(entries.len() >= 23, "{entries:?}");
+        for e in entries {
+            assert!(
+                listed.contains(&e),
+                "{e} is in no variant of demo histogram"
+            );
+        }
+    }
+
     #[test]
     fn sweeps_are_the_issues_sizes() {
         let n: Vec<usize> = sweep_cases(&Histogram::SWEEPS[0])
