@@ -827,7 +827,8 @@ fn shared_atomics(bench: &Bench, out: &mut Out, size: usize) -> Result<usize> {
             "% of read ceiling",
             "sink",
         ],
-    );
+    )
+    .chart_extra("atomics_per_sm_clock");
     let mut failures = 0;
     for pattern in ladder::AtomicPattern::ALL {
         let mut sink = gpu.zeros::<u32>(1)?;
