@@ -45,6 +45,7 @@ modules![
     entry_points,
     cuda_std_style,
     scan,
+    histogram,
     md,
     multi_gpu,
 ];

@@ -206,6 +206,18 @@ pub enum Error {
         /// Largest accepted.
         max: u64,
     },
+    /// A histogram range `[lower, upper)` no bin can be made of: `lower` not below `upper`, a
+    /// NaN bound, or (for floats) an infinite bound or width.
+    #[error(
+        "histogram range [{lower}, {upper}): lower must be below upper, and both (and their \
+         difference) finite"
+    )]
+    InvalidRange {
+        /// The lower bound given, as text.
+        lower: String,
+        /// The upper bound given, as text.
+        upper: String,
+    },
     /// A size that must be a multiple of the kernel's unit of work and is not.
     #[error("{what} = {value}: must be a multiple of {multiple}")]
     NotMultiple {

@@ -13,6 +13,7 @@
 //! | `z = x + y` | [`vector_add::add`] | [`vector_add::add_with`] |
 //! | transpose | [`transpose::transpose`] | [`transpose::transpose_with`] |
 //! | prefix sum, stream compaction | [`scan::inclusive_sum`], [`scan::exclusive_sum`], [`scan::select_if`] | [`scan::ladder`] |
+//! | histogram (bytes; equal-width bins) | [`histogram::bytes`], [`histogram::even`] | [`histogram::ladder`] |
 //! | 1D / 2D convolution | [`convolution::conv1d`], [`convolution::conv2d`] | [`convolution::conv1d_with`], [`convolution::conv2d_with`] |
 //! | reduction and all-reduce across GPUs (NCCL) | [`multi_gpu::GpuGroup`] | [`multi_gpu::ring`] |
 //!
@@ -34,6 +35,7 @@ pub mod context;
 pub mod convolution;
 pub mod cuda_std_style;
 pub mod error;
+pub mod histogram;
 pub mod kernel;
 pub mod lab;
 pub mod launch;

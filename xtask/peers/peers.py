@@ -24,7 +24,12 @@ The demo is --demo, else $GPU_LAB_DEMO, else bin/demo beside this script (the bu
 
 Peers of the sweep: cupy.sum (CUB, where CuPy is installed) and torch.sum for the reductions
 (i32 and f32), torch.add(x, y, out=z), out.copy_(a.t()) into a preallocated output (the
-transpose), F.conv1d(x, w, padding=r) and F.conv2d(img, w, padding=r) with cudnn.benchmark on.
+transpose), F.conv1d(x, w, padding=r) and F.conv2d(img, w, padding=r) with cudnn.benchmark on,
+and for the 256-bin byte histograms (uniform random bytes, and every byte 0): torch.bincount(x,
+minlength=256) on the uint8 tensor itself, cupy.histogram(x, 256, (0, 256)), and CUB's
+DeviceHistogram::HistogramEven through CuPy's binding (cupy.cuda.cub.device_histogram(x, y, 257),
+where the installed CuPy has that form); each histogram peer's counts are checked once against
+the byte counts (torch.bincount's against a count by sorting) before it is timed.
 A case is skipped (and listed) beyond --max-elements, or when its tensors would need more than
 80% of the free device memory, or when PyTorch runs out of memory, or when this script has no
 peer for its pattern (`sweep_case`: a pattern's sweep runs in the demo before its peer is added
@@ -258,7 +263,8 @@ def sweep_peers(torch, args, dev, lib, timed):
         # Bytes of the tensors (conv: room for cuDNN's workspace too).
         need = {"vector-add": 12 * n, "transpose": 8 * n, "conv1d": 12 * n,
                 "conv2d": 12 * n, "scan-i32": 20 * n, "scan-f32": 8 * n,
-                "select-f32": 12 * n}.get(pattern, 4 * n)
+                "select-f32": 12 * n, "histogram-bytes": 4 * n,
+                "histogram-bytes-constant": 4 * n}.get(pattern, 4 * n)
         why = None
         if args.max_elements is not None and n > args.max_elements:
             why = f"more than --max-elements {args.max_elements}"
@@ -317,7 +323,8 @@ def fp32_gemm(torch, dev, lib, timed, uniform, reps, k=8192):
 # The sweeps this script has a peer for (`sweep_case`); the demo's other sweeps are listed as
 # skipped.
 PEER_PATTERNS = ("reduce-i32", "reduce-f32", "vector-add", "transpose", "conv1d", "conv2d",
-                 "scan-i32", "scan-f32", "select-f32")
+                 "scan-i32", "scan-f32", "select-f32", "histogram-bytes",
+                 "histogram-bytes-constant")
 
 
 def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cupy_lib, gen, dev):
@@ -374,6 +381,8 @@ def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cu
             timed(lambda: torch.masked_select(x, x > 0), flush=True))
         row("torch x[x > 0]", "x[x > 0] (boolean indexing)",
             timed(lambda: x[x > 0], flush=True))
+    elif pattern in ("histogram-bytes", "histogram-bytes-constant"):
+        histogram_peers(torch, cupy, pattern, n, timed, row, cupy_lib, gen, dev)
     elif pattern == "vector-add":
         x, y = uniform(n), uniform(n)
         z = torch.empty_like(x)
@@ -397,6 +406,78 @@ def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cu
         w = uniform(width * width).view(1, 1, width, width)
         row("F.conv2d (cuDNN)", f"F.conv2d(img, w{width}x{width}, padding={r})",
             timed(lambda: F.conv2d(img, w, padding=r), flush=True))
+
+
+def histogram_peers(torch, cupy, pattern, n, timed, row, cupy_lib, gen, dev):
+    """256-bin histograms of n bytes (`demo sweep`'s histogram-bytes: uniform random bytes;
+    histogram-bytes-constant: every byte 0, the demo's CONSTANT_BYTE), each peer's counts checked
+    once, then timed with the L2 flushed before every run.
+
+    - torch.bincount(x, minlength=256) on the uint8 tensor: bincount's CUDA kernel takes every
+      integral dtype (uint8 included), so no cast (a cast to int64 would write and read 8 bytes
+      per element more); the counts are int64. It reads the input's minimum and maximum to the
+      host first (two more passes and two synchronisations per call): part of the call.
+    - cupy.histogram(x, 256, (0, 256)): builds the 257 bin edges (linspace) each call; with
+      CuPy's CUB routine accelerator on (CUPY_ACCELERATORS=cub) it calls CUB's
+      DeviceHistogram::HistogramRange over those edges, else CuPy's own kernel (a binary search
+      over the edges and one global atomicAdd per element). The operation names which ran.
+    - cupy.cuda.cub.device_histogram(x, y, 257): CUB's DeviceHistogram::HistogramEven itself
+      (levels 0..256, int64 counts), through the binding cupy.bincount uses, where the installed
+      CuPy has this form (skipped otherwise, with a note).
+    """
+    if pattern == "histogram-bytes":
+        x = torch.randint(0, 256, (n,), generator=gen, device=dev, dtype=torch.uint8)
+    else:
+        x = torch.zeros(n, device=dev, dtype=torch.uint8)
+    # The check: the counts by sorting (no atomics), for torch.bincount's; bincount's for the
+    # others.
+    values, counts = torch.unique(x, return_counts=True)
+    want = torch.zeros(256, dtype=torch.int64, device=dev)
+    want[values.long()] = counts
+    del values, counts
+    got = torch.bincount(x, minlength=256)
+    if not torch.equal(got, want):
+        print(f"peers: sweep {pattern} {n}: torch.bincount miscounts: not timed", file=sys.stderr)
+        return
+    del got
+    row("torch.bincount", "torch.bincount(x, minlength=256) (x uint8, no cast; int64 counts)",
+        timed(lambda: torch.bincount(x, minlength=256), flush=True))
+    if cupy is None:
+        return
+    import numpy
+    want_host = want.cpu().numpy()
+    cx = cupy.asarray(x)  # the same memory (__cuda_array_interface__)
+    try:
+        from cupy._core import _accelerator
+        cub_on = _accelerator.ACCELERATOR_CUB in _accelerator.get_routine_accelerators()
+    except (ImportError, AttributeError):
+        cub_on = None
+    how = {True: "CUB DeviceHistogram::HistogramRange (CUPY_ACCELERATORS=cub)",
+           False: "CuPy's binary-search kernel, global atomics (CUB accelerator off)",
+           None: "accelerator unknown"}[cub_on]
+    if numpy.array_equal(cupy.asnumpy(cupy.histogram(cx, 256, (0, 256))[0]), want_host):
+        row("cupy.histogram", f"cupy.histogram(x, 256, (0, 256)) ({how})",
+            timed(lambda: cupy.histogram(cx, 256, (0, 256)), flush=True), library=cupy_lib)
+    else:
+        print(f"peers: sweep {pattern} {n}: cupy.histogram miscounts: not timed", file=sys.stderr)
+    try:
+        from cupy.cuda import cub as cupy_cub
+        # Poisoned, and called twice: the counts must be overwritten, not added to.
+        y = cupy.full(256, 7, dtype=cupy.int64)
+        cupy_cub.device_histogram(cx, y, 257)
+        cupy_cub.device_histogram(cx, y, 257)
+        ok = numpy.array_equal(cupy.asnumpy(y), want_host)
+    except Exception as e:  # noqa: BLE001 - an older binding (x, bins, y), or none: skipped
+        print(f"peers: sweep {pattern}: CUB HistogramEven through CuPy not available ({e})",
+              file=sys.stderr)
+        return
+    if ok:
+        row("CUB HistogramEven", "cupy.cuda.cub.device_histogram(x, y, 257) "
+            "(CUB DeviceHistogram::HistogramEven, levels 0..256)",
+            timed(lambda: cupy_cub.device_histogram(cx, y, 257), flush=True), library=cupy_lib)
+    else:
+        print(f"peers: sweep {pattern} {n}: CUB HistogramEven miscounts: not timed",
+              file=sys.stderr)
 
 
 def write(peers, out):

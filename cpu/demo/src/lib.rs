@@ -20,6 +20,7 @@ mod cli;
 mod convolution;
 mod device;
 mod harness;
+mod histogram;
 mod md;
 mod memory;
 mod multi_gpu;
@@ -54,6 +55,7 @@ pub static PATTERNS: &[PatternInfo] = &[
     PatternInfo::of::<reduce::Reduce>(),
     PatternInfo::of::<square_sum::SquareSum>(),
     PatternInfo::of::<scan::Scan>(),
+    PatternInfo::of::<histogram::Histogram>(),
     PatternInfo::of::<convolution::Conv1d>(),
     PatternInfo::of::<convolution::Conv2d>(),
     PatternInfo::of::<md::Md>(),

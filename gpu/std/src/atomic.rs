@@ -95,6 +95,83 @@ atomic_min_max_impl! {
     i64 => "s64", reg64;
 }
 
+/// Types with a hardware `red.add` (an atomic add that returns nothing): `u32` and `u64`.
+pub trait ReduceAdd: Copy {
+    /// `red.shared.add` at the shared-window address `address`.
+    ///
+    /// # Safety
+    /// `address` is a shared-window address of this block's shared memory, aligned for
+    /// `Self`, inside an array the caller may update.
+    unsafe fn red_shared_add(address: u32, value: Self);
+    /// `red.global.add` at the generic address `address` of global memory.
+    ///
+    /// # Safety
+    /// `address` is valid for reads and writes, aligned, and in global memory.
+    unsafe fn red_global_add(address: *mut Self, value: Self);
+}
+
+macro_rules! reduce_add_impl {
+    ($($t:ty => $ptx:literal, $class:ident;)*) => {$(
+        impl ReduceAdd for $t {
+            #[inline(always)]
+            #[crate::gpu_only]
+            unsafe fn red_shared_add(address: u32, value: Self) {
+                // SAFETY: the caller guarantees a valid, aligned shared-window address.
+                unsafe {
+                    core::arch::asm!(concat!("red.shared.add.", $ptx, " [{a}], {v};"),
+                        a = in(reg32) address, v = in($class) value, options(nostack));
+                }
+            }
+            #[inline(always)]
+            #[crate::gpu_only]
+            unsafe fn red_global_add(address: *mut Self, value: Self) {
+                // SAFETY: the caller guarantees a valid, aligned global address.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("{{ .reg .u64 g; cvta.to.global.u64 g, {p}; red.global.add.",
+                            $ptx, " [g], {v}; }}"),
+                        p = in(reg64) address, v = in($class) value, options(nostack));
+                }
+            }
+        }
+    )*};
+}
+reduce_add_impl! {
+    u32 => "u32", reg32;
+    u64 => "u64", reg64;
+}
+
+/// `atomicAdd` on shared memory whose result is not used, as PTX `red.shared.add` at a 32-bit
+/// shared-window address (what `nvcc` emits for an `atomicAdd` on `__shared__` memory whose
+/// return value is discarded): no register waits for the old value, and the 32-bit address
+/// needs no generic-to-shared conversion. The address comes from
+/// [`SharedArray::shared_address`](crate::SharedArray::shared_address) or
+/// [`DynamicShared::shared_address`](crate::DynamicShared::shared_address) plus the element's
+/// byte offset. `u32` and `u64`. Relaxed, as every CUDA atomic: order it before other
+/// threads' reads with a barrier.
+///
+/// # Safety
+/// `address` is a shared-window address of this block's shared memory, aligned for `T`,
+/// inside an array the caller may update.
+#[inline(always)]
+#[crate::gpu_only]
+pub unsafe fn red_shared_add<T: ReduceAdd>(address: u32, value: T) {
+    // SAFETY: forwarded from the caller.
+    unsafe { T::red_shared_add(address, value) }
+}
+
+/// `atomicAdd` on global memory whose result is not used, as PTX `red.global.add` (relaxed,
+/// GPU scope; what `nvcc` emits for a discarded `atomicAdd`): `u32` and `u64`.
+///
+/// # Safety
+/// `address` is valid for reads and writes, aligned, and in global memory.
+#[inline(always)]
+#[crate::gpu_only]
+pub unsafe fn red_global_add<T: ReduceAdd>(address: *mut T, value: T) {
+    // SAFETY: forwarded from the caller.
+    unsafe { T::red_global_add(address, value) }
+}
+
 /// `atomicAdd(address, value)`: adds `value` to `*address` atomically; returns the old value.
 /// `u32`, `i32`, `u64`, `f32` and `f64` (the float adds round to nearest; their order, and so
 /// the last bits of a float sum, vary from run to run).

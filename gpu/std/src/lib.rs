@@ -154,7 +154,8 @@ pub mod prelude {
 }
 
 pub use atomic::{
-    AtomicAdd, AtomicMinMax, atomic_add, atomic_add_acq_rel, atomic_cas, atomic_max, atomic_min,
+    AtomicAdd, AtomicMinMax, ReduceAdd, atomic_add, atomic_add_acq_rel, atomic_cas, atomic_max,
+    atomic_min, red_global_add, red_shared_add,
 };
 pub use constant::ConstWord;
 pub use index::{

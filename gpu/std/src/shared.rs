@@ -63,6 +63,26 @@ impl<T: Copy> DynamicShared<T> {
         self.ptr
     }
 
+    /// The 32-bit shared-window address of element 0 (`cvta.to.shared` of the generic one),
+    /// for `ld.shared` / `red.shared` in inline asm: element `i` is at `shared_address() + i *
+    /// size_of::<T>()`.
+    #[inline(always)]
+    #[crate::gpu_only]
+    pub fn shared_address(&self) -> u32 {
+        let address: u32;
+        // SAFETY: converts a generic address of the shared window to its shared-window
+        // offset; no memory is accessed.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .u64 t; cvta.to.shared.u64 t, {p}; cvt.u32.u64 {a}, t; }}",
+                p = in(reg64) self.ptr.addr() as u64,
+                a = out(reg32) address,
+                options(pure, nomem, nostack),
+            );
+        }
+        address
+    }
+
     /// Reads element `i`.
     ///
     /// # Safety

@@ -1,0 +1,379 @@
+//! CUB's `DeviceHistogram::HistogramEven`: `bins` equal-width bins over `[lower, upper)`,
+//! for `u8`, `u16`, `i32` and `f32` samples into `u32` or `u64` counters.
+//!
+//! The bin of a sample is [`EvenSample::bin`], which the CPU reference
+//! (`cpu::histogram::reference::bin_of`) calls too, so host and device compute every bin with
+//! the same operations:
+//! - integers: `floor((x - lower) * bins / (upper - lower))`, exact: the difference in `i64`,
+//!   the product and quotient in `u32` when `(upper - lower - 1) * bins` fits in 32 bits
+//!   (every byte histogram), else in `u64` (it always fits: the range is below 2^32, `bins`
+//!   at most 2^20);
+//! - `f32`, as CUB: `(x - lower) * scale` with `scale = bins / (upper - lower)`, each step
+//!   rounded in `f32`, truncated towards zero and clamped to `bins - 1` (rounding may carry a
+//!   sample just below `upper` to `bins`);
+//! - samples below `lower`, at or above `upper`, and NaN belong to no bin and are dropped.
+//!
+//! Two kernels per pair of types, stamped out by `even_kernels!` (a `#[kernel]` has concrete
+//! types):
+//! - `histogram_even_shared_<sample>_<counter>`: privatisation (PMPP §9.4) with the block's
+//!   histogram in dynamic shared memory (`bins * size_of::<counter>()` bytes, at most
+//!   [`EVEN_SHARED_LIMIT_BYTES`](super::EVEN_SHARED_LIMIT_BYTES)), runs of equal bins
+//!   aggregated per thread (§9.6), one global atomic per nonzero bin per block at the end;
+//! - `histogram_even_global_<sample>_<counter>`: the same loop with the runs added straight
+//!   to `counts` in global memory, for any number of bins.
+
+use super::coordinates;
+use gpu_std::{
+    DynamicShared, ReduceAdd, grid_dim, kernel, red_global_add, red_shared_add, syncthreads,
+};
+
+/// What [`EvenSample::bin`] returns for a sample that belongs to no bin.
+pub const NO_BIN: u32 = u32::MAX;
+
+/// A sample type of the even histogram, and its bin rule.
+pub trait EvenSample: Copy {
+    /// The launch's constants of the rule, computed once from `bins`, `lower` and `upper`.
+    type Rule: Copy;
+
+    /// The rule for `bins` bins over `[lower, upper)`. Precondition (the host checks it):
+    /// `1 <= bins <= MAX_BINS`, `lower < upper`, both finite.
+    fn rule(bins: u32, lower: Self, upper: Self) -> Self::Rule;
+
+    /// The bin of `self` under `rule`, or [`NO_BIN`] when it is below `lower`, at or above
+    /// `upper`, or NaN.
+    fn bin(self, rule: &Self::Rule) -> u32;
+}
+
+/// The rule of the integer samples: the lower bound, the range `upper - lower` (below 2^32),
+/// the bins, and whether `(range - 1) * bins` fits in 32 bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntegerRule {
+    lower: i64,
+    range: u32,
+    bins: u32,
+    narrow: bool,
+}
+
+macro_rules! integer_sample {
+    ($($t:ty),*) => {$(
+        impl EvenSample for $t {
+            type Rule = IntegerRule;
+
+            #[inline(always)]
+            fn rule(bins: u32, lower: Self, upper: Self) -> IntegerRule {
+                // `upper - lower` of a 32-bit or narrower type lies in 1..2^32 (precondition).
+                let range = (upper as i64).wrapping_sub(lower as i64) as u32;
+                IntegerRule {
+                    lower: lower as i64,
+                    range,
+                    bins,
+                    narrow: (range as u64).saturating_sub(1) * bins as u64 <= u32::MAX as u64,
+                }
+            }
+
+            #[inline(always)]
+            fn bin(self, rule: &IntegerRule) -> u32 {
+                let d = self as i64 - rule.lower;
+                if d < 0 || d >= rule.range as i64 {
+                    return NO_BIN;
+                }
+                let d = d as u32;
+                if rule.narrow {
+                    // `d * bins <= (range - 1) * bins`, which fits.
+                    d * rule.bins / rule.range
+                } else {
+                    (d as u64 * rule.bins as u64 / rule.range as u64) as u32
+                }
+            }
+        }
+    )*};
+}
+integer_sample!(u8, u16, i32);
+
+/// The rule of `f32` samples, as CUB's: the bounds, `scale = bins / (upper - lower)` (in
+/// `f32`), and the last bin.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FloatRule {
+    lower: f32,
+    upper: f32,
+    scale: f32,
+    last: u32,
+}
+
+impl EvenSample for f32 {
+    type Rule = FloatRule;
+
+    #[inline(always)]
+    fn rule(bins: u32, lower: f32, upper: f32) -> FloatRule {
+        FloatRule {
+            lower,
+            upper,
+            scale: bins as f32 / (upper - lower),
+            last: bins.saturating_sub(1),
+        }
+    }
+
+    #[inline(always)]
+    fn bin(self, rule: &FloatRule) -> u32 {
+        // Written so that NaN fails the test.
+        if !(self >= rule.lower && self < rule.upper) {
+            return NO_BIN;
+        }
+        // Both operations round to nearest in f32 (no fused multiply-add: the subtraction
+        // comes first); `as` truncates towards zero (a NaN from `0 * inf` becomes 0).
+        let b = ((self - rule.lower) * rule.scale) as u32;
+        b.min(rule.last)
+    }
+}
+
+/// A counter of the even histogram: `u32` or `u64`.
+pub trait EvenCounter: ReduceAdd + From<u32> + PartialEq + Default {}
+impl EvenCounter for u32 {}
+impl EvenCounter for u64 {}
+
+/// One thread's run of equal bins: flushed with one atomic through `add` when another bin
+/// comes (PMPP §9.6).
+///
+/// # Safety
+/// `input` is valid for `n` samples; `add` is sound for every bin the rule returns (below
+/// `bins`). Every thread of the block calls it (no barrier inside, but the callers have one
+/// on each side).
+#[inline(always)]
+unsafe fn count_runs<T: EvenSample>(
+    input: *const T,
+    n: usize,
+    rule: &T::Rule,
+    mut add: impl FnMut(u32, u32),
+) {
+    let (tid, block, bid) = coordinates();
+    let stride = block * grid_dim().x as usize;
+    let mut i = bid * block + tid;
+    let mut run_bin = NO_BIN;
+    let mut run_len = 0u32;
+    while i < n {
+        // SAFETY: `i < n`.
+        let b = unsafe { *input.add(i) }.bin(rule);
+        if b != NO_BIN {
+            if b == run_bin {
+                run_len += 1;
+            } else {
+                if run_len > 0 {
+                    add(run_bin, run_len);
+                }
+                run_bin = b;
+                run_len = 1;
+            }
+        }
+        i += stride;
+    }
+    if run_len > 0 {
+        add(run_bin, run_len);
+    }
+}
+
+/// The privatised kernel's body (see the module docs).
+///
+/// # Safety
+/// As the `histogram_even_shared_*` kernels.
+#[inline(always)]
+unsafe fn even_shared<T: EvenSample, C: EvenCounter>(
+    input: *const T,
+    n: usize,
+    bins: u32,
+    lower: T,
+    upper: T,
+    counts: *mut C,
+) {
+    let hist = DynamicShared::<C>::get();
+    let (tid, block, _) = coordinates();
+    let bins = bins as usize;
+    // SAFETY: the launch gives at least `bins` counters of dynamic shared memory, so every
+    // index below `bins` is inside `hist` (reads and writes also check it) and every address
+    // `base + bin * size_of::<C>()` with `bin < bins` too; `counts` holds `bins` counters.
+    unsafe {
+        let mut j = tid;
+        while j < bins {
+            hist.write(j, C::default());
+            j += block;
+        }
+        syncthreads();
+        let base = hist.shared_address();
+        let rule = T::rule(bins as u32, lower, upper);
+        count_runs(input, n, &rule, |bin, len| {
+            red_shared_add(base + bin * size_of::<C>() as u32, C::from(len))
+        });
+        syncthreads();
+        let mut j = tid;
+        while j < bins {
+            let v = hist.read(j);
+            if v != C::default() {
+                red_global_add(counts.add(j), v);
+            }
+            j += block;
+        }
+    }
+}
+
+/// The global-atomics kernel's body (see the module docs).
+///
+/// # Safety
+/// As the `histogram_even_global_*` kernels.
+#[inline(always)]
+unsafe fn even_global<T: EvenSample, C: EvenCounter>(
+    input: *const T,
+    n: usize,
+    bins: u32,
+    lower: T,
+    upper: T,
+    counts: *mut C,
+) {
+    let rule = T::rule(bins, lower, upper);
+    // SAFETY: every bin the rule returns is below `bins`, which `counts` holds.
+    unsafe {
+        count_runs(input, n, &rule, |bin, len| {
+            red_global_add(counts.add(bin as usize), C::from(len))
+        })
+    }
+}
+
+macro_rules! even_kernels {
+    ($shared:ident, $global:ident, $t:ty, $c:ty) => {
+        #[doc = concat!("`counts[b] += #{i < n : bin(input[i]) == b}` over `", stringify!($t),
+            "` samples into `", stringify!($c), "` counters, with the block's histogram in ",
+            "shared memory (see the [module docs](self) for the bin rule).")]
+        ///
+        /// Launch: blocks of [`EVEN_BLOCK`](super::EVEN_BLOCK) threads (any size works), any
+        /// grid (a grid-stride loop; the host launches at most one wave,
+        /// `ceil(n / (EVEN_BLOCK * EVEN_ITEMS))` blocks for short inputs);
+        #[doc = concat!("`bins * ", stringify!($c), "::BITS / 8` bytes of dynamic shared ",
+            "memory, at most [`EVEN_SHARED_LIMIT_BYTES`](super::EVEN_SHARED_LIMIT_BYTES).")]
+        ///
+        /// Parameters: `input` holds `n` samples; `bins`, `lower`, `upper` as
+        /// [`EvenSample::rule`]; `counts` holds `bins` counters, added to (wrapping).
+        ///
+        /// # Safety
+        /// `input` is valid for `n` samples; `counts` for `bins` counters, not overlapping
+        /// `input`; the launch's dynamic shared memory holds at least `bins` counters; `bins`,
+        /// `lower`, `upper` meet [`EvenSample::rule`]'s precondition.
+        ///
+        /// Performance: one sample read, one bin computed (a compare and, for integers, a
+        /// 32-bit or 64-bit division; for `f32` a subtraction and a multiplication) and at
+        /// most one shared atomic per sample; at most `bins` global atomics per block.
+        #[kernel]
+        pub unsafe fn $shared(
+            input: *const $t,
+            n: usize,
+            bins: u32,
+            lower: $t,
+            upper: $t,
+            counts: *mut $c,
+        ) {
+            // SAFETY: forwarded to the caller's contract.
+            unsafe { even_shared::<$t, $c>(input, n, bins, lower, upper, counts) }
+        }
+
+        #[doc = concat!("`counts[b] += #{i < n : bin(input[i]) == b}` over `", stringify!($t),
+            "` samples into `", stringify!($c), "` counters, with global atomics (any number ",
+            "of bins; see the [module docs](self) for the bin rule).")]
+        ///
+        /// Launch: blocks of [`EVEN_BLOCK`](super::EVEN_BLOCK) threads (any size works), any
+        /// grid (a grid-stride loop; the host launches at most one wave); no shared memory.
+        ///
+        /// Parameters: as the shared-memory kernel.
+        ///
+        /// # Safety
+        /// `input` is valid for `n` samples; `counts` for `bins` counters, not overlapping
+        /// `input`; `bins`, `lower`, `upper` meet [`EvenSample::rule`]'s precondition.
+        ///
+        /// Performance: one sample read and one bin computed per sample, one L2 atomic per
+        /// run of equal bins in a thread's samples (about one per sample on spread data).
+        #[kernel]
+        pub unsafe fn $global(
+            input: *const $t,
+            n: usize,
+            bins: u32,
+            lower: $t,
+            upper: $t,
+            counts: *mut $c,
+        ) {
+            // SAFETY: forwarded to the caller's contract.
+            unsafe { even_global::<$t, $c>(input, n, bins, lower, upper, counts) }
+        }
+    };
+}
+
+even_kernels!(
+    histogram_even_shared_u8_u32,
+    histogram_even_global_u8_u32,
+    u8,
+    u32
+);
+even_kernels!(
+    histogram_even_shared_u8_u64,
+    histogram_even_global_u8_u64,
+    u8,
+    u64
+);
+even_kernels!(
+    histogram_even_shared_u16_u32,
+    histogram_even_global_u16_u32,
+    u16,
+    u32
+);
+even_kernels!(
+    histogram_even_shared_u16_u64,
+    histogram_even_global_u16_u64,
+    u16,
+    u64
+);
+even_kernels!(
+    histogram_even_shared_i32_u32,
+    histogram_even_global_i32_u32,
+    i32,
+    u32
+);
+even_kernels!(
+    histogram_even_shared_i32_u64,
+    histogram_even_global_i32_u64,
+    i32,
+    u64
+);
+even_kernels!(
+    histogram_even_shared_f32_u32,
+    histogram_even_global_f32_u32,
+    f32,
+    u32
+);
+even_kernels!(
+    histogram_even_shared_f32_u64,
+    histogram_even_global_f32_u64,
+    f32,
+    u64
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_rules_pick_the_narrow_path_when_it_is_exact() {
+        assert!(u8::rule(256, 0, 255).narrow);
+        assert!(!i32::rule(1 << 20, i32::MIN, i32::MAX).narrow);
+        assert_eq!(i32::rule(1 << 20, i32::MIN, i32::MAX).range, u32::MAX);
+        assert_eq!(255u8.bin(&u8::rule(7, 0, 255)), NO_BIN);
+        assert_eq!(254u8.bin(&u8::rule(7, 0, 255)), 6);
+        assert_eq!(
+            (i32::MAX - 1).bin(&i32::rule(1 << 20, i32::MIN, i32::MAX)),
+            (1 << 20) - 1
+        );
+    }
+
+    #[test]
+    fn floats_clamp_and_drop() {
+        let r = f32::rule(10, 0.0, 1.0);
+        assert_eq!(f32::NAN.bin(&r), NO_BIN);
+        assert_eq!(1.0f32.bin(&r), NO_BIN);
+        assert_eq!(0.0f32.bin(&r), 0);
+        assert_eq!(0.999_999_94f32.bin(&r), 9);
+    }
+}
