@@ -38,3 +38,14 @@ pub mod scan;
 pub mod smoke;
 pub mod transpose;
 pub mod vector_add;
+
+/// This thread's index in the block, the block's size and the block's index, as `usize`.
+#[inline(always)]
+pub(crate) fn coordinates() -> (usize, usize, usize) {
+    use gpu_std::{block_dim, block_idx, thread_idx};
+    (
+        thread_idx().x as usize,
+        block_dim().x as usize,
+        block_idx().x as usize,
+    )
+}

@@ -19,9 +19,8 @@
 //! global memory with one atomic: at most 256 global atomics per block, so at most 256 times
 //! the grid (one wave) per launch, whatever `n`.
 
-use super::{
-    ATOMIC_ONE_ADDRESS, ATOMIC_RANDOM_BINS, BYTE_BINS, BYTES_UNROLL, BYTES_WARPS, coordinates,
-};
+use super::{ATOMIC_ONE_ADDRESS, ATOMIC_RANDOM_BINS, BYTE_BINS, BYTES_UNROLL, BYTES_WARPS};
+use crate::coordinates;
 use gpu_std::{
     grid_dim, kernel, load_global_nc_v4_u32, red_global_add, red_shared_add, static_shared,
     syncthreads,

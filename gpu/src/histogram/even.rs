@@ -22,7 +22,7 @@
 //! - `histogram_even_global_<sample>_<counter>`: the same loop with the runs added straight
 //!   to `counts` in global memory, for any number of bins.
 
-use super::coordinates;
+use crate::coordinates;
 use gpu_std::{
     DynamicShared, ReduceAdd, grid_dim, kernel, red_global_add, red_shared_add, syncthreads,
 };

@@ -23,7 +23,8 @@
 //!    consecutive values in a register and issuing one atomic per run: on skewed data (an
 //!    image's sky, a constant block) most atomics disappear.
 
-use super::{BYTE_BINS, LADDER_ITEMS, coordinates};
+use super::{BYTE_BINS, LADDER_ITEMS};
+use crate::coordinates;
 use gpu_std::syncthreads;
 use gpu_std::{SharedArray, grid_dim, kernel, red_global_add, red_shared_add, static_shared};
 

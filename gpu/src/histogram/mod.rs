@@ -72,17 +72,6 @@ pub const ATOMIC_ONE_ADDRESS: u32 = 1;
 /// accesses of a histogram of uniform random bytes).
 pub const ATOMIC_RANDOM_BINS: u32 = 2;
 
-/// This thread's index in the block, the block's size and the block's index, as `usize`.
-#[inline(always)]
-fn coordinates() -> (usize, usize, usize) {
-    use gpu_std::{block_dim, block_idx, thread_idx};
-    (
-        thread_idx().x as usize,
-        block_dim().x as usize,
-        block_idx().x as usize,
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,8 +11,8 @@
 
 use super::{
     BRENT_KUNG_BLOCK, COARSENED_BLOCK, COARSENED_ITEMS, COARSENED_SECTION, KOGGE_STONE_BLOCK,
-    coordinates,
 };
+use crate::coordinates;
 use core::sync::atomic::Ordering;
 use gpu_std::atomic::mid::{atomic_load_32_device, atomic_store_32_device};
 use gpu_std::{SharedArray, atomic_add, grid_dim, kernel, static_shared, syncthreads};

@@ -181,17 +181,6 @@ pub(crate) fn warp_total<S: ScanOp>(mut v: S) -> S {
     v
 }
 
-/// This thread's index in the block, the block's size and the block's index, as `usize`.
-#[inline(always)]
-fn coordinates() -> (usize, usize, usize) {
-    use gpu_std::{block_dim, block_idx, thread_idx};
-    (
-        thread_idx().x as usize,
-        block_dim().x as usize,
-        block_idx().x as usize,
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
