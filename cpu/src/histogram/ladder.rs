@@ -66,7 +66,7 @@ impl Variant {
     /// The launch of this step for `n` bytes: blocks of [`LADDER_BLOCK`](k::LADDER_BLOCK)
     /// (256) threads, `ceil(n / 256)` of them for one byte per thread (global atomics,
     /// shared), `ceil(n / (256 * LADDER_ITEMS))` for 32 bytes per thread (contiguous,
-    /// interleaved, aggregated); [`Bytes`](Variant::Bytes) as [`bytes_with`](super::bytes_with)
+    /// interleaved, aggregated); [`Bytes`](Variant::Bytes) as [`bytes_with`]
     /// (one wave of 512). A grid of 0 blocks for `n == 0`.
     ///
     /// # Errors

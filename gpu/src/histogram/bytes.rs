@@ -204,9 +204,9 @@ pub unsafe fn histogram_bytes(input: *const u8, n: usize, counts: *mut u32) {
 /// `red.shared.add.u32` to its warp's 256 words, on the addresses `pattern` names:
 /// - [`ATOMIC_DISTINCT_BANKS`](super::ATOMIC_DISTINCT_BANKS): lane `l` always word `l`, 32
 ///   banks, no conflict (the ceiling);
-/// - [`ATOMIC_ONE_ADDRESS`](super::ATOMIC_ONE_ADDRESS): every lane word 0 (a constant input
+/// - [`ATOMIC_ONE_ADDRESS`]: every lane word 0 (a constant input
 ///   without aggregation);
-/// - [`ATOMIC_RANDOM_BINS`](super::ATOMIC_RANDOM_BINS): each lane a pseudo-random word of the
+/// - [`ATOMIC_RANDOM_BINS`]: each lane a pseudo-random word of the
 ///   256 at each step (an LCG per lane: uniform random bytes, with their bank conflicts).
 ///
 /// Then thread 0 of each block adds its block's word 0 to `sink[0]` (so the work is
