@@ -1386,7 +1386,7 @@ fn parse_mask(s: &str) -> std::result::Result<MaskArg, String> {
         let w: usize = text.parse().map_err(|_| {
             format!("`{text}` is not a width: box:W takes an odd width, such as box:7")
         })?;
-        if w % 2 == 0 || w > max {
+        if w.is_multiple_of(2) || w > max {
             return Err(format!("box:{w}: the width must be odd, 1 to {max}"));
         }
         return Ok(MaskArg::Box(w));
@@ -1472,7 +1472,7 @@ fn load_npy_mask(path: &Path) -> Result<(usize, Vec<f32>)> {
         ref other => bail!("the mask {name} has shape {other:?}: a square 2D array expected"),
     };
     let max = convolution::MAX_MASK_WIDTH_2D;
-    if h != w || w % 2 == 0 || w > max {
+    if h != w || w.is_multiple_of(2) || w > max {
         bail!("the mask {name} is {h} x {w}: a square mask of odd width, 1 to {max}, expected");
     }
     let fortran = matches!(npy.order(), npyz::Order::Fortran);
@@ -1597,6 +1597,7 @@ mod tests {
         shape: &[u64],
         values: &[T],
     ) -> PathBuf {
+        use npyz::WriterBuilder;
         let path = dir.join(name);
         let mut file = std::fs::File::create(&path).unwrap();
         let mut w = npyz::WriteOptions::<T>::new()
