@@ -317,12 +317,14 @@ MIN_REPS = 10
 
 
 def budgeted(torch, timed, reps):
-    """`timed`, returning (median ms, reps run): one untimed call first (with the L2 flush where
-    asked), and where `reps` calls of that length would pass PEER_BUDGET_MS, fewer reps (at least
-    MIN_REPS). Calls of a few ms or less run `reps` times, as every other peer."""
+    """`timed`, returning (median ms, reps run): two untimed calls first (the first one pays for
+    cuDNN's algorithm search under cudnn.benchmark, or CuPy's kernel compilation; the second is
+    the estimate), and where `reps` calls of that length would pass PEER_BUDGET_MS, fewer reps
+    (at least MIN_REPS). Calls of a few ms or less run `reps` times, as every other peer."""
     import time
 
     def run(fn, flush=False):
+        fn()
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         fn()
