@@ -216,7 +216,8 @@ fn queue(
         Variant2d::Convolution2dSeparableFused => {
             let kernel = separable::CONVOLUTION_2D_SEPARABLE_FUSED_BY_RADIUS[width / 2]
                 .expect("widths from 3 (check_mask, choose)");
-            let segment = fused_segment(cfg, rows);
+            // The segment `launch_config` chose (the SM count is cached by the handle).
+            let segment = choose_segment(rows, cols, gpu.sm_count()?);
             let mut constants = gpu.constant_memory()?;
             mask.write_factors(&mut constants)?;
             // SAFETY: the arguments match `convolution_2d_separable_fused_w*(input: *const
@@ -226,7 +227,7 @@ fn queue(
             // `gpu`'s context, not overlapping (`output` is borrowed mutably). `input` starts on
             // a 16-byte boundary whenever `cols % 4 == 0` (`check_alignment`, or `choose`
             // picked it only then); both sides are at most SEPARABLE_MAX_SIDE and `segment` a
-            // multiple of 32 up to 512 (`launch_config`, `fused_segment`); blocks of 256 and a
+            // multiple of 32 up to 512, the one `launch_config` sized the grid with; blocks of 256 and a
             // grid of `ceil(cols / 64)` x `ceil(rows / segment)`. C_MASK_ROW / C_MASK_COL hold
             // the mask's factors, written under `constants`, held until the launch is queued.
             unsafe { gpu.launch(kernel, cfg, (input, output, width, rows, cols, segment)) }?;
@@ -309,13 +310,6 @@ fn queue(
     Ok(cfg)
 }
 
-/// The segment (rows per block) of a fused separable launch `cfg` over `rows` rows: the one
-/// `launch_config` chose, recovered from its grid.
-fn fused_segment(cfg: LaunchConfig, rows: usize) -> usize {
-    rows.div_ceil(cfg.grid_dim.1 as usize)
-        .next_multiple_of(separable::SEPARABLE_CHUNK_Y)
-}
-
 /// The segment for a fused separable launch: a multiple of 32 rows, at most 512, small enough
 /// that `ceil(cols / 64) x ceil(rows / segment)` blocks fill `sms` SMs about 8 times over
 /// (a 2048 x 2048 image gets 64-row segments, 8192 x 8192 512-row ones).
@@ -325,7 +319,10 @@ fn choose_segment(rows: usize, cols: usize, sms: u32) -> usize {
     let per_strip = want_blocks.div_ceil(strips).max(1);
     rows.div_ceil(per_strip)
         .next_multiple_of(separable::SEPARABLE_CHUNK_Y)
-        .clamp(2 * separable::SEPARABLE_CHUNK_Y, separable::SEPARABLE_MAX_SEGMENT)
+        .clamp(
+            2 * separable::SEPARABLE_CHUNK_Y,
+            separable::SEPARABLE_MAX_SEGMENT,
+        )
 }
 
 /// The launch of [`separable::convolution_2d_separable_cols`] for a `rows x cols` image.
@@ -490,7 +487,11 @@ impl Variant2d {
     /// variants, `2w` for the separable ones.
     pub fn fmas_per_output(self, mask_width: usize) -> u64 {
         let w = mask_width as u64;
-        if self.needs_separable_mask() { 2 * w } else { w * w }
+        if self.needs_separable_mask() {
+            2 * w
+        } else {
+            w * w
+        }
     }
 
     /// Whether the variant needs `input` to start on a 16-byte boundary for a `cols`-wide
@@ -628,10 +629,9 @@ impl Variant2d {
         match self {
             Variant2d::Convolution2dTiledVec4 => (k::VEC4_TILE_2D_X, k::VEC4_TILE_2D_Y),
             Variant2d::Convolution2dWide => (wide::WIDE_TILE_X, wide::WIDE_TILE_Y),
-            Variant2d::Convolution2dSeparableFused => (
-                separable::SEPARABLE_TILE_X,
-                separable::SEPARABLE_CHUNK_Y,
-            ),
+            Variant2d::Convolution2dSeparableFused => {
+                (separable::SEPARABLE_TILE_X, separable::SEPARABLE_CHUNK_Y)
+            }
             Variant2d::Convolution2dSeparableTwoPass => (
                 separable::ROWS_RESULT_STEPS * separable::ROWS_BLOCKDIM_X as usize,
                 separable::ROWS_BLOCKDIM_Y as usize,
@@ -812,9 +812,70 @@ mod tests {
             })
         ));
         for v in Variant2d::ALL {
-            if v != vec4 {
+            let aligned_kernels = [
+                vec4,
+                Variant2d::Convolution2dWide,
+                Variant2d::Convolution2dSeparableFused,
+            ];
+            assert_eq!(v.needs_aligned_input(64), aligned_kernels.contains(&v));
+            assert!(!v.needs_aligned_input(65));
+            if !aligned_kernels.contains(&v) {
                 assert!(v.check_alignment(64, 0x1004).is_ok(), "{v:?}");
+            } else {
+                assert!(v.check_alignment(64, 0x1004).is_err(), "{v:?}");
             }
+        }
+    }
+
+    #[test]
+    fn widths_and_entries() {
+        let widths = |v: Variant2d| v.widths().collect::<Vec<_>>();
+        assert_eq!(widths(Variant2d::Convolution2dTiledVec4), [1, 3, 5, 7, 9]);
+        assert_eq!(widths(Variant2d::Convolution2dWide).len(), 11);
+        assert_eq!(widths(Variant2d::Convolution2dWide)[0], 11);
+        assert_eq!(widths(Variant2d::Convolution2dSeparableFused).len(), 15);
+        assert_eq!(widths(Variant2d::Convolution2dBasic).len(), 16);
+        for v in Variant2d::ALL {
+            for w in v.widths() {
+                assert!(v.supports_width(w));
+                let entries = v.entries(w);
+                assert_eq!(entries[0], v.entry(w));
+                assert!(entries.iter().all(|e| e.starts_with("convolution_2d_")));
+            }
+            assert!(!v.supports_width(33) && !v.supports_width(4));
+        }
+        assert_eq!(
+            Variant2d::Convolution2dWide.entry(31),
+            wide::convolution_2d_wide_w31.name()
+        );
+        assert_eq!(
+            Variant2d::Convolution2dSeparableFused.entry(3),
+            separable::convolution_2d_separable_fused_w3.name()
+        );
+        assert_eq!(
+            Variant2d::Convolution2dSeparableTwoPass.entries(31),
+            [
+                separable::convolution_2d_separable_rows.name(),
+                separable::convolution_2d_separable_cols.name()
+            ]
+        );
+        assert_eq!(Variant2d::Convolution2dWide.fmas_per_output(31), 961);
+        assert_eq!(
+            Variant2d::Convolution2dSeparableFused.fmas_per_output(31),
+            62
+        );
+    }
+
+    #[test]
+    fn fused_segments() {
+        // 8192 x 8192 on 132 SMs: 128 strips, 512-row segments (16 x 128 = 2048 blocks).
+        assert_eq!(choose_segment(8192, 8192, 132), 512);
+        // 2048 x 2048: 32 strips, 64-row segments (32 x 32 = 1024 blocks).
+        assert_eq!(choose_segment(2048, 2048, 132), 64);
+        assert_eq!(choose_segment(1, 1, 132), 64);
+        for (rows, cols) in [(8192, 8192), (1000, 999), (1, 1), (100_000, 3)] {
+            let segment = choose_segment(rows, cols, 132);
+            assert!(segment.is_multiple_of(32) && (64..=512).contains(&segment));
         }
     }
 

@@ -411,7 +411,11 @@ mod tests {
             assert!(
                 matches!(
                     gaussian_taps(sigma),
-                    Err(Error::MaskWidth { dims: 2, max: 31, .. })
+                    Err(Error::MaskWidth {
+                        dims: 2,
+                        max: 31,
+                        ..
+                    })
                 ),
                 "{sigma}"
             );

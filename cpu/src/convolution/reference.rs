@@ -143,7 +143,12 @@ pub fn f32_error_bound(terms: usize) -> f64 {
 /// `|got - expected| <= f32_error_bound(terms) * scale + terms * f32::MIN_POSITIVE` (the last
 /// term, tiny, covers subnormal partial sums). NaN never passes.
 pub fn compare_within(got: &[f32], reference: &Reference, terms: usize) -> Comparison {
-    compare_with(got, reference, f32_error_bound(terms), terms as f64 * f32::MIN_POSITIVE as f64)
+    compare_with(
+        got,
+        reference,
+        f32_error_bound(terms),
+        terms as f64 * f32::MIN_POSITIVE as f64,
+    )
 }
 
 /// A GPU result compared with the reference.

@@ -128,11 +128,11 @@ pub mod tiled;
 // (`iter_mut().take(..).enumerate()`) were not unrolled here, which put the arrays in local
 // memory (ptxas reported a 96-byte stack frame).
 #[allow(clippy::needless_range_loop)]
+pub mod separable;
+#[allow(clippy::needless_range_loop)]
 pub mod vec4_1d;
 #[allow(clippy::needless_range_loop)]
 pub mod vec4_2d;
-#[allow(clippy::needless_range_loop)]
-pub mod separable;
 #[allow(clippy::needless_range_loop)]
 pub mod wide;
 

@@ -8,7 +8,9 @@
 //!   sample `convolutionSeparable` (rows kernel, then columns kernel, through a temporary
 //!   image), with a runtime width and ghost cells: the seed-style comparison.
 
-use super::common::{F4, load_group, load_shared_f32, load_shared_v4, ordered_load, store_shared_v4};
+use super::common::{
+    F4, load_group, load_shared_f32, load_shared_v4, ordered_load, store_shared_v4,
+};
 use super::{C_MASK_COL, C_MASK_ROW, MAX_MASK_WIDTH_2D};
 use gpu_std::kernel;
 use gpu_std::math::fmaf32;
@@ -166,7 +168,9 @@ unsafe fn separable_fused<const R: usize>(
     // coordinate below (up to a side plus a segment) fits in 32 bits.
     unsafe {
         core::hint::assert_unchecked(
-            rows <= SEPARABLE_MAX_SIDE && cols <= SEPARABLE_MAX_SIDE && segment <= SEPARABLE_MAX_SIDE,
+            rows <= SEPARABLE_MAX_SIDE
+                && cols <= SEPARABLE_MAX_SIDE
+                && segment <= SEPARABLE_MAX_SIDE,
         )
     };
     let (rows, cols, segment) = (rows as u32, cols as u32, segment as u32);
@@ -186,7 +190,11 @@ unsafe fn separable_fused<const R: usize>(
     if x0 >= cols || y_start >= rows {
         return;
     }
-    let y_end = if rows - y_start > segment { y_start + segment } else { rows };
+    let y_end = if rows - y_start > segment {
+        y_start + segment
+    } else {
+        rows
+    };
     let out_chunks = (y_end - y_start).div_ceil(CH);
     let (lane, warp) = (tid % 32, tid / 32);
     // Row pass: stage row `ry`, output columns `8 cx ..+8`.
@@ -220,7 +228,13 @@ unsafe fn separable_fused<const R: usize>(
     let mut regs = [[0.0f32; 4]; 3];
     // SAFETY: `input` is valid and aligned when `cols % 4 == 0` (caller).
     unsafe {
-        load_chunk::<R>(input, (rows, cols), (first_row(0), chunk_rows(0), x0), tid, &mut regs)
+        load_chunk::<R>(
+            input,
+            (rows, cols),
+            (first_row(0), chunk_rows(0), x0),
+            tid,
+            &mut regs,
+        )
     };
     let g_row = groups_per_row(R) as u32;
     let mut k = 0;

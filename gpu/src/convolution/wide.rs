@@ -156,10 +156,7 @@ unsafe fn wide<const R: usize>(
                 // 16-byte aligned `output` and `x % 8 == 0`: both `float4`s are aligned.
                 unsafe {
                     gpu_std::store_global_v4(output.add(at), [acc[0], acc[1], acc[2], acc[3]]);
-                    gpu_std::store_global_v4(
-                        output.add(at + 4),
-                        [acc[4], acc[5], acc[6], acc[7]],
-                    );
+                    gpu_std::store_global_v4(output.add(at + 4), [acc[4], acc[5], acc[6], acc[7]]);
                 }
             } else {
                 unroll!(j in [0 1 2 3 4 5 6 7] {
