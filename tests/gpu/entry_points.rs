@@ -641,7 +641,7 @@ fn error_trials() -> Vec<Trial> {
                     Error::MaskWidth {
                         dims: 2,
                         width: 4,
-                        max: 9
+                        max: convolution::MAX_MASK_WIDTH_2D
                     }
                 )
             })
