@@ -25,11 +25,21 @@ The demo is --demo, else $GPU_LAB_DEMO, else bin/demo beside this script (the bu
 Peers of the sweep: cupy.sum (CUB, where CuPy is installed) and torch.sum for the reductions
 (i32 and f32), torch.add(x, y, out=z), out.copy_(a.t()) into a preallocated output (the
 transpose), F.conv1d(x, w, padding=r) and F.conv2d(img, w, padding=r) with cudnn.benchmark on,
-and for the 256-bin byte histograms (uniform random bytes, and every byte 0): torch.bincount(x,
+cupyx.scipy.ndimage.correlate(img, mask, output=out, mode="constant") beside F.conv2d for the
+dense 2D masks (conv2d), and for the separable sweep (conv2d-separable: the Gaussian of width w,
+sigma = (w - 1) / 6) cupyx.scipy.ndimage.gaussian_filter(img, sigma, output=out, mode="constant",
+truncate=3.0) and cuDNN's two passes F.conv2d(F.conv2d(img, row, padding=(0, r)), col,
+padding=(r, 0)); and for the 256-bin byte histograms (uniform random bytes, and every byte 0): torch.bincount(x,
 minlength=256) on the uint8 tensor itself, cupy.histogram(x, 256, (0, 256)), and CUB's
 DeviceHistogram::HistogramEven through CuPy's binding (cupy.cuda.cub.device_histogram(x, y, 257),
 where the installed CuPy has that form); each histogram peer's counts are checked once against
 the byte counts (torch.bincount's against a count by sorting) before it is timed.
+A peer call so slow that --reps runs would take more than PEER_BUDGET_MS (CuPy's correlate of a
+31 x 31 mask on 8192^2: about 45 ms a call) is timed with fewer reps, at least MIN_REPS: its row
+records the reps it ran. When a convolution is swept, cuBLAS SGEMM (torch.matmul of two 8192 x
+8192 f32 matrices, TF32 off) is timed once, and `demo sweep` prints its multiply-add rate as a
+share of the FP32 peak beside the convolutions' floors (the ceiling line "FP32 matrix product"
+and every convolution table's title).
 A case is skipped (and listed) beyond --max-elements, or when its tensors would need more than
 80% of the free device memory, or when PyTorch runs out of memory, or when this script has no
 peer for its pattern (`sweep_case`: a pattern's sweep runs in the demo before its peer is added
@@ -92,7 +102,8 @@ def main():
     flush_buf = torch.zeros(max(2 * l2, 8 << 20) // 4, dtype=torch.int32, device=dev)
     gen = torch.Generator(device="cpu").manual_seed(2026)
 
-    def timed(fn, flush=False):
+    def timed(fn, flush=False, reps=None):
+        reps = reps or args.reps
         for _ in range(3):
             if flush:
                 flush_buf.sum()
@@ -100,7 +111,7 @@ def main():
         torch.cuda.synchronize()
         events = [
             (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-            for _ in range(args.reps)
+            for _ in range(reps)
         ]
         for start, end in events:
             if flush:
@@ -249,9 +260,10 @@ def sweep_peers(torch, args, dev, lib, timed):
     def uniform(*shape):
         return torch.rand(*shape, generator=gen, device=dev) * 2 - 1
 
-    def row(pattern, shape, width, peer, operation, ms, library=lib):
+    def row(pattern, shape, width, peer, operation, ms, library=lib, reps=None):
         rows.append(dict(pattern=pattern, shape=shape, width=width, peer=peer,
-                         operation=operation, library=library, median_ms=ms, reps=args.reps))
+                         operation=operation, library=library, median_ms=ms,
+                         reps=reps or args.reps))
         label = "x".join(str(d) for d in shape) + (f" w{width}" if width else "")
         print(f"peers: sweep {pattern:<10} {label:<18} {peer:<16} {ms:.4f} ms", file=sys.stderr)
 
@@ -262,7 +274,7 @@ def sweep_peers(torch, args, dev, lib, timed):
             n *= d
         # Bytes of the tensors (conv: room for cuDNN's workspace too).
         need = {"vector-add": 12 * n, "transpose": 8 * n, "conv1d": 12 * n,
-                "conv2d": 12 * n, "scan-i32": 20 * n, "scan-f32": 8 * n,
+                "conv2d": 12 * n, "conv2d-separable": 16 * n, "scan-i32": 20 * n, "scan-f32": 8 * n,
                 "select-f32": 12 * n, "histogram-bytes": 4 * n,
                 "histogram-bytes-constant": 4 * n}.get(pattern, 4 * n)
         why = None
@@ -277,7 +289,8 @@ def sweep_peers(torch, args, dev, lib, timed):
                 with torch.no_grad():
                     sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed,
                                lambda *a, **k: row(pattern, shape, width, *a, **k),
-                               cupy_lib if cupy else None, gen, dev)
+                               cupy_lib if cupy else None, gen, dev,
+                               budgeted(torch, timed, args.reps))
             except torch.cuda.OutOfMemoryError as e:
                 why = f"out of memory: {str(e).splitlines()[0]}"
         if why is not None:
@@ -298,8 +311,34 @@ def sweep_peers(torch, args, dev, lib, timed):
           file=sys.stderr)
 
 
+# A peer whose --reps runs would take longer than this is timed with fewer reps (MIN_REPS at least).
+PEER_BUDGET_MS = 3000.0
+MIN_REPS = 10
+
+
+def budgeted(torch, timed, reps):
+    """`timed`, returning (median ms, reps run): two untimed calls first (the first one pays for
+    cuDNN's algorithm search under cudnn.benchmark, or CuPy's kernel compilation; the second is
+    the estimate), and where `reps` calls of that length would pass PEER_BUDGET_MS, fewer reps
+    (at least MIN_REPS). Calls of a few ms or less run `reps` times, as every other peer."""
+    import time
+
+    def run(fn, flush=False):
+        fn()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        one_ms = (time.perf_counter() - t0) * 1e3
+        n = reps
+        if one_ms * reps > PEER_BUDGET_MS:
+            n = max(MIN_REPS, min(reps, int(PEER_BUDGET_MS / one_ms)))
+        return timed(fn, flush=flush, reps=n), n
+    return run
+
+
 def fp32_gemm(torch, dev, lib, timed, uniform, reps, k=8192):
-    """cuBLAS SGEMM (torch.mm on FP32 with TF32 off) of k x k by k x k, timed as every peer
+    """cuBLAS SGEMM (torch.matmul on FP32 with TF32 off) of k x k by k x k, timed as every peer
     (median, no flush: 768 MiB of operands, and a launch of tens of ms): the multiply-add rate
     a vendor's FMA-bound kernel reaches in this run, which `demo sweep` prints beside the peak
     it takes the convolutions' FMA floor from."""
@@ -310,25 +349,31 @@ def fp32_gemm(torch, dev, lib, timed, uniform, reps, k=8192):
     try:
         a, b = uniform(k, k), uniform(k, k)
         c = torch.empty(k, k, device=dev)
-        ms = timed(lambda: torch.mm(a, b, out=c))
+        ms = timed(lambda: torch.matmul(a, b, out=c))
         del a, b, c
     finally:
         torch.backends.cuda.matmul.allow_tf32 = allow
-    print(f"peers: sweep fp32 gemm {k}^3 torch.mm {ms:.3f} ms, {k ** 3 / ms / 1e9:.1f} TFMA/s",
+    print(f"peers: sweep fp32 gemm {k}^3 torch.matmul {ms:.3f} ms, {k ** 3 / ms / 1e9:.1f} TFMA/s",
           file=sys.stderr)
-    return dict(operation=f"torch.mm(a, b, out=c), FP32 with TF32 off (cuBLAS SGEMM), {k}^3",
+    return dict(operation=f"torch.matmul(a, b, out=c), FP32 with TF32 off (cuBLAS SGEMM), {k}^3",
                 library=lib, m=k, n=k, k=k, median_ms=ms, reps=reps)
 
 
 # The sweeps this script has a peer for (`sweep_case`); the demo's other sweeps are listed as
 # skipped.
 PEER_PATTERNS = ("reduce-i32", "reduce-f32", "vector-add", "transpose", "conv1d", "conv2d",
-                 "scan-i32", "scan-f32", "select-f32", "histogram-bytes",
+                 "conv2d-separable", "scan-i32", "scan-f32", "select-f32", "histogram-bytes",
                  "histogram-bytes-constant")
 
 
-def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cupy_lib, gen, dev):
-    """One case: its inputs, then each peer timed with the L2 flushed before every run."""
+def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cupy_lib, gen, dev,
+               slow):
+    """One case: its inputs, then each peer timed with the L2 flushed before every run (`slow`:
+    the convolutions' peers, timed with fewer reps where a call is slow, `budgeted`)."""
+    def slow_peer(name, operation, fn, library=None):
+        ms, reps = slow(fn, flush=True)
+        row(name, operation, ms, reps=reps, **({"library": library} if library else {}))
+
     if pattern in ("reduce-i32", "reduce-f32"):
         if pattern == "reduce-i32":
             x = torch.randint(-1000, 1000, (n,), generator=gen, device=dev, dtype=torch.int32)
@@ -404,8 +449,49 @@ def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cu
         r = width // 2
         img = uniform(rows_, cols).view(1, 1, rows_, cols)
         w = uniform(width * width).view(1, 1, width, width)
-        row("F.conv2d (cuDNN)", f"F.conv2d(img, w{width}x{width}, padding={r})",
-            timed(lambda: F.conv2d(img, w, padding=r), flush=True))
+        slow_peer("F.conv2d (cuDNN)", f"F.conv2d(img, w{width}x{width}, padding={r})",
+                  lambda: F.conv2d(img, w, padding=r))
+        if cupy is not None:
+            import cupyx.scipy.ndimage as ndi
+            cimg = cupy.asarray(img.view(rows_, cols))  # the same memory
+            cmask = cupy.asarray(w.view(width, width))
+            cout = cupy.empty_like(cimg)
+            slow_peer("cupyx correlate",
+                      f"cupyx.scipy.ndimage.correlate(img, w{width}x{width}, output=out, "
+                      f"mode=\"constant\")",
+                      lambda: ndi.correlate(cimg, cmask, output=cout, mode="constant"),
+                      library=cupy_lib)
+            del cimg, cmask, cout
+    elif pattern == "conv2d-separable":
+        # The demo's Gaussian of width w: sigma = (w - 1) / 6, radius int(3 sigma + 0.5) =
+        # (w - 1) / 2 (SciPy's truncate=3.0), weights normalised to sum 1 per axis.
+        rows_, cols = shape
+        r = width // 2
+        sigma = (width - 1) / 6
+        if int(3.0 * sigma + 0.5) != r:
+            print(f"peers: sweep {pattern} w{width}: sigma {sigma} has another radius: not timed",
+                  file=sys.stderr)
+            return
+        img = uniform(rows_, cols).view(1, 1, rows_, cols)
+        x = torch.arange(-r, r + 1, device=dev, dtype=torch.float64)
+        g = torch.exp(-0.5 * (x / sigma) ** 2)
+        g = (g / g.sum()).to(torch.float32)
+        grow, gcol = g.view(1, 1, 1, width), g.view(1, 1, width, 1)
+        slow_peer("F.conv2d x2 (cuDNN)",
+                  f"F.conv2d(F.conv2d(img, g1x{width}, padding=(0, {r})), g{width}x1, "
+                  f"padding=({r}, 0)) (two passes through a temporary)",
+                  lambda: F.conv2d(F.conv2d(img, grow, padding=(0, r)), gcol, padding=(r, 0)))
+        if cupy is not None:
+            import cupyx.scipy.ndimage as ndi
+            cimg = cupy.asarray(img.view(rows_, cols))
+            cout = cupy.empty_like(cimg)
+            slow_peer("cupyx gaussian_filter",
+                      f"cupyx.scipy.ndimage.gaussian_filter(img, {sigma:.6g}, output=out, "
+                      f"mode=\"constant\", truncate=3.0)",
+                      lambda: ndi.gaussian_filter(cimg, sigma, output=cout, mode="constant",
+                                                  truncate=3.0),
+                      library=cupy_lib)
+            del cimg, cout
 
 
 def histogram_peers(torch, cupy, pattern, n, timed, row, cupy_lib, gen, dev):

@@ -397,7 +397,7 @@ fn demo_list(demo: &Path, flag: &str) -> Result<Vec<String>> {
         .map(str::to_string)
         .collect();
     // The lines become bash words and quoted strings: nothing that needs escaping.
-    let plain = |c: char| c.is_ascii_alphanumeric() || " .-_".contains(c);
+    let plain = |c: char| c.is_ascii_alphanumeric() || " .-_:".contains(c);
     if lines.is_empty() || lines.iter().any(|l| l.is_empty() || !l.chars().all(plain)) {
         bail!("{} list {flag} printed {lines:?}", demo.display());
     }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::harness::{Footprint, Plan, SMALL, Trial, array, elements};
 use crate::registry::{Pattern, VariantInfo, kernels_each, widths};
-use crate::report::{ChartKind, Table};
+use crate::report::{ChartKind, Measurement, Table};
 use crate::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 use crate::timing::{self, Ceiling, Floor, Fp32Throughput};
 use anyhow::{Context, Result, bail};
@@ -14,6 +14,7 @@ use cpu::Gpu;
 use cpu::convolution::{self, Comparison, Mask1d, Mask2d, Reference, Variant1d, Variant2d};
 use cpu::launch::{VEC4_ALIGNMENT, is_aligned};
 use cpu::verify::Mismatch;
+use cudarc::driver::CudaSlice;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -75,25 +76,31 @@ impl Pattern for Conv1d {
     }
 }
 
-/// 2D convolution: basic, __constant__ mask, tiled halo and the vec4 tile on a random image,
-/// timed; then a PNG (or a generated picture) filtered with a named mask.
+/// 2D convolution: basic, __constant__ mask, tiled halo, the vec4 tile (widths up to 9), the
+/// register-blocked wide tile (11..31) and, for a separable mask, NVIDIA's two-pass and the
+/// fused kernel, timed against the memory and FMA floors; then a PNG (or a generated picture)
+/// filtered with a mask.
 #[derive(clap::Args)]
 pub(crate) struct Conv2d {
-    /// Rows of the random image of the timed table.
+    /// Rows of the random image of the timed tables.
     #[arg(long, default_value_t = 4096)]
     rows: usize,
-    /// Columns of the random image of the timed table.
+    /// Columns of the random image of the timed tables.
     #[arg(long, default_value_t = 4096)]
     cols: usize,
-    /// Mask width of the timed table (odd, 1..=9).
-    #[arg(long, default_value_t = 5)]
+    /// Width of the random mask of the timed tables (odd, 1..=31); `--mask` replaces it.
+    #[arg(long, default_value_t = 5, conflicts_with = "mask")]
     mask_width: usize,
     /// PNG to filter (read as grayscale); without it, a generated 640 x 480 test picture.
     #[arg(long)]
     image: Option<PathBuf>,
-    /// Named mask the picture is filtered with.
-    #[arg(long, value_enum, default_value = "sobel-x")]
-    mask: NamedMask,
+    /// The mask: a name (identity, box3, box5, gaussian5, gaussian7, sharpen3, sobel-x,
+    /// sobel-y, laplacian3), `gaussian:SIGMA` (SciPy's truncate=3.0: radius floor(3 SIGMA +
+    /// 0.5), at most 15), `box:W` (odd W, 1..=31) or `FILE.npy` (a square f32 array of odd
+    /// width up to 31). Replaces the random mask of the timed tables; the picture is filtered
+    /// with it (without it: sobel-x).
+    #[arg(long, value_name = "MASK", value_parser = parse_mask)]
+    mask: Option<MaskArg>,
     /// Where to write the filtered picture (grayscale PNG; derivative masks as magnitude).
     #[arg(long, value_name = "PNG")]
     image_out: Option<PathBuf>,
@@ -101,48 +108,151 @@ pub(crate) struct Conv2d {
 
 impl Pattern for Conv2d {
     const NAME: &'static str = "conv2d";
-    /// `cpu::convolution::conv2d` on 1024^2 .. 16384^2 with a 5 x 5 mask, then widths 1, 3,
-    /// ..., 9 at 8192^2 (5 once).
-    const SWEEPS: &'static [SweepSpec] = &[SweepSpec::new(
-        "conv2d",
-        "cpu::convolution::conv2d",
-        "8 bytes per element: 1 read + 1 write",
-        |s| {
-            let sizes = powers(10, 14, 1).map(|n| s.case(&[n, n], Some(5)));
-            let widths = (1..=convolution::MAX_MASK_WIDTH_2D)
-                .step_by(2)
-                .filter(|&w| w != 5)
-                .map(|w| s.case(&[8192, 8192], Some(w)));
-            sizes.chain(widths).collect()
-        },
-        sweep_2d,
-    )
-    .convolution(5, "by size, 5 x 5 mask")];
+    /// `cpu::convolution::conv2d` on 1024^2 .. 16384^2 with a 5 x 5 mask, then dense widths 1,
+    /// 3, ..., 31 at 8192^2 (5 once); and on Gaussian masks (separable) of widths 3, ..., 31
+    /// at 8192^2, sigma = (w - 1) / 6 so that SciPy's radius floor(3 sigma + 0.5) is
+    /// (w - 1) / 2.
+    const SWEEPS: &'static [SweepSpec] = &[
+        SweepSpec::new(
+            "conv2d",
+            "cpu::convolution::conv2d",
+            "8 bytes per element: 1 read + 1 write",
+            |s| {
+                let sizes = powers(10, 14, 1).map(|n| s.case(&[n, n], Some(5)));
+                let widths = (1..=convolution::MAX_MASK_WIDTH_2D)
+                    .step_by(2)
+                    .filter(|&w| w != 5)
+                    .map(|w| s.case(&[SWEEP_SIDE, SWEEP_SIDE], Some(w)));
+                sizes.chain(widths).collect()
+            },
+            sweep_2d,
+        )
+        .convolution(5, "by size, 5 x 5 mask"),
+        SweepSpec::new(
+            "conv2d-separable",
+            "cpu::convolution::conv2d (Mask2d::gaussian)",
+            "8 bytes per element: 1 read + 1 write",
+            |s| {
+                (3..=convolution::MAX_MASK_WIDTH_2D)
+                    .step_by(2)
+                    .map(|w| s.case(&[SWEEP_SIDE, SWEEP_SIDE], Some(w)))
+                    .collect()
+            },
+            sweep_2d_separable,
+        )
+        .convolution(5, "Gaussian 5 x 5")
+        .fmas_per_output("2 x width (a row pass and a column pass)")
+        .widths_only(
+            "by Gaussian mask width (separable; sigma = (w - 1) / 6, so radius floor(3 sigma + 0.5) = (w - 1) / 2, SciPy's truncate=3.0)",
+        ),
+    ];
 
     fn variants() -> Vec<VariantInfo> {
         kernels_each(&Variant2d::ALL, |v| {
-            widths(convolution::MAX_MASK_WIDTH_2D, |w| v.entry(w))
+            let mut names = Vec::new();
+            for w in variant_widths(v).step_by(2) {
+                for k in variant_kernels(v, w) {
+                    if !names.contains(&k) {
+                        names.push(k);
+                    }
+                }
+            }
+            names
         })
     }
 
     /// 1023 columns: the scalar edge path (rows not a multiple of 4 floats); 300 columns:
-    /// `float4` rows whose inner tiles take the interior paths.
+    /// `float4` rows whose inner tiles take the interior paths. Every odd width (the vec4,
+    /// wide and fused kernels are one entry per width; each run's separable table runs the
+    /// fused and two-pass kernels at its width), then a Gaussian of width 13 on the scalar
+    /// path and a 31 x 31 box on the `float4` path as `--mask`.
     fn sanitize() -> Vec<String> {
-        mask_width_cases(
+        let mut cases = mask_width_cases(
             "--rows 517 --cols 1023",
             5,
             "--rows 203 --cols 300",
             convolution::MAX_MASK_WIDTH_2D,
-        )
+        );
+        cases.push("--rows 517 --cols 1023 --mask gaussian:2".into());
+        cases.push("--rows 203 --cols 300 --mask box:31".into());
+        cases
     }
 
     fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        if let Some(mask) = &self.mask {
+            mask.check()?;
+        }
         let picture = picture_dims(self.image.as_deref())?;
         footprint_2d(self.rows, self.cols, picture).map(Some)
     }
 
     fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
         run_2d(gpu, opts, out, self)
+    }
+}
+
+/// Side of the images the 2D sweeps measure mask widths on.
+const SWEEP_SIDE: usize = 8192;
+
+/// The widest mask the vec4 tile takes; wider dense masks take the wide tile.
+const VEC4_MAX_WIDTH: usize = 9;
+
+/// The odd mask widths `variant` runs at (`demo conv2d` shows it at these, `demo list` its
+/// kernels): the vec4 tile up to [`VEC4_MAX_WIDTH`], the wide tile beyond it, the separable
+/// kernels from 3 (a 1 x 1 mask is a scale), the seed's kernels at every width.
+fn variant_widths(variant: Variant2d) -> std::ops::RangeInclusive<usize> {
+    let max = convolution::MAX_MASK_WIDTH_2D;
+    match variant {
+        Variant2d::Convolution2dTiledVec4 => 1..=VEC4_MAX_WIDTH,
+        Variant2d::Convolution2dWide => VEC4_MAX_WIDTH + 2..=max,
+        Variant2d::Convolution2dSeparableTwoPass | Variant2d::Convolution2dSeparableFused => {
+            3..=max
+        }
+        _ => 1..=max,
+    }
+}
+
+/// Whether `variant` needs a separable mask (it takes the mask's row and column factors).
+fn needs_separable(variant: Variant2d) -> bool {
+    matches!(
+        variant,
+        Variant2d::Convolution2dSeparableTwoPass | Variant2d::Convolution2dSeparableFused
+    )
+}
+
+/// Whether `variant` runs on a `w x w` mask that is separable if `separable`.
+fn runs_on(variant: Variant2d, w: usize, separable: bool) -> bool {
+    variant_widths(variant).contains(&w) && (separable || !needs_separable(variant))
+}
+
+/// The `.entry` names `variant` launches at width `w` (the two-pass: a row pass, then a
+/// column pass).
+fn variant_kernels(variant: Variant2d, w: usize) -> Vec<&'static str> {
+    variant.entries(w).to_vec()
+}
+
+/// The variant [`convolution::conv2d`] runs for `mask` on a `cols`-wide image whose input is
+/// 16-byte aligned if `aligned`: the fused separable kernel for a separable mask of width 3 or
+/// more, else the vec4 tile up to width 9 (its alignment fallback as [`Variant2d::fastest`]),
+/// else the wide tile.
+fn entry_variant(mask: &Mask2d, cols: usize, aligned: bool) -> Variant2d {
+    let w = mask.width();
+    if mask.factors().is_some() && w >= 3 {
+        Variant2d::Convolution2dSeparableFused
+    } else if w <= VEC4_MAX_WIDTH {
+        Variant2d::fastest(cols, aligned)
+    } else {
+        Variant2d::Convolution2dWide
+    }
+}
+
+/// The dense variant [`convolution::conv2d`] runs for a dense `w x w` mask on an aligned input
+/// (the separable table's comparison).
+fn dense_variant(w: usize) -> Variant2d {
+    if w <= VEC4_MAX_WIDTH {
+        Variant2d::Convolution2dTiledVec4
+    } else {
+        Variant2d::Convolution2dWide
     }
 }
 
@@ -196,24 +306,62 @@ pub fn footprint_2d(rows: usize, cols: usize, picture: (usize, usize)) -> Result
     .with_ceiling())
 }
 
-/// Columns of both tables ("x floor": median / floor, 1 at the floor).
-const HEADER: [&str; 12] = [
+/// Columns of the variants tables: the floors of the row's variant (memory: 1 read + 1 write
+/// at this run's copy bandwidth; FMA: its FMAs at the FP32 peak), "x floor" = median / the
+/// larger floor (1 at the floor), "% of FP32 peak" = its FMA rate over the peak.
+const HEADER: [&str; 14] = [
     "variant",
     "seed",
     "grid x block",
     "median ms",
     "GB/s",
     "% of memcpy",
-    "floor ms",
+    "memory floor ms",
+    "FMA floor ms",
     "x floor",
+    "% of FP32 peak",
     "access ratio",
     "speedup vs basic",
     "max rel err",
     "verdict",
 ];
 
+/// Columns of the separable table: as [`HEADER`], with the FMAs per output in place of the
+/// seed section and the speed against the dense path on the same mask.
+const SEPARABLE_HEADER: [&str; 13] = [
+    "variant",
+    "FMAs per output",
+    "grid x block",
+    "median ms",
+    "GB/s",
+    "% of memcpy",
+    "memory floor ms",
+    "FMA floor ms",
+    "x floor",
+    "% of FP32 peak",
+    "speedup vs dense",
+    "max rel err",
+    "verdict",
+];
+
+/// The cells both tables share, from "grid x block" to "% of FP32 peak".
+fn timed_cells(trial: &Trial<Comparison>, ceiling: &Ceiling, floor: &Floor) -> [String; 8] {
+    let ms = trial.timing.median_ms;
+    let gbps = trial.gbps();
+    [
+        trial.grid_block(),
+        format!("{ms:.3}"),
+        format!("{gbps:.1}"),
+        format!("{:.1}%", ceiling.percent(gbps)),
+        format!("{:.3}", floor.memory_ms),
+        format!("{:.3}", floor.fma_ms),
+        format!("{:.2}x", floor.ratio(ms)),
+        format!("{:.1}%", 100.0 * floor.fma_ms / ms),
+    ]
+}
+
 /// Adds a verified, timed variant to a variants table (cells as in [`HEADER`]): `basic` is
-/// the median ms of the basic kernel (the speedup's base), `floor` the table's floor.
+/// the median ms of the basic kernel (the speedup's base), `floor` the variant's floors.
 fn variant_row(
     table: &mut Table,
     ceiling: &Ceiling,
@@ -224,32 +372,42 @@ fn variant_row(
     access_ratio: f64,
 ) {
     let speedup = basic / trial.timing.median_ms;
-    let to_floor = floor.ratio(trial.timing.median_ms);
-    let gbps = trial.gbps();
-    let cells = [
-        trial.measurement.variant.clone(),
-        seed.to_string(),
-        trial.grid_block(),
-        format!("{:.3}", trial.timing.median_ms),
-        format!("{gbps:.1}"),
-        format!("{:.1}%", ceiling.percent(gbps)),
-        format!("{:.3}", floor.ms()),
-        format!("{to_floor:.2}x"),
+    let mut cells = vec![trial.measurement.variant.clone(), seed.to_string()];
+    cells.extend(timed_cells(&trial, ceiling, floor));
+    cells.extend([
         format!("{access_ratio:.2}"),
         format!("{speedup:.2}x"),
         format!("{:.1e}", trial.check.max_relative_error),
         trial.verdict(),
-    ];
-    let m = trial
-        .measurement
-        .extra("floor_ms", floor.ms())
-        .extra("ratio_to_floor", to_floor)
+    ]);
+    let m = floor_extras(trial.measurement, floor, trial.timing.median_ms)
         .extra("access_ratio", access_ratio)
         .extra("speedup_vs_basic", speedup);
     table.measured_row(cells, m);
 }
 
-/// The floor of a table (one size and mask width), and the line that explains it.
+/// The floors of a measurement as its extras.
+fn floor_extras(m: Measurement, floor: &Floor, ms: f64) -> Measurement {
+    m.extra("floor_ms", floor.ms())
+        .extra("memory_floor_ms", floor.memory_ms)
+        .extra("fma_floor_ms", floor.fma_ms)
+        .extra("ratio_to_floor", floor.ratio(ms))
+        .extra("percent_of_fp32_peak", 100.0 * floor.fma_ms / ms)
+}
+
+/// The floors of `outputs` outputs of `fmas_per_output` multiply-adds each: 1 read + 1 write
+/// at the copy bandwidth, and the FMAs at the FP32 peak.
+fn floor_of(outputs: usize, fmas_per_output: u64, copy: &Ceiling, fp32: &Fp32Throughput) -> Floor {
+    let memory = timing::conv_floor(outputs, 1, 1, copy, fp32);
+    Floor {
+        fma_ms: fmas_per_output as f64 * outputs as f64 / fp32.fma_per_second() * 1e3,
+        ..memory
+    }
+}
+
+/// Prints the floors of a table of `outputs` outputs on `mask_width`-wide masks in `dims`
+/// dimensions: the memory floor, and the FMA floor of a dense mask (`w^dims` FMAs per output)
+/// and, in 2D where `separable`, of a separable one (`2w`). Returns the peak it assumed.
 fn floor_line(
     gpu: &Gpu,
     out: &mut Out,
@@ -257,22 +415,37 @@ fn floor_line(
     outputs: usize,
     mask_width: usize,
     dims: u32,
-) -> Result<Floor> {
+    separable: bool,
+) -> Result<Fp32Throughput> {
     let fp32 = Fp32Throughput::of(gpu)?;
-    let floor = timing::conv_floor(outputs, mask_width, dims, ceiling, &fp32);
+    let w = mask_width as u64;
+    let dense = floor_of(outputs, w.pow(dims), ceiling, &fp32);
+    let separable = if separable && dims == 2 {
+        let f = floor_of(outputs, 2 * w, ceiling, &fp32);
+        format!(
+            "; separable: 2 x {mask_width} x {outputs} FMAs, {:.3} ms (floor {:.3} ms, {}-bound)",
+            f.fma_ms,
+            f.ms(),
+            f.bound()
+        )
+    } else {
+        String::new()
+    };
     out.line(format!(
-        "floor: {:.3} ms ({}-bound) = max(memory {:.3} ms: 1 read + 1 write at this run's memcpy {:.1} GB/s, \
-         FMA {:.3} ms: {mask_width}^{dims} x {outputs} FMAs at {} SMs x {} FP32 lanes x {} MHz)",
-        floor.ms(),
-        floor.bound(),
-        floor.memory_ms,
+        "floors: memory {:.3} ms (1 read + 1 write at this run's memcpy {:.1} GB/s); FMA at the FP32 peak \
+         {:.2} TFMA/s ({} SMs x {} FP32 lanes x {} MHz): dense {mask_width}^{dims} x {outputs} FMAs, {:.3} ms \
+         (floor {:.3} ms, {}-bound){separable}; x floor = median / max(memory, FMA floor of the row's variant)",
+        dense.memory_ms,
         ceiling.gbps,
-        floor.fma_ms,
+        fp32.fma_per_second() / 1e12,
         fp32.sm_count,
         fp32.lanes_per_sm,
-        fp32.sm_clock_khz / 1000
+        fp32.sm_clock_khz / 1000,
+        dense.fma_ms,
+        dense.ms(),
+        dense.bound(),
     ));
-    Ok(floor)
+    Ok(fp32)
 }
 
 /// Side of the generated test picture when no `--image` is given.
@@ -292,7 +465,8 @@ fn run_1d(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize, mask_width: usi
     let mask = Mask1d::new(gpu, &mask_values)?;
     let d_in = gpu.upload(&input)?;
     let bytes = convolution::bytes_moved(size);
-    let floor = floor_line(gpu, out, &ceiling, size, mask_width, 1)?;
+    let fp32 = floor_line(gpu, out, &ceiling, size, mask_width, 1, false)?;
+    let floor = floor_of(size, mask_width as u64, &ceiling, &fp32);
 
     let mut table = Table::new(
         "variants",
@@ -343,81 +517,116 @@ fn run_1d(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize, mask_width: usi
     Ok(())
 }
 
-/// `demo conv2d`: the timed table on a random `rows x cols` image with a random `mask_width`
-/// mask, then a real (or generated) picture filtered with a named mask.
+/// What every timed 2D table shares: the device, the options, this run's copy ceiling and FP32
+/// peak, and the random image (on the host and the device).
+struct Bench2d<'a> {
+    gpu: &'a Gpu,
+    opts: &'a Options,
+    ceiling: Ceiling,
+    fp32: Fp32Throughput,
+    rows: usize,
+    cols: usize,
+    input: Vec<f32>,
+    d_in: CudaSlice<f32>,
+}
+
+impl Bench2d<'_> {
+    fn outputs(&self) -> usize {
+        self.rows * self.cols
+    }
+
+    /// The floors of `variant` on a `w x w` mask.
+    fn floor(&self, variant: Variant2d, w: usize) -> Floor {
+        floor_of(
+            self.outputs(),
+            variant.fmas_per_output(w),
+            &self.ceiling,
+            &self.fp32,
+        )
+    }
+
+    /// Runs `variant` on `mask` once into a poisoned output, checks it against `reference`
+    /// (dumped as `output_<dump>`), then times it.
+    fn trial(
+        &self,
+        out: &mut Out,
+        variant: Variant2d,
+        mask: &Mask2d,
+        reference: &Reference,
+        dump: &str,
+    ) -> Result<Trial<Comparison>> {
+        let (gpu, rows, cols) = (self.gpu, self.rows, self.cols);
+        let entry = variant.entry(mask.width());
+        let shape = [rows as u64, cols as u64];
+        let mut d_out = gpu.poisoned(self.outputs(), f32::NAN)?;
+        Plan::new(gpu, self.opts, variant_name(variant), entry)
+            .bytes(
+                convolution::bytes_moved(self.outputs()),
+                Some(&self.ceiling),
+            )
+            .run(
+                &mut d_out,
+                |d_out| convolution::conv2d_with(gpu, variant, &self.d_in, mask, d_out, rows, cols),
+                |d_out, _| {
+                    let got = gpu.download(d_out, entry)?;
+                    out.dump(&format!("output_{dump}"), &shape, &got)?;
+                    Ok(convolution::compare(&got, reference))
+                },
+            )
+    }
+}
+
+/// `demo conv2d`: the variants table on a random `rows x cols` image with `--mask` (else a
+/// random `mask_width` mask), the separable table (that mask if separable, else a Gaussian of
+/// its width), then a real (or generated) picture filtered with `--mask`.
 fn run_2d(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Result<()> {
-    let Conv2d {
+    let (rows, cols) = (args.rows, args.cols);
+    let n = elements("conv2d", rows, cols)?;
+    let mut rng = StdRng::seed_from_u64(opts.seed);
+    let (mask, about) = match &args.mask {
+        Some(m) => (m.device(gpu)?, m.to_string()),
+        None => {
+            let w = args.mask_width;
+            convolution::validate_mask_width(2, w)?;
+            let values: Vec<f32> = (0..w * w).map(|_| rng.random_range(-1.0..1.0)).collect();
+            (Mask2d::new(gpu, &values, w)?, "random".to_string())
+        }
+    };
+    let w = mask.width();
+    let ceiling = out.ceiling(gpu, opts.reps)?;
+    let input: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    out.dump("input", &[rows as u64, cols as u64], &input)?;
+    out.dump("mask", &[w as u64, w as u64], mask.values())?;
+    let separable = is_separable(&mask);
+    let fp32 = floor_line(gpu, out, &ceiling, n, w, 2, true)?;
+    let d_in = gpu.upload(&input)?;
+    let bench = Bench2d {
+        gpu,
+        opts,
+        ceiling,
+        fp32,
         rows,
         cols,
-        mask_width,
-        ..
-    } = *args;
-    convolution::validate_mask_width(2, mask_width)?;
-    let n = rows * cols;
-    let ceiling = out.ceiling(gpu, opts.reps)?;
-    let mut rng = StdRng::seed_from_u64(opts.seed);
-    let input: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let mask_values: Vec<f32> = (0..mask_width * mask_width)
-        .map(|_| rng.random_range(-1.0..1.0))
-        .collect();
-    let shape = [rows as u64, cols as u64];
-    out.dump("input", &shape, &input)?;
-    out.dump(
-        "mask",
-        &[mask_width as u64, mask_width as u64],
-        &mask_values,
-    )?;
-    let reference = convolution::reference_2d(&input, rows, cols, &mask_values, mask_width);
-    let bytes = convolution::bytes_moved(n);
-    let floor = floor_line(gpu, out, &ceiling, n, mask_width, 2)?;
-
-    let mut table = Table::new(
-        "variants",
-        format!(
-            "conv2d, {rows} x {cols} f32, {mask_width} x {mask_width} mask (random, in __constant__ memory; in global memory for the basic kernel), \
-             {:.0} MiB moved per launch (1 read + 1 write), {} reps; access ratio = loads of N by the untiled kernels / by this one (seed 3.2 in 2D)",
-            bytes as f64 / (1 << 20) as f64,
-            opts.reps
-        ),
-        ChartKind::Bars,
-        HEADER,
-    );
-    out.headline("variants", &variant_name(Variant2d::Convolution2dTiledVec4));
-    let (mut failures, mut basic_ms) = (0, None);
-    {
-        let mask = Mask2d::new(gpu, &mask_values, mask_width)?;
-        let d_in = gpu.upload(&input)?;
-        for variant in Variant2d::ALL {
-            let name = variant_name(variant);
-            let mut d_out = gpu.poisoned(n, f32::NAN)?;
-            let entry = variant.entry(mask_width);
-            let trial = Plan::new(gpu, opts, &name, entry)
-                .bytes(bytes, Some(&ceiling))
-                .run(
-                    &mut d_out,
-                    |d_out| convolution::conv2d_with(gpu, variant, &d_in, &mask, d_out, rows, cols),
-                    |d_out, _| {
-                        let got = gpu.download(d_out, entry)?;
-                        out.dump(&format!("output_{name}"), &shape, &got)?;
-                        Ok(convolution::compare(&got, &reference))
-                    },
-                )?;
-            failures += !trial.passed() as usize;
-            let basic = *basic_ms.get_or_insert(trial.timing.median_ms);
-            let access_ratio = variant.access_ratio(mask_width);
-            let seed = variant.seed_section().unwrap_or("-");
-            variant_row(
-                &mut table,
-                &ceiling,
-                &floor,
-                trial,
-                seed,
-                basic,
-                access_ratio,
-            );
-        }
-    }
-    out.table(table);
+        input,
+        d_in,
+    };
+    let reference = reference_2d_parallel(&bench.input, (rows, cols), CheckMask::of(&mask));
+    let mut failures = variants_table(&bench, out, &mask, &about, &reference)?;
+    drop(reference);
+    let gaussian;
+    let (sep, sep_about) = if separable {
+        (&mask, about)
+    } else {
+        let ws = w.max(3);
+        let sigma = gaussian_sigma(ws);
+        gaussian = Mask2d::gaussian(gpu, sigma)?;
+        (
+            &gaussian,
+            format!("gaussian:{sigma} (the {ws} x {ws} Gaussian, sigma = (w - 1) / 6)"),
+        )
+    };
+    failures += separable_table(&bench, out, sep, &sep_about)?;
+    drop(bench);
     failures += filter_picture(gpu, opts, out, args)? as usize;
     if failures > 0 {
         bail!("{failures} conv2d run(s) disagree with the CPU reference");
@@ -425,9 +634,119 @@ fn run_2d(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Result<()>
     Ok(())
 }
 
-/// Filters the `--image` PNG (or the generated picture) with the named mask on the GPU, checks
-/// it against the CPU, writes `--image-out` if given; reports it as the table `image`. Returns
-/// whether the check failed.
+/// Whether `mask` takes the separable path (a rank-1 mask of width 3 or more).
+fn is_separable(mask: &Mask2d) -> bool {
+    mask.factors().is_some() && mask.width() >= 3
+}
+
+/// The table `variants`: every variant that runs on `mask` (the seed's three at every width,
+/// the vec4 tile up to 9, the wide tile from 11, the separable two for a separable mask).
+/// Returns the failures.
+fn variants_table(
+    b: &Bench2d<'_>,
+    out: &mut Out,
+    mask: &Mask2d,
+    about: &str,
+    reference: &Reference,
+) -> Result<usize> {
+    let (w, opts) = (mask.width(), b.opts);
+    let separable = is_separable(mask);
+    let bytes = convolution::bytes_moved(b.outputs());
+    let mut table = Table::new(
+        "variants",
+        format!(
+            "conv2d, {} x {} f32, {w} x {w} mask ({about}{}; in __constant__ memory, in global memory for the basic kernel), \
+             {:.0} MiB moved per launch (1 read + 1 write), {} reps; floors of each row's variant: memory = 1 read + 1 write \
+             at this run's memcpy, FMA = its FMAs per output ({w}^2 dense, 2 x {w} separable) x outputs at the FP32 peak; \
+             x floor = median / the larger floor; access ratio = loads of N by the untiled kernels / by this one (seed 3.2 in 2D)",
+            b.rows,
+            b.cols,
+            if separable { ", separable" } else { "" },
+            bytes as f64 / (1 << 20) as f64,
+            opts.reps
+        ),
+        ChartKind::Bars,
+        HEADER,
+    );
+    let aligned = is_aligned(b.gpu.address(&b.d_in), VEC4_ALIGNMENT);
+    out.headline(
+        "variants",
+        &variant_name(entry_variant(mask, b.cols, aligned)),
+    );
+    let (mut failures, mut basic_ms) = (0, None);
+    for variant in Variant2d::ALL {
+        if !runs_on(variant, w, separable) {
+            continue;
+        }
+        let name = variant_name(variant);
+        let trial = b.trial(out, variant, mask, reference, &name)?;
+        failures += !trial.passed() as usize;
+        let basic = *basic_ms.get_or_insert(trial.timing.median_ms);
+        let access_ratio = variant.access_ratio(w);
+        let seed = variant.seed_section().unwrap_or("-");
+        let floor = b.floor(variant, w);
+        variant_row(
+            &mut table,
+            &b.ceiling,
+            &floor,
+            trial,
+            seed,
+            basic,
+            access_ratio,
+        );
+    }
+    out.table(table);
+    Ok(failures)
+}
+
+/// The table `separable`: on the separable `mask`, the dense path (the kernel `conv2d` runs
+/// for a dense mask of this width) beside NVIDIA's two-pass and the fused kernel. Returns the
+/// failures.
+fn separable_table(b: &Bench2d<'_>, out: &mut Out, mask: &Mask2d, about: &str) -> Result<usize> {
+    let w = mask.width();
+    let reference = reference_2d_parallel(&b.input, (b.rows, b.cols), CheckMask::of(mask));
+    let mut table = Table::new(
+        "separable",
+        format!(
+            "separable {w} x {w} mask, {about}, on the same {} x {} f32 image, {} reps: the dense path ({w}^2 FMAs per output) \
+             beside NVIDIA's convolutionSeparable two-pass (a row pass into a temporary image, then a column pass: 2 reads + \
+             2 writes) and the fused kernel (1 read + 1 write), 2 x {w} FMAs per output; floors as in the variants table, \
+             FMA floor of each row's own FMAs; speedup vs dense = dense median / this median",
+            b.rows, b.cols, b.opts.reps
+        ),
+        ChartKind::Bars,
+        SEPARABLE_HEADER,
+    );
+    let mut failures = 0;
+    let mut dense_ms = None;
+    for variant in [
+        dense_variant(w),
+        Variant2d::Convolution2dSeparableTwoPass,
+        Variant2d::Convolution2dSeparableFused,
+    ] {
+        let name = variant_name(variant);
+        let trial = b.trial(out, variant, mask, &reference, &format!("separable_{name}"))?;
+        failures += !trial.passed() as usize;
+        let ms = trial.timing.median_ms;
+        let dense = *dense_ms.get_or_insert(ms);
+        let floor = b.floor(variant, w);
+        let mut cells = vec![name, variant.fmas_per_output(w).to_string()];
+        cells.extend(timed_cells(&trial, &b.ceiling, &floor));
+        cells.extend([
+            format!("{:.2}x", dense / ms),
+            format!("{:.1e}", trial.check.max_relative_error),
+            trial.verdict(),
+        ]);
+        let m = floor_extras(trial.measurement, &floor, ms).extra("speedup_vs_dense", dense / ms);
+        table.measured_row(cells, m);
+    }
+    out.table(table);
+    Ok(failures)
+}
+
+/// Filters the `--image` PNG (or the generated picture) with `--mask` (sobel-x without one)
+/// on the GPU through the kernel `conv2d` picks, checks it against the CPU, writes
+/// `--image-out` if given; reports it as the table `image`. Returns whether the check failed.
 fn filter_picture(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Result<bool> {
     let (picture, rows, cols, source) = match args.image.as_deref() {
         Some(path) => {
@@ -441,13 +760,16 @@ fn filter_picture(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Re
     };
     let shape = [rows as u64, cols as u64];
     out.dump("image_input", &shape, &picture)?;
-    let (w, values) = args.mask.values();
-    let variant = Variant2d::Convolution2dTiledVec4;
-    let entry = variant.entry(w);
-    let mask = Mask2d::new(gpu, &values, w)?;
+    let named = MaskArg::Named(NamedMask::SobelX);
+    let spec = args.mask.as_ref().unwrap_or(&named);
+    let mask = spec.device(gpu)?;
+    let w = mask.width();
     let d_in = gpu.upload(&picture)?;
+    let variant = entry_variant(&mask, cols, is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT));
+    let entry = variant.entry(w);
     let mut d_out = gpu.poisoned(picture.len(), f32::NAN)?;
-    let mask_name = format!("{} ({w} x {w})", variant_name(args.mask));
+    let mask_name = format!("{spec} ({w} x {w})");
+    let reference = reference_2d_parallel(&picture, (rows, cols), CheckMask::of(&mask));
     let mut got = Vec::new();
     let trial = Plan::new(gpu, opts, &mask_name, entry).run(
         &mut d_out,
@@ -455,22 +777,21 @@ fn filter_picture(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Re
         |d_out, _| {
             got = gpu.download(d_out, entry)?;
             out.dump("image_output", &shape, &got)?;
-            Ok(convolution::compare(
-                &got,
-                &convolution::reference_2d(&picture, rows, cols, &values, w),
-            ))
+            Ok(convolution::compare(&got, &reference))
         },
     )?;
     let written = match args.image_out.as_deref() {
         Some(path) => {
-            save_luma(path, &got, rows, cols, args.mask.is_derivative())?;
+            save_luma(path, &got, rows, cols, spec.is_derivative(&mask))?;
             format!(", written to {}", path.display())
         }
         None => String::new(),
     };
     let mut table = Table::new(
         "image",
-        format!("image: {source} ({cols} x {rows}, grayscale){written}"),
+        format!(
+            "image: {source} ({cols} x {rows}, grayscale){written}; the kernel conv2d picks for the mask"
+        ),
         ChartKind::None,
         [
             "mask",
@@ -631,7 +952,45 @@ fn sweep_1d(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
     Ok(())
 }
 
+/// The dense sweep `conv2d`: a random `w x w` mask per case.
 fn sweep_2d(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
+    sweep_2d_with(sweep, cases, |sweep, case, w| {
+        let values = random_floats(sweep.seed_for(case, 1), w * w);
+        Ok(Mask2d::new(sweep.gpu(), &values, w)?)
+    })
+}
+
+/// The standard deviation of the Gaussian of width `w` the separable sweep and table use:
+/// `(w - 1) / 6`, so that SciPy's radius `floor(3 sigma + 0.5)` (`truncate=3.0`) is
+/// `(w - 1) / 2`.
+fn gaussian_sigma(w: usize) -> f32 {
+    (w - 1) as f32 / 6.0
+}
+
+/// The separable sweep `conv2d-separable`: the Gaussian of each case's width
+/// ([`gaussian_sigma`]), through the same entry point.
+fn sweep_2d_separable(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
+    sweep_2d_with(sweep, cases, |sweep, _, w| {
+        let mask = Mask2d::gaussian(sweep.gpu(), gaussian_sigma(w))?;
+        if mask.width() != w {
+            bail!(
+                "Mask2d::gaussian({}) is {} wide, the sweep expected {w}",
+                gaussian_sigma(w),
+                mask.width()
+            );
+        }
+        Ok(mask)
+    })
+}
+
+/// A 2D sweep: one input per shape, `make_mask` for each case, `conv2d` timed; each row's
+/// floor is that of the variant `conv2d` runs ([`Variant2d::fmas_per_output`]: `w^2` dense,
+/// `2w` separable).
+fn sweep_2d_with(
+    sweep: &mut Sweep<'_>,
+    cases: Vec<Case>,
+    make_mask: impl Fn(&Sweep<'_>, &Case, usize) -> Result<Mask2d>,
+) -> Result<()> {
     let gpu = sweep.gpu();
     for (shape, group) in by_shape(cases) {
         let (rows, cols) = (shape[0], shape[1]);
@@ -649,15 +1008,15 @@ fn sweep_2d(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
         let d_in = gpu.upload(&input)?;
         for case in admitted {
             let w = case.width.unwrap_or(1);
-            let values = random_floats(sweep.seed_for(&case, 1), w * w);
-            let mask = Mask2d::new(gpu, &values, w)?;
+            let mask = make_mask(sweep, &case, w)?;
             let mut d_out = gpu.poisoned(n, f32::NAN)?;
             let aligned = is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT);
-            let variant = Variant2d::fastest(cols, aligned);
+            let variant = entry_variant(&mask, cols, aligned);
             let kernel = variant.entry(w);
             let launch = variant.launch_config(gpu, rows, cols, w)?;
-            let floor = timing::conv_floor(n, w, 2, sweep.copy(), sweep.fp32());
+            let floor = floor_of(n, variant.fmas_per_output(w), sweep.copy(), sweep.fp32());
             let input = &input;
+            let check = CheckMask::of(&mask);
             sweep.measure(
                 case,
                 kernel,
@@ -667,7 +1026,7 @@ fn sweep_2d(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
                 |o| convolution::conv2d(gpu, &d_in, &mask, o, rows, cols).map(|()| launch),
                 |o, _| {
                     let got = gpu.download(o, kernel)?;
-                    Ok(compare_2d(&got, input, rows, cols, &values, w))
+                    Ok(compare_2d(&got, input, rows, cols, check))
                 },
             )?;
         }
@@ -691,12 +1050,8 @@ fn check_threads() -> usize {
     std::thread::available_parallelism().map_or(4, |n| n.get())
 }
 
-/// Runs `check(i)` for chunks `0..chunks` on every core and merges the comparisons in chunk
-/// order; `check` returns the chunk's first output index and its comparison.
-fn parallel_compare(
-    chunks: usize,
-    check: impl Fn(usize) -> (usize, Comparison) + Sync,
-) -> Comparison {
+/// `f(i)` for chunks `0..chunks`, on every core, in chunk order.
+fn parallel_map<T: Send>(chunks: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let next = AtomicUsize::new(0);
     let parts = Mutex::new(Vec::with_capacity(chunks));
     std::thread::scope(|s| {
@@ -707,7 +1062,7 @@ fn parallel_compare(
                     if i >= chunks {
                         break;
                     }
-                    let part = check(i);
+                    let part = f(i);
                     parts
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
@@ -718,7 +1073,16 @@ fn parallel_compare(
     });
     let mut parts = parts.into_inner().unwrap_or_else(|p| p.into_inner());
     parts.sort_by_key(|(i, _)| *i);
-    merge(parts.into_iter().map(|(_, p)| p))
+    parts.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Runs `check(i)` for chunks `0..chunks` on every core and merges the comparisons in chunk
+/// order; `check` returns the chunk's first output index and its comparison.
+fn parallel_compare(
+    chunks: usize,
+    check: impl Fn(usize) -> (usize, Comparison) + Sync,
+) -> Comparison {
+    merge(parallel_map(chunks, check).into_iter())
 }
 
 /// One comparison of consecutive chunks: the first mismatch (its index offset by its chunk's
@@ -773,17 +1137,92 @@ fn compare_1d_in(got: &[f32], input: &[f32], mask: &[f32], chunk: usize) -> Comp
     })
 }
 
-/// As [`compare_1d`] for a `rows x cols` image and a `w x w` mask, in bands of rows (each
-/// band's reference on the band and `r` rows above and below, clipped to the image).
+/// A 2D mask as the CPU checks see it: `w x w` values, or a separable mask's factors (whose
+/// reference costs `2w` per output, not `w^2`).
+#[derive(Clone, Copy, Debug)]
+enum CheckMask<'a> {
+    /// Row-major `w x w` values.
+    Dense(&'a [f32], usize),
+    /// `M[y][x] = col[y] row[x]`.
+    Separable { row: &'a [f32], col: &'a [f32] },
+}
+
+impl<'a> CheckMask<'a> {
+    /// `mask`'s factors if it has them, else its values.
+    fn of(mask: &'a Mask2d) -> Self {
+        match mask.factors() {
+            Some((row, col)) => CheckMask::Separable { row, col },
+            None => CheckMask::Dense(mask.values(), mask.width()),
+        }
+    }
+
+    fn width(self) -> usize {
+        match self {
+            CheckMask::Dense(_, w) => w,
+            CheckMask::Separable { row, .. } => row.len(),
+        }
+    }
+
+    /// The `f64` reference of a `rows x cols` image.
+    fn reference(self, input: &[f32], rows: usize, cols: usize) -> Reference {
+        match self {
+            CheckMask::Dense(values, w) => convolution::reference_2d(input, rows, cols, values, w),
+            CheckMask::Separable { row, col } => {
+                convolution::reference_2d_separable(input, rows, cols, row, col)
+            }
+        }
+    }
+}
+
+/// Rows `a..b` of the reference of a `rows x cols` image: computed on the band and `r` rows
+/// above and below (clipped to the image, so the ghosts are where the whole image has them).
+fn band_reference(
+    input: &[f32],
+    (rows, cols): (usize, usize),
+    mask: CheckMask<'_>,
+    (a, b): (usize, usize),
+) -> Reference {
+    let r = mask.width() / 2;
+    let (lo, hi) = (a.saturating_sub(r), (b + r).min(rows));
+    let window = mask.reference(&input[lo * cols..hi * cols], hi - lo, cols);
+    slice(&window, (a - lo) * cols, (b - lo) * cols)
+}
+
+/// The whole reference of a `rows x cols` image, in bands of rows on every core.
+fn reference_2d_parallel(
+    input: &[f32],
+    (rows, cols): (usize, usize),
+    mask: CheckMask<'_>,
+) -> Reference {
+    let mut whole = Reference {
+        values: Vec::with_capacity(input.len()),
+        scale: Vec::with_capacity(input.len()),
+    };
+    if cols == 0 {
+        return whole;
+    }
+    let band = (CHECK_CHUNK / cols).max(1);
+    let parts = parallel_map(rows.div_ceil(band), |i| {
+        let (a, b) = (i * band, ((i + 1) * band).min(rows));
+        band_reference(input, (rows, cols), mask, (a, b))
+    });
+    for p in parts {
+        whole.values.extend(p.values);
+        whole.scale.extend(p.scale);
+    }
+    whole
+}
+
+/// As [`compare_1d`] for a `rows x cols` image, in bands of rows (each band's reference on
+/// the band and `r` rows above and below, clipped to the image).
 fn compare_2d(
     got: &[f32],
     input: &[f32],
     rows: usize,
     cols: usize,
-    mask: &[f32],
-    w: usize,
+    mask: CheckMask<'_>,
 ) -> Comparison {
-    compare_2d_in(got, input, (rows, cols), (mask, w), CHECK_CHUNK)
+    compare_2d_in(got, input, (rows, cols), mask, CHECK_CHUNK)
 }
 
 /// [`compare_2d`] in bands of about `chunk` outputs (whole rows, at least one).
@@ -791,10 +1230,9 @@ fn compare_2d_in(
     got: &[f32],
     input: &[f32],
     (rows, cols): (usize, usize),
-    (mask, w): (&[f32], usize),
+    mask: CheckMask<'_>,
     chunk: usize,
 ) -> Comparison {
-    let r = w / 2;
     if got.len() != input.len() {
         return length_mismatch(got.len(), input.len());
     }
@@ -804,13 +1242,10 @@ fn compare_2d_in(
     let band = (chunk / cols).max(1);
     parallel_compare(rows.div_ceil(band), |i| {
         let (a, b) = (i * band, ((i + 1) * band).min(rows));
-        let (lo, hi) = (a.saturating_sub(r), (b + r).min(rows));
-        let window =
-            convolution::reference_2d(&input[lo * cols..hi * cols], hi - lo, cols, mask, w);
-        let (from, to) = ((a - lo) * cols, (b - lo) * cols);
+        let reference = band_reference(input, (rows, cols), mask, (a, b));
         (
             a * cols,
-            convolution::compare(&got[a * cols..b * cols], &slice(&window, from, to)),
+            convolution::compare(&got[a * cols..b * cols], &reference),
         )
     })
 }
@@ -890,6 +1325,176 @@ impl NamedMask {
     }
 }
 
+/// What `demo conv2d --mask` names: a [`NamedMask`], `gaussian:SIGMA`, `box:W` or a square f32
+/// `FILE.npy`. The parser ([`parse_mask`]) checks the syntax and the widths it can; the file
+/// is read when the pattern runs ([`MaskArg::check`], before any GPU work).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum MaskArg {
+    /// A named mask.
+    Named(NamedMask),
+    /// [`Mask2d::gaussian`] of this standard deviation (separable).
+    Gaussian(f32),
+    /// [`Mask2d::box_filter`] of this odd width (separable).
+    Box(usize),
+    /// A square f32 `.npy` array of odd width up to 31 (separable if it is rank 1).
+    Npy(PathBuf),
+}
+
+impl std::fmt::Display for MaskArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MaskArg::Named(m) => f.write_str(&variant_name(*m)),
+            MaskArg::Gaussian(sigma) => write!(f, "gaussian:{sigma}"),
+            MaskArg::Box(w) => write!(f, "box:{w}"),
+            MaskArg::Npy(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// The radius SciPy's `gaussian_filter(..., truncate=3.0)` gives a Gaussian of standard
+/// deviation `sigma`: `floor(3 sigma + 0.5)` (`int(truncate * sigma + 0.5)`), the radius of
+/// [`Mask2d::gaussian`]; `None` beyond the widest mask.
+fn gaussian_radius(sigma: f32) -> Option<usize> {
+    let radius = (3.0 * f64::from(sigma) + 0.5).floor();
+    (radius <= (convolution::MAX_MASK_WIDTH_2D / 2) as f64).then_some(radius as usize)
+}
+
+/// Parses `--mask` (clap's value parser): an error is one sentence.
+fn parse_mask(s: &str) -> std::result::Result<MaskArg, String> {
+    let max = convolution::MAX_MASK_WIDTH_2D;
+    if let Ok(named) = <NamedMask as clap::ValueEnum>::from_str(s, false) {
+        return Ok(MaskArg::Named(named));
+    }
+    if let Some(text) = s.strip_prefix("gaussian:") {
+        let sigma: f32 = text.parse().map_err(|_| {
+            format!("`{text}` is not a number: gaussian:SIGMA takes a standard deviation, such as gaussian:1.5")
+        })?;
+        if !(sigma.is_finite() && sigma > 0.0) {
+            return Err(format!(
+                "the Gaussian's sigma must be positive and finite, not {text}"
+            ));
+        }
+        return match gaussian_radius(sigma) {
+            Some(_) => Ok(MaskArg::Gaussian(sigma)),
+            None => Err(format!(
+                "gaussian:{text} is wider than {max} x {max} (its radius is floor(3 sigma + 0.5); sigma must be below {:.4})",
+                (max / 2) as f64 / 3.0 + 0.5 / 3.0
+            )),
+        };
+    }
+    if let Some(text) = s.strip_prefix("box:") {
+        let w: usize = text.parse().map_err(|_| {
+            format!("`{text}` is not a width: box:W takes an odd width, such as box:7")
+        })?;
+        if w.is_multiple_of(2) || w > max {
+            return Err(format!("box:{w}: the width must be odd, 1 to {max}"));
+        }
+        return Ok(MaskArg::Box(w));
+    }
+    if s.ends_with(".npy") {
+        return Ok(MaskArg::Npy(PathBuf::from(s)));
+    }
+    let names: Vec<String> = <NamedMask as clap::ValueEnum>::value_variants()
+        .iter()
+        .map(|m| variant_name(*m))
+        .collect();
+    Err(format!(
+        "unknown mask `{s}`: give one of {}, gaussian:SIGMA, box:W or FILE.npy",
+        names.join(", ")
+    ))
+}
+
+impl MaskArg {
+    /// Checks what the parser could not (reads a `.npy`).
+    ///
+    /// # Errors
+    /// As [`load_npy_mask`].
+    fn check(&self) -> Result<()> {
+        if let MaskArg::Npy(path) = self {
+            load_npy_mask(path)?;
+        }
+        Ok(())
+    }
+
+    /// The mask on `gpu`'s device.
+    ///
+    /// # Errors
+    /// As [`load_npy_mask`], or the library's refusal.
+    fn device(&self, gpu: &Gpu) -> Result<Mask2d> {
+        Ok(match self {
+            MaskArg::Named(m) => {
+                let (w, values) = m.values();
+                Mask2d::new(gpu, &values, w)?
+            }
+            MaskArg::Gaussian(sigma) => Mask2d::gaussian(gpu, *sigma)?,
+            MaskArg::Box(w) => Mask2d::box_filter(gpu, *w)?,
+            MaskArg::Npy(path) => {
+                let (w, values) = load_npy_mask(path)?;
+                Mask2d::new(gpu, &values, w)?
+            }
+        })
+    }
+
+    /// Whether the filtered picture is signed (shown as a magnitude): a derivative named
+    /// mask, or a file whose weights sum to 0.
+    fn is_derivative(&self, mask: &Mask2d) -> bool {
+        match self {
+            MaskArg::Named(m) => m.is_derivative(),
+            MaskArg::Npy(_) => {
+                let sum: f64 = mask.values().iter().map(|&v| f64::from(v)).sum();
+                let abs: f64 = mask.values().iter().map(|&v| f64::from(v).abs()).sum();
+                sum.abs() <= 1e-6 * abs
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Reads a mask from a `.npy` file: `(width, row-major values)` of a square f32 array of odd
+/// width up to [`convolution::MAX_MASK_WIDTH_2D`], finite (C or Fortran order).
+///
+/// # Errors
+/// One sentence naming the file: unreadable, not `.npy`, not f32, not square, an even or too
+/// large width, a value not finite.
+fn load_npy_mask(path: &Path) -> Result<(usize, Vec<f32>)> {
+    let name = path.display();
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read the mask {name}"))?;
+    let npy = npyz::NpyFile::new(&bytes[..])
+        .map_err(|e| anyhow::anyhow!("the mask {name} is not a .npy file ({e})"))?;
+    let descr = npy.dtype().descr();
+    if descr != "'<f4'" && descr != "'>f4'" {
+        bail!(
+            "the mask {name} holds {descr}, not f32: save it as numpy.save(path, m.astype(numpy.float32))"
+        );
+    }
+    let (h, w) = match *npy.shape() {
+        [h, w] => (h as usize, w as usize),
+        ref other => bail!("the mask {name} has shape {other:?}: a square 2D array expected"),
+    };
+    let max = convolution::MAX_MASK_WIDTH_2D;
+    if h != w || w.is_multiple_of(2) || w > max {
+        bail!("the mask {name} is {h} x {w}: a square mask of odd width, 1 to {max}, expected");
+    }
+    let fortran = matches!(npy.order(), npyz::Order::Fortran);
+    let stored: Vec<f32> = npy
+        .into_vec()
+        .map_err(|e| anyhow::anyhow!("cannot read the values of the mask {name} ({e})"))?;
+    let values: Vec<f32> = if fortran {
+        (0..w * w).map(|i| stored[(i % w) * w + i / w]).collect()
+    } else {
+        stored
+    };
+    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+        bail!(
+            "the mask {name} has {} at row {}, column {}: every weight must be finite",
+            values[i],
+            i / w,
+            i % w
+        );
+    }
+    Ok((w, values))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -915,7 +1520,120 @@ mod tests {
         assert_eq!(cases.len(), convolution::MAX_MASK_WIDTH / 2 + 1);
         assert_eq!(cases[0], "--size 100003 --mask-width 7");
         let cases = Conv2d::sanitize();
-        assert_eq!(cases.len(), convolution::MAX_MASK_WIDTH_2D / 2 + 1);
+        assert_eq!(cases.len(), convolution::MAX_MASK_WIDTH_2D / 2 + 1 + 2);
+        assert!(cases.contains(&"--rows 203 --cols 300 --mask-width 31".to_string()));
+        assert!(cases.iter().any(|c| c.contains("--mask gaussian:")));
+    }
+
+    #[test]
+    fn every_variant_runs_at_some_width_and_the_widths_partition_the_dense_path() {
+        for v in Variant2d::ALL {
+            assert!(variant_widths(v).step_by(2).next().is_some(), "{v:?}");
+        }
+        for w in (1..=convolution::MAX_MASK_WIDTH_2D).step_by(2) {
+            let dense: Vec<Variant2d> = [
+                Variant2d::Convolution2dTiledVec4,
+                Variant2d::Convolution2dWide,
+            ]
+            .into_iter()
+            .filter(|&v| runs_on(v, w, false))
+            .collect();
+            assert_eq!(dense, [dense_variant(w)], "width {w}");
+            assert!(!runs_on(Variant2d::Convolution2dSeparableFused, w, false));
+            assert_eq!(
+                runs_on(Variant2d::Convolution2dSeparableFused, w, true),
+                w >= 3
+            );
+        }
+    }
+
+    #[test]
+    fn the_sweep_gaussians_have_the_width_of_their_case() {
+        for w in (3..=convolution::MAX_MASK_WIDTH_2D).step_by(2) {
+            assert_eq!(
+                gaussian_radius(gaussian_sigma(w)),
+                Some((w - 1) / 2),
+                "w {w}"
+            );
+        }
+        let widths: Vec<Option<usize>> =
+            Conv2d::SWEEPS[1].cases().iter().map(|c| c.width).collect();
+        assert_eq!(widths, (3..=31).step_by(2).map(Some).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn masks_parse_or_are_refused_in_one_sentence() {
+        assert_eq!(parse_mask("sobel-x"), Ok(MaskArg::Named(NamedMask::SobelX)));
+        assert_eq!(parse_mask("gaussian:1.5"), Ok(MaskArg::Gaussian(1.5)));
+        assert_eq!(parse_mask("gaussian:5.1"), Ok(MaskArg::Gaussian(5.1)));
+        assert_eq!(parse_mask("box:31"), Ok(MaskArg::Box(31)));
+        assert_eq!(parse_mask("m.npy"), Ok(MaskArg::Npy("m.npy".into())));
+        assert_eq!(parse_mask("gaussian:2").unwrap().to_string(), "gaussian:2");
+        for bad in [
+            "gaussian:",
+            "gaussian:x",
+            "gaussian:0",
+            "gaussian:-1",
+            "gaussian:inf",
+            "gaussian:NaN",
+            "gaussian:5.2",
+            "box:4",
+            "box:33",
+            "box:0",
+            "box:x",
+            "sobel",
+            "",
+        ] {
+            let e = parse_mask(bad).unwrap_err();
+            assert!(!e.contains('\n') && !e.is_empty(), "{bad}: {e}");
+        }
+        assert!(parse_mask("gaussian:5.2").unwrap_err().contains("5.1667"));
+    }
+
+    /// Writes `values` of `shape` as a `.npy` of `T` and returns its path.
+    fn npy<T: npyz::AutoSerialize + Copy>(
+        dir: &Path,
+        name: &str,
+        shape: &[u64],
+        values: &[T],
+    ) -> PathBuf {
+        use npyz::WriterBuilder;
+        let path = dir.join(name);
+        let mut file = std::fs::File::create(&path).unwrap();
+        let mut w = npyz::WriteOptions::<T>::new()
+            .default_dtype()
+            .shape(shape)
+            .writer(&mut file)
+            .begin_nd()
+            .unwrap();
+        w.extend(values.iter().copied()).unwrap();
+        w.finish().unwrap();
+        path
+    }
+
+    #[test]
+    fn npy_masks_load_square_f32_and_refuse_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let values: Vec<f32> = (0..9).map(|i| i as f32).collect();
+        let ok = npy(d, "ok.npy", &[3, 3], &values);
+        assert_eq!(load_npy_mask(&ok).unwrap(), (3, values.clone()));
+        assert!(MaskArg::Npy(ok).check().is_ok());
+        let refused = [
+            npy(d, "f64.npy", &[3, 3], &[0.5f64; 9]),
+            npy(d, "rect.npy", &[3, 5], &[0.5f32; 15]),
+            npy(d, "even.npy", &[4, 4], &[0.5f32; 16]),
+            npy(d, "wide.npy", &[33, 33], &[0.5f32; 33 * 33]),
+            npy(d, "flat.npy", &[9], &[0.5f32; 9]),
+            npy(d, "nan.npy", &[1, 1], &[f32::NAN]),
+            d.join("absent.npy"),
+        ];
+        std::fs::write(d.join("junk.npy"), b"not numpy").unwrap();
+        for path in refused.iter().chain([&d.join("junk.npy")]) {
+            let e = format!("{:#}", load_npy_mask(path).unwrap_err());
+            assert!(!e.contains('\n'), "{e}");
+            assert!(e.contains(&path.display().to_string()), "{e}");
+        }
     }
 
     #[test]
@@ -941,11 +1659,13 @@ mod tests {
         assert!(compare_1d(&[0.0], &input, &[1.0]).result.is_err(), "length");
         let (rows, cols) = (70, 301);
         let image = random_floats(3, rows * cols);
-        for w in [1, 5, 9] {
+        for w in [1, 5, 9, 31] {
             let mask = random_floats(4, w * w);
             let whole = convolution::reference_2d(&image, rows, cols, &mask, w);
             let mut got: Vec<f32> = whole.values.iter().map(|&v| v as f32).collect();
-            let check = |got: &[f32]| compare_2d_in(got, &image, (rows, cols), (&mask, w), chunk);
+            let check = |got: &[f32]| {
+                compare_2d_in(got, &image, (rows, cols), CheckMask::Dense(&mask, w), chunk)
+            };
             assert!(check(&got).result.is_ok(), "w {w}");
             // A mismatch in a later band, at a band edge.
             let band = chunk / cols;

@@ -54,6 +54,28 @@ fn zero_reps_is_refused_by_the_parser() {
 }
 
 #[test]
+fn bad_conv2d_masks_are_refused_by_the_parser_in_one_sentence() {
+    for (mask, says) in [
+        ("gaussian:9", "wider than 31 x 31"),
+        ("gaussian:-1", "positive and finite"),
+        ("box:4", "must be odd"),
+        ("nosuch", "unknown mask `nosuch`"),
+    ] {
+        let out = demo(&["conv2d", "--mask", mask]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{mask}: clap's usage error");
+        assert!(!stderr.contains("panicked"), "{mask}: {stderr}");
+        let first = stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("error: ") && first.contains(says),
+            "{mask}: {stderr}"
+        );
+    }
+    let out = demo(&["conv2d", "--mask", "box:3", "--mask-width", "7"]);
+    assert_eq!(out.status.code(), Some(2), "--mask replaces --mask-width");
+}
+
+#[test]
 fn unknown_pattern_is_refused_by_the_parser() {
     let out = demo(&["no-such-pattern"]);
     assert_eq!(out.status.code(), Some(2));

@@ -3,7 +3,7 @@
 //! [`Variant2d`] with their launch configurations and the seed's access ratios.
 
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
-use gpu::convolution::{self as k, basic, tiled, vec4_2d};
+use gpu::convolution::{self as k, basic, separable, tiled, vec4_2d, wide};
 
 use super::{MAX_MASK_WIDTH_2D, Mask2d};
 use crate::context::Gpu;
@@ -17,6 +17,13 @@ use crate::launch::{self, VEC4_ALIGNMENT};
 /// pointer to the mask as well ([`basic::convolution_2d_basic`]).
 pub type ConstantMaskKernel2d = Kernel<(*const f32, *mut f32, usize, usize, usize)>;
 
+/// The temporary image of [`Variant2d::Convolution2dSeparableTwoPass`] (the row pass's
+/// output), kept per handle (`Gpu::with_workspace`) and grown to the largest image it has
+/// served; one launch at a time uses it (the handle's stream orders them).
+struct SeparableWorkspace {
+    temp: Option<cudarc::driver::CudaSlice<f32>>,
+}
+
 /// Queues `output = input * mask` on `gpu`'s stream for row-major `rows x cols` images,
 /// `P[y][x] = sum_{jy, jx} N[y + jy - r][x + jx - r] M[jy][jx]` (ghosts read as 0), with the
 /// fastest variant that is correct for the buffers given. Nothing synchronises.
@@ -24,11 +31,14 @@ pub type ConstantMaskKernel2d = Kernel<(*const f32, *mut f32, usize, usize, usiz
 /// `input` and `output` are any device memory of the handle's context holding `rows * cols`
 /// floats: a `CudaSlice<f32>` or a view of one.
 ///
-/// Variant: [`Variant2d::Convolution2dTiledVec4`] unless `cols % 4 == 0` and `input` does not
-/// start on a 16-byte boundary (the vec4 kernels load image rows as `float4` only when
-/// `cols % 4 == 0`, and write outputs element by element, so `output` may start anywhere);
-/// then [`Variant2d::Convolution2dBasic`], the fastest of the variants that take any
-/// alignment. See [`Variant2d::fastest`].
+/// Variant ([`Variant2d::choose`]): a separable mask ([`Mask2d::factors`]) of width 3 or more
+/// takes [`Variant2d::Convolution2dSeparableFused`] (`2w` multiply-adds per output); a dense
+/// mask up to 9 x 9 [`Variant2d::Convolution2dTiledVec4`], a wider one
+/// [`Variant2d::Convolution2dWide`]. All three load image rows as `float4` only when
+/// `cols % 4 == 0` (and store `float4`s only where `output` is 16-byte aligned); when
+/// `cols % 4 == 0` and `input` does not start on a 16-byte boundary,
+/// [`Variant2d::Convolution2dBasic`], the fastest of the variants that take any alignment,
+/// runs instead.
 ///
 /// Empty image (`rows` or `cols` 0): nothing is launched.
 ///
@@ -52,9 +62,13 @@ pub fn conv2d(
 /// measurement); returns the launch configuration it used.
 ///
 /// # Errors
-/// As [`conv2d`]; also [`Error::Misaligned`] if `variant` is
-/// [`Variant2d::Convolution2dTiledVec4`], `cols % 4 == 0` and `input` does not start on a
-/// 16-byte boundary (checked only for a non-empty image).
+/// As [`conv2d`]; also [`Error::Misaligned`] if `variant` needs an aligned input
+/// ([`Variant2d::needs_aligned_input`]), `cols % 4 == 0` and `input` does not start on a
+/// 16-byte boundary (checked only for a non-empty image); [`Error::MaskWidth`] if `variant`
+/// has no kernel for the mask's width ([`Variant2d::supports_width`]);
+/// [`Error::Unsupported`] (`what: "mask"`) if `variant` is separable and the mask is not
+/// ([`Variant2d::needs_separable_mask`]); [`Error::OutOfMemory`] if the two-pass variant
+/// cannot allocate its temporary image (before any launch).
 pub fn conv2d_with(
     gpu: &Gpu,
     variant: Variant2d,
@@ -121,6 +135,30 @@ pub fn run_2d(
     gpu.download(&d_out, variant.entry(mask_width))
 }
 
+/// As [`run_2d`], with a [`Mask2d`] made by the caller (a separable one from
+/// [`Mask2d::separable`], say). Synchronises.
+///
+/// # Errors
+/// As [`conv2d_with`].
+pub fn run_2d_mask(
+    gpu: &Gpu,
+    variant: Variant2d,
+    input: &[f32],
+    rows: usize,
+    cols: usize,
+    mask: &Mask2d,
+) -> Result<Vec<f32>> {
+    let n = crate::error::elements(rows, cols)?;
+    expect_len("input", n, input.len())?;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let d_in = gpu.upload(input)?;
+    let mut d_out = gpu.poisoned(n, f32::NAN)?;
+    conv2d_with(gpu, variant, &d_in, mask, &mut d_out, rows, cols)?;
+    gpu.download(&d_out, variant.entry(mask.width()))
+}
+
 /// The launcher behind [`conv2d`] (`chosen` is `None`) and [`conv2d_with`].
 fn queue(
     gpu: &Gpu,
@@ -150,14 +188,15 @@ fn queue(
     let input_ptr = input.address();
     let variant = match chosen {
         Some(variant) => {
+            variant.check_mask(mask)?;
             variant.check_alignment(cols, input_ptr)?;
             variant
         }
-        None => Variant2d::fastest(cols, launch::is_aligned(input_ptr, VEC4_ALIGNMENT)),
+        None => Variant2d::choose(mask, cols, launch::is_aligned(input_ptr, VEC4_ALIGNMENT)),
     };
     let cfg = variant.launch_config(gpu, rows, cols, width)?;
-    match variant.constant_mask_kernel(width) {
-        None => {
+    match variant {
+        Variant2d::Convolution2dBasic => {
             // SAFETY: the arguments match `convolution_2d_basic(input: *const f32,
             // mask: *const f32, output: *mut f32, mask_width: usize, rows: usize,
             // cols: usize)`. `input` and `output` are device views of `rows * cols` floats each
@@ -174,7 +213,76 @@ fn queue(
                 )
             }?;
         }
-        Some(kernel) => {
+        Variant2d::Convolution2dSeparableFused => {
+            let kernel = separable::CONVOLUTION_2D_SEPARABLE_FUSED_BY_RADIUS[width / 2]
+                .expect("widths from 3 (check_mask, choose)");
+            // The segment `launch_config` chose (the SM count is cached by the handle).
+            let segment = choose_segment(rows, cols, gpu.sm_count()?);
+            let mut constants = gpu.constant_memory()?;
+            mask.write_factors(&mut constants)?;
+            // SAFETY: the arguments match `convolution_2d_separable_fused_w*(input: *const
+            // f32, output: *mut f32, mask_width: usize, rows: usize, cols: usize, segment:
+            // usize)`, the entry compiled for this width (odd, 3 to 31: `check_mask`).
+            // `input` and `output` are device views of `rows * cols` floats each (checked) in
+            // `gpu`'s context, not overlapping (`output` is borrowed mutably). `input` starts on
+            // a 16-byte boundary whenever `cols % 4 == 0` (`check_alignment`, or `choose`
+            // picked it only then); both sides are at most SEPARABLE_MAX_SIDE and `segment` a
+            // multiple of 32 up to 512, the one `launch_config` sized the grid with; blocks of 256 and a
+            // grid of `ceil(cols / 64)` x `ceil(rows / segment)`. C_MASK_ROW / C_MASK_COL hold
+            // the mask's factors, written under `constants`, held until the launch is queued.
+            unsafe { gpu.launch(kernel, cfg, (input, output, width, rows, cols, segment)) }?;
+            drop(constants);
+        }
+        Variant2d::Convolution2dSeparableTwoPass => {
+            let n = rows * cols;
+            gpu.with_workspace(
+                |_| Ok(SeparableWorkspace { temp: None }),
+                |ws| {
+                    if ws.temp.as_ref().is_none_or(|t| t.len() < n) {
+                        // Freed first, so that the larger one can take its place.
+                        ws.temp = None;
+                        ws.temp = Some(gpu.zeros::<f32>(n)?);
+                    }
+                    let temp = ws.temp.as_mut().expect("allocated above");
+                    let mut temp = temp.slice_mut(..n);
+                    let cols_cfg = two_pass_cols_config(rows, cols)?;
+                    let mut constants = gpu.constant_memory()?;
+                    mask.write_factors(&mut constants)?;
+                    // SAFETY: the arguments match `convolution_2d_separable_rows` and
+                    // `convolution_2d_separable_cols` (`(input: *const f32, output: *mut f32,
+                    // mask_width: usize, rows: usize, cols: usize)`). `input`, `temp` and
+                    // `output` are device views of `rows * cols` floats in `gpu`'s context;
+                    // `temp` is the workspace's own allocation, so it overlaps neither, and
+                    // `output` is borrowed mutably while `input` is borrowed. `mask_width` is
+                    // odd and at most 31 (`Mask2d`). The blocks are the kernels' (16 x 4 and
+                    // 16 x 8) and the grids cover the image (`launch_config`,
+                    // `two_pass_cols_config`). C_MASK_ROW / C_MASK_COL hold the factors,
+                    // written under `constants`, held until both launches are queued; the
+                    // columns kernel follows the rows kernel on the same stream.
+                    unsafe {
+                        gpu.launch(
+                            separable::convolution_2d_separable_rows,
+                            cfg,
+                            (input, &mut temp, width, rows, cols),
+                        )
+                    }?;
+                    // SAFETY: as above.
+                    unsafe {
+                        gpu.launch(
+                            separable::convolution_2d_separable_cols,
+                            cols_cfg,
+                            (&temp, &mut *output, width, rows, cols),
+                        )
+                    }?;
+                    drop(constants);
+                    Ok(())
+                },
+            )?;
+        }
+        _ => {
+            let kernel = variant
+                .constant_mask_kernel(width)
+                .expect("every other variant reads C_MASK_2D");
             // Held from the mask's write to the launch: orders this launch after every earlier
             // user of the module's constant memory, on any stream, and the next user after it.
             let mut constants = gpu.constant_memory()?;
@@ -184,16 +292,17 @@ fn queue(
             // reads the constant mask (`ConstantMaskKernel2d`). `input` and `output` are device
             // views of `rows * cols` floats each (checked, no overflow) in `gpu`'s context
             // (checked); they do not overlap, since `output` is borrowed mutably while `input`
-            // is borrowed. For the vec4 entry `input` starts on a 16-byte boundary whenever
-            // `cols % 4 == 0`, the only case in which it loads `float4`s (checked by
-            // `check_alignment`, or `fastest` chose it only then); it stores `float4`s only
-            // where `output` is 16-byte aligned (its own check), and both sides are at most
-            // VEC4_MAX_SIDE_2D (`launch_config`). C_MASK_2D holds the mask's `mask_width^2`
-            // values, `mask_width` odd and at most MAX_MASK_WIDTH_2D (validated by
-            // `Mask2d::new`), written under `constants`, which keeps every other writer out
-            // until this launch is queued. The vec4 entry is the one compiled for this width;
-            // blocks are 32 x 8, as every 2D kernel needs, and the seed kernels' grid covers
-            // the image (`launch_config`).
+            // is borrowed. For the vec4 and wide entries `input` starts on a 16-byte boundary
+            // whenever `cols % 4 == 0`, the only case in which they load `float4`s (checked by
+            // `check_alignment`, or `choose` chose them only then); they store `float4`s only
+            // where `output` is 16-byte aligned (their own check), and the vec4 kernels' sides
+            // are at most VEC4_MAX_SIDE_2D (`launch_config`). C_MASK_2D holds the mask's
+            // `mask_width^2` values, `mask_width` odd and at most MAX_MASK_WIDTH_2D (validated
+            // by `Mask2d::new`) and one the variant has an entry for (`check_mask`, `choose`),
+            // written under `constants`, which keeps every other writer out until this launch
+            // is queued. The vec4 and wide entries are the ones compiled for this width; the
+            // blocks are the variant's (32 x 8, or 256 for the wide kernels) and the grids
+            // cover the image (`launch_config`).
             unsafe { gpu.launch(kernel, cfg, (input, output, width, rows, cols)) }?;
             drop(constants);
         }
@@ -201,41 +310,117 @@ fn queue(
     Ok(cfg)
 }
 
+/// The segment for a fused separable launch: a multiple of 32 rows, at most 512, small enough
+/// that `ceil(cols / 64) x ceil(rows / segment)` blocks fill `sms` SMs about 8 times over
+/// (a 2048 x 2048 image gets 64-row segments, 8192 x 8192 512-row ones).
+fn choose_segment(rows: usize, cols: usize, sms: u32) -> usize {
+    let strips = cols.div_ceil(separable::SEPARABLE_TILE_X).max(1);
+    let want_blocks = 8 * sms.max(1) as usize;
+    let per_strip = want_blocks.div_ceil(strips).max(1);
+    rows.div_ceil(per_strip)
+        .next_multiple_of(separable::SEPARABLE_CHUNK_Y)
+        .clamp(
+            2 * separable::SEPARABLE_CHUNK_Y,
+            separable::SEPARABLE_MAX_SEGMENT,
+        )
+}
+
+/// The launch of [`separable::convolution_2d_separable_cols`] for a `rows x cols` image.
+fn two_pass_cols_config(rows: usize, cols: usize) -> Result<LaunchConfig> {
+    launch::covering_2d(
+        separable::convolution_2d_separable_cols.name(),
+        (cols, rows),
+        (
+            separable::COLUMNS_BLOCKDIM_X as u64,
+            (separable::COLUMNS_RESULT_STEPS * separable::COLUMNS_BLOCKDIM_Y as usize) as u64,
+        ),
+        (
+            separable::COLUMNS_BLOCKDIM_X,
+            separable::COLUMNS_BLOCKDIM_Y,
+            1,
+        ),
+    )
+}
+
 /// The 2D kernels, in the order the demo and the tests run them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Variant2d {
-    /// One output per thread, mask in global memory (32 x 8 blocks). Any alignment.
+    /// One output per thread, mask in global memory (32 x 8 blocks). Any alignment; widths
+    /// 1 to 31.
     #[cfg_attr(feature = "clap", value(name = "convolution-2d-basic"))]
     Convolution2dBasic,
-    /// Mask in `__constant__` memory. Any alignment.
+    /// Mask in `__constant__` memory. Any alignment; widths 1 to 31.
     #[cfg_attr(feature = "clap", value(name = "convolution-2d-constant-mask"))]
     Convolution2dConstantMask,
-    /// Seed 3.1 in 2D: a 32 x 8 tile plus halo in shared memory, ghosts as 0. Any alignment.
+    /// Seed 3.1 in 2D: a 32 x 8 tile plus halo in shared memory, ghosts as 0. Any alignment;
+    /// widths 1 to 31.
     #[cfg_attr(feature = "clap", value(name = "convolution-2d-tiled-halo"))]
     Convolution2dTiledHalo,
-    /// The one [`conv2d`] calls: 64 x 64 tiles in a grid-stride loop, 16-byte global and
-    /// shared accesses, the next tile prefetched, 2 x 8 outputs per thread from a rolling
-    /// window of accumulators; one kernel per mask width. Any shape; needs `input` 16-byte
-    /// aligned when `cols % 4 == 0`.
+    /// The dense masks up to 9 x 9 [`conv2d`] calls: 64 x 64 tiles in a grid-stride loop,
+    /// 16-byte global and shared accesses, the next tile prefetched, 4 x 4 outputs per thread;
+    /// one kernel per mask width (1 to 9). Any shape; needs `input` 16-byte aligned when
+    /// `cols % 4 == 0`.
     #[cfg_attr(feature = "clap", value(name = "convolution-2d-tiled-vec4"))]
     Convolution2dTiledVec4,
+    /// The dense masks from 11 x 11 to 31 x 31 [`conv2d`] calls: 64 x 64 tiles staged with
+    /// 16-byte loads, 2 x 8 outputs per thread, every multiply-add an FFMA with a
+    /// constant-bank mask operand; one kernel per width (11 to 31). Any shape; needs `input`
+    /// 16-byte aligned when `cols % 4 == 0`.
+    #[cfg_attr(feature = "clap", value(name = "convolution-2d-wide"))]
+    Convolution2dWide,
+    /// NVIDIA's CUDA sample `convolutionSeparable`: a rows kernel into a temporary image (a
+    /// per-handle workspace), then a columns kernel; runtime width (1 to 31). Separable masks
+    /// only ([`Mask2d::factors`]). Any alignment.
+    #[cfg_attr(feature = "clap", value(name = "convolution-2d-separable-two-pass"))]
+    Convolution2dSeparableTwoPass,
+    /// The separable masks [`conv2d`] calls: one kernel, one read and one write of the image,
+    /// the row pass kept in shared memory; one kernel per width (3 to 31). Separable masks
+    /// only. Any shape; needs `input` 16-byte aligned when `cols % 4 == 0`.
+    #[cfg_attr(feature = "clap", value(name = "convolution-2d-separable-fused"))]
+    Convolution2dSeparableFused,
 }
 
 impl Variant2d {
     /// Every variant.
-    pub const ALL: [Variant2d; 4] = [
+    pub const ALL: [Variant2d; 7] = [
         Variant2d::Convolution2dBasic,
         Variant2d::Convolution2dConstantMask,
         Variant2d::Convolution2dTiledHalo,
         Variant2d::Convolution2dTiledVec4,
+        Variant2d::Convolution2dWide,
+        Variant2d::Convolution2dSeparableTwoPass,
+        Variant2d::Convolution2dSeparableFused,
     ];
 
-    /// The variant [`conv2d`] runs for a `cols`-wide image whose input starts on a 16-byte
-    /// boundary if `input_aligned`: [`Variant2d::Convolution2dTiledVec4`] unless it needs an
+    /// The variant [`conv2d`] runs for `mask` on a `cols`-wide image whose input starts on a
+    /// 16-byte boundary if `input_aligned`: [`Variant2d::Convolution2dSeparableFused`] for a
+    /// separable mask of width 3 or more, else [`Variant2d::Convolution2dTiledVec4`] up to
+    /// 9 x 9 and [`Variant2d::Convolution2dWide`] beyond; [`Variant2d::Convolution2dBasic`]
+    /// if that one needs an aligned input and does not have one.
+    pub fn choose(mask: &Mask2d, cols: usize, input_aligned: bool) -> Variant2d {
+        let width = mask.width();
+        let fast = if mask.is_separable() && width >= 3 {
+            Variant2d::Convolution2dSeparableFused
+        } else if width <= k::MAX_MASK_WIDTH_2D_VEC4 {
+            Variant2d::Convolution2dTiledVec4
+        } else {
+            Variant2d::Convolution2dWide
+        };
+        if input_aligned || !fast.needs_aligned_input(cols) {
+            fast
+        } else {
+            Variant2d::Convolution2dBasic
+        }
+    }
+
+    /// The variant [`conv2d`] runs for a dense mask up to 9 x 9 on a `cols`-wide image whose
+    /// input starts on a 16-byte boundary if `input_aligned`:
+    /// [`Variant2d::Convolution2dTiledVec4`] unless it needs an
     /// aligned input and does not have one ([`Variant2d::needs_aligned_input`]), else
     /// [`Variant2d::Convolution2dBasic`], the fastest of the others (H100,
-    /// `docs/patterns/convolution.md`: 10.0% of memcpy against 9.3% and 8.0%).
+    /// `docs/patterns/convolution.md`: 10.0% of memcpy against 9.3% and 8.0%). See
+    /// [`Variant2d::choose`] for every mask.
     pub fn fastest(cols: usize, input_aligned: bool) -> Variant2d {
         let vec4 = Variant2d::Convolution2dTiledVec4;
         if input_aligned || !vec4.needs_aligned_input(cols) {
@@ -245,12 +430,82 @@ impl Variant2d {
         }
     }
 
+    /// The mask widths the variant has a kernel for (odd): 1 to 9 for
+    /// [`Variant2d::Convolution2dTiledVec4`], 11 to 31 for [`Variant2d::Convolution2dWide`],
+    /// 3 to 31 for [`Variant2d::Convolution2dSeparableFused`], 1 to 31 for the others.
+    pub fn widths(self) -> impl Iterator<Item = usize> {
+        let (min, max) = match self {
+            Variant2d::Convolution2dTiledVec4 => (1, k::MAX_MASK_WIDTH_2D_VEC4),
+            Variant2d::Convolution2dWide => (wide::WIDE_MIN_WIDTH, MAX_MASK_WIDTH_2D),
+            Variant2d::Convolution2dSeparableFused => (3, MAX_MASK_WIDTH_2D),
+            _ => (1, MAX_MASK_WIDTH_2D),
+        };
+        (min..=max).step_by(2)
+    }
+
+    /// Whether the variant has a kernel for a `mask_width x mask_width` mask (see
+    /// [`Variant2d::widths`]).
+    pub fn supports_width(self, mask_width: usize) -> bool {
+        mask_width % 2 == 1 && self.widths().any(|w| w == mask_width)
+    }
+
+    /// Whether the variant needs a separable mask ([`Mask2d::factors`]): the two separable
+    /// variants.
+    pub fn needs_separable_mask(self) -> bool {
+        matches!(
+            self,
+            Variant2d::Convolution2dSeparableTwoPass | Variant2d::Convolution2dSeparableFused
+        )
+    }
+
+    /// Checks that the variant can run `mask`.
+    ///
+    /// # Errors
+    /// [`Error::MaskWidth`] (`dims: 2`, `max` the variant's widest) if the variant has no
+    /// kernel for the width; [`Error::Unsupported`] (`what: "mask"`) if the variant is
+    /// separable and the mask is not.
+    pub fn check_mask(self, mask: &Mask2d) -> Result<()> {
+        let width = mask.width();
+        if !self.supports_width(width) {
+            return Err(Error::MaskWidth {
+                dims: 2,
+                width,
+                max: self.widths().last().unwrap_or(0),
+            });
+        }
+        if self.needs_separable_mask() && !mask.is_separable() {
+            return Err(Error::Unsupported {
+                what: "mask",
+                requirement: "a separable mask (Mask2d::separable, gaussian, box_filter, or a \
+                              rank-1 mask given to Mask2d::new) for the separable variants",
+            });
+        }
+        Ok(())
+    }
+
+    /// Multiply-adds per output for a `mask_width x mask_width` mask: `w^2` for the dense
+    /// variants, `2w` for the separable ones.
+    pub fn fmas_per_output(self, mask_width: usize) -> u64 {
+        let w = mask_width as u64;
+        if self.needs_separable_mask() {
+            2 * w
+        } else {
+            w * w
+        }
+    }
+
     /// Whether the variant needs `input` to start on a 16-byte boundary for a `cols`-wide
-    /// image: only [`Variant2d::Convolution2dTiledVec4`] when `cols % 4 == 0`, when it loads
-    /// each row's groups of 4 columns with `ld.global.v4` (for other widths it loads element
-    /// by element). No variant needs an aligned `output`: all store one float at a time.
+    /// image: the vec4, wide and fused separable kernels when `cols % 4 == 0`, when they load
+    /// each row's groups of 4 columns with `ld.global.v4` (for other widths they load element
+    /// by element). No variant needs an aligned `output`: those that store `float4`s check
+    /// its alignment themselves.
     pub fn needs_aligned_input(self, cols: usize) -> bool {
-        self == Variant2d::Convolution2dTiledVec4 && cols.is_multiple_of(4)
+        matches!(
+            self,
+            Variant2d::Convolution2dTiledVec4
+                | Variant2d::Convolution2dWide
+                | Variant2d::Convolution2dSeparableFused
+        ) && cols.is_multiple_of(4)
     }
 
     /// Checks the variant's alignment precondition for a `cols`-wide image whose input starts
@@ -266,49 +521,95 @@ impl Variant2d {
         Ok(())
     }
 
-    /// Whether the kernel reads the mask from `__constant__` memory ([`k::C_MASK_2D`]): all but
-    /// [`Variant2d::Convolution2dBasic`], which takes a pointer to the global copy.
+    /// Whether the kernel reads the dense mask from `__constant__` memory ([`k::C_MASK_2D`]):
+    /// all but [`Variant2d::Convolution2dBasic`], which takes a pointer to the global copy,
+    /// and the separable variants, which read [`k::C_MASK_ROW`] and [`k::C_MASK_COL`].
     pub fn reads_constant_mask(self) -> bool {
-        self != Variant2d::Convolution2dBasic
+        self != Variant2d::Convolution2dBasic && !self.needs_separable_mask()
     }
 
-    /// The kernel's name: its `.entry` in the PTX, or for [`Variant2d::Convolution2dTiledVec4`]
-    /// the family name (see [`Variant2d::entry`]).
+    /// The kernel's name: its `.entry` in the PTX, or for the variants with one entry per
+    /// width (or two kernels) the family name (see [`Variant2d::entry`],
+    /// [`Variant2d::entries`]).
     pub fn kernel_name(self) -> &'static str {
         match self {
             Variant2d::Convolution2dTiledVec4 => k::CONVOLUTION_2D_TILED_VEC4,
-            // Any width: only the vec4 family has one entry per width.
+            Variant2d::Convolution2dWide => k::CONVOLUTION_2D_WIDE,
+            Variant2d::Convolution2dSeparableTwoPass => k::CONVOLUTION_2D_SEPARABLE_TWO_PASS,
+            Variant2d::Convolution2dSeparableFused => k::CONVOLUTION_2D_SEPARABLE_FUSED,
+            // Any width: one entry for all.
             other => other.entry(1),
         }
     }
 
-    /// The kernel launched for a `mask_width x mask_width` mask, for the variants that read
-    /// the mask from constant memory (all but [`Variant2d::Convolution2dBasic`], which takes a
-    /// pointer to it: `None`). The vec4 kernels have one entry per width.
+    /// The kernel launched for a `mask_width x mask_width` mask, for the variants whose
+    /// kernels read the dense mask from constant memory and take `(input, output,
+    /// mask_width, rows, cols)`: `None` for [`Variant2d::Convolution2dBasic`] (it takes a
+    /// pointer to the mask) and the separable variants. The vec4 and wide kernels have one
+    /// entry per width.
     ///
     /// # Panics
-    /// If `mask_width` is even or larger than [`MAX_MASK_WIDTH_2D`] (launchers validate first).
+    /// If the variant has no kernel for `mask_width` ([`Variant2d::supports_width`];
+    /// launchers validate first).
     pub fn constant_mask_kernel(self, mask_width: usize) -> Option<ConstantMaskKernel2d> {
-        assert!(mask_width % 2 == 1 && mask_width <= MAX_MASK_WIDTH_2D);
+        assert!(
+            self.supports_width(mask_width),
+            "{self:?} has no kernel for width {mask_width}"
+        );
         Some(match self {
-            Variant2d::Convolution2dBasic => return None,
+            Variant2d::Convolution2dBasic
+            | Variant2d::Convolution2dSeparableTwoPass
+            | Variant2d::Convolution2dSeparableFused => return None,
             Variant2d::Convolution2dConstantMask => basic::convolution_2d_constant_mask,
             Variant2d::Convolution2dTiledHalo => tiled::convolution_2d_tiled_halo,
             Variant2d::Convolution2dTiledVec4 => {
                 vec4_2d::CONVOLUTION_2D_TILED_VEC4_BY_RADIUS[mask_width / 2]
             }
+            Variant2d::Convolution2dWide => {
+                wide::CONVOLUTION_2D_WIDE_BY_WIDTH[(mask_width - wide::WIDE_MIN_WIDTH) / 2]
+            }
         })
     }
 
-    /// The `.entry` launched for a `mask_width x mask_width` mask (odd, at most
-    /// [`MAX_MASK_WIDTH_2D`]; the vec4 kernels have one entry per width).
+    /// The `.entry` launched for a `mask_width x mask_width` mask (the first of the two for
+    /// [`Variant2d::Convolution2dSeparableTwoPass`]: see [`Variant2d::entries`]).
     ///
     /// # Panics
-    /// If `mask_width` is even or larger than [`MAX_MASK_WIDTH_2D`] (launchers validate first).
+    /// If the variant has no kernel for `mask_width` ([`Variant2d::supports_width`];
+    /// launchers validate first).
     pub fn entry(self, mask_width: usize) -> &'static str {
-        match self.constant_mask_kernel(mask_width) {
-            Some(kernel) => kernel.name(),
-            None => basic::convolution_2d_basic.name(),
+        self.entries(mask_width)[0]
+    }
+
+    /// Every `.entry` launched for a `mask_width x mask_width` mask, in launch order: one, or
+    /// the rows and the columns kernels of [`Variant2d::Convolution2dSeparableTwoPass`].
+    ///
+    /// # Panics
+    /// If the variant has no kernel for `mask_width` ([`Variant2d::supports_width`]).
+    pub fn entries(self, mask_width: usize) -> Vec<&'static str> {
+        assert!(
+            self.supports_width(mask_width),
+            "{self:?} has no kernel for width {mask_width}"
+        );
+        match self {
+            Variant2d::Convolution2dBasic => vec![basic::convolution_2d_basic.name()],
+            Variant2d::Convolution2dSeparableTwoPass => vec![
+                separable::convolution_2d_separable_rows.name(),
+                separable::convolution_2d_separable_cols.name(),
+            ],
+            Variant2d::Convolution2dSeparableFused => {
+                vec![
+                    separable::CONVOLUTION_2D_SEPARABLE_FUSED_BY_RADIUS[mask_width / 2]
+                        .expect("widths from 3")
+                        .name(),
+                ]
+            }
+            other => vec![
+                other
+                    .constant_mask_kernel(mask_width)
+                    .expect("reads C_MASK_2D")
+                    .name(),
+            ],
         }
     }
 
@@ -318,14 +619,23 @@ impl Variant2d {
             Variant2d::Convolution2dBasic => Some("1.2 in 2D"),
             Variant2d::Convolution2dConstantMask => Some("2.1.4 in 2D"),
             Variant2d::Convolution2dTiledHalo => Some("3.1 in 2D"),
-            Variant2d::Convolution2dTiledVec4 => None,
+            _ => None,
         }
     }
 
-    /// Outputs per block along x and y.
+    /// Outputs per block along x and y (for the fused separable kernels, per block and chunk
+    /// of its walk; for the two-pass variant, its rows kernel's).
     fn tile(self) -> (usize, usize) {
         match self {
             Variant2d::Convolution2dTiledVec4 => (k::VEC4_TILE_2D_X, k::VEC4_TILE_2D_Y),
+            Variant2d::Convolution2dWide => (wide::WIDE_TILE_X, wide::WIDE_TILE_Y),
+            Variant2d::Convolution2dSeparableFused => {
+                (separable::SEPARABLE_TILE_X, separable::SEPARABLE_CHUNK_Y)
+            }
+            Variant2d::Convolution2dSeparableTwoPass => (
+                separable::ROWS_RESULT_STEPS * separable::ROWS_BLOCKDIM_X as usize,
+                separable::ROWS_BLOCKDIM_Y as usize,
+            ),
             _ => (k::TILE_2D_X as usize, k::TILE_2D_Y as usize),
         }
     }
@@ -333,12 +643,17 @@ impl Variant2d {
     /// The launch for a `rows x cols` image and a `mask_width x mask_width` mask: blocks of
     /// [`k::TILE_2D_X`] x [`k::TILE_2D_Y`] threads; grid `(ceil(cols / 32), ceil(rows / 8))`
     /// for the seed kernels; for the vec4 kernels a one-dimensional grid of one wave of
-    /// resident blocks, at most one per 64 x 64 tile.
+    /// resident blocks, at most one per 64 x 64 tile; for the wide kernels 256 threads and a
+    /// grid `(ceil(cols / 64), ceil(rows / 64))`; for the fused separable kernels 256 threads
+    /// and `(ceil(cols / 64), ceil(rows / segment))`, the segment a multiple of 32 rows up to
+    /// 512 that gives about 8 blocks per SM; for the two-pass variant its rows kernel's
+    /// (16 x 4 threads, `(ceil(cols / 128), ceil(rows / 4))`; the columns kernel takes
+    /// 16 x 8 threads and `(ceil(cols / 16), ceil(rows / 64))`).
     ///
     /// # Errors
     /// [`Error::GridTooLarge`] if the grid exceeds CUDA's limits (more than 65535 blocks along
-    /// y: over 524280 rows for the seed kernels), or for the vec4 kernels if `rows` or `cols`
-    /// exceeds [`k::VEC4_MAX_SIDE_2D`] (2^31, their 32-bit tile coordinates);
+    /// y: over 524280 rows for the seed kernels), or for the vec4 and fused kernels if `rows`
+    /// or `cols` exceeds [`k::VEC4_MAX_SIDE_2D`] (2^31, their 32-bit coordinates);
     /// [`Error::ShapeOverflow`] if the tile count
     /// overflows; [`Error::Driver`] from the device queries.
     pub fn launch_config(
@@ -351,27 +666,56 @@ impl Variant2d {
         let kernel = self.kernel_name();
         let (tx, ty) = self.tile();
         let block_dim = (k::TILE_2D_X, k::TILE_2D_Y, 1);
-        if self == Variant2d::Convolution2dTiledVec4 {
-            check_vec4_sides(rows, cols)?;
-            let tiles = (cols.div_ceil(tx) as u64)
-                .checked_mul(rows.div_ceil(ty) as u64)
-                .ok_or(Error::ShapeOverflow { rows, cols })?;
-            let wave = gpu.one_wave(self.entry(mask_width), k::TILE_2D_X * k::TILE_2D_Y, 0)?;
-            return Ok(LaunchConfig {
-                grid_dim: ((wave as u64).min(tiles) as u32, 1, 1),
-                block_dim,
-                shared_mem_bytes: 0,
-            });
+        match self {
+            Variant2d::Convolution2dTiledVec4 => {
+                check_vec4_sides(rows, cols)?;
+                let tiles = (cols.div_ceil(tx) as u64)
+                    .checked_mul(rows.div_ceil(ty) as u64)
+                    .ok_or(Error::ShapeOverflow { rows, cols })?;
+                let wave = gpu.one_wave(self.entry(mask_width), k::TILE_2D_X * k::TILE_2D_Y, 0)?;
+                Ok(LaunchConfig {
+                    grid_dim: ((wave as u64).min(tiles) as u32, 1, 1),
+                    block_dim,
+                    shared_mem_bytes: 0,
+                })
+            }
+            Variant2d::Convolution2dWide => launch::covering_2d(
+                kernel,
+                (cols, rows),
+                (tx as u64, ty as u64),
+                (wide::WIDE_BLOCK, 1, 1),
+            ),
+            Variant2d::Convolution2dSeparableFused => {
+                check_vec4_sides(rows, cols)?;
+                let segment = choose_segment(rows, cols, gpu.sm_count()?);
+                launch::covering_2d(
+                    kernel,
+                    (cols, rows),
+                    (tx as u64, segment as u64),
+                    (separable::SEPARABLE_BLOCK, 1, 1),
+                )
+            }
+            Variant2d::Convolution2dSeparableTwoPass => launch::covering_2d(
+                kernel,
+                (cols, rows),
+                (tx as u64, ty as u64),
+                (separable::ROWS_BLOCKDIM_X, separable::ROWS_BLOCKDIM_Y, 1),
+            ),
+            _ => launch::covering_2d(kernel, (cols, rows), (tx as u64, ty as u64), block_dim),
         }
-        launch::covering_2d(kernel, (cols, rows), (tx as u64, ty as u64), block_dim)
     }
 
     /// The seed's access ratio carried to 2D, for a `w x w` mask: loads of `N` the untiled
     /// kernels make for a tile of `X x Y` outputs (`w^2` each) over the loads this kernel
-    /// makes: `X Y w^2 / ((X + 2r)(Y + 2r))` for the tiled halo (32 x 8 tile), and
-    /// `X Y w^2 / ((X + 8)(Y + 2r))` for the vec4 tile (64 x 64, 4 aligned halo columns a side).
+    /// makes: `X Y w^2 / ((X + 2r)(Y + 2r))` for the tiled halo (32 x 8 tile),
+    /// `X Y w^2 / ((X + 8)(Y + 2r))` for the vec4 tile (64 x 64, 4 aligned halo columns a
+    /// side), `X Y w^2 / ((X + 2h)(Y + 2r))` for the wide tile (64 x 64, `h` = `r` rounded up
+    /// to 4), `w^2 (64 / (64 + 2h))` for the fused separable kernels (the `2r` rows a segment
+    /// adds neglected), and `w^2 / (160 / 128 + 96 / 64)` for the two passes (the rows
+    /// kernel's 16-column halos, the columns kernel's 16-row halos, each reading its input).
     pub fn access_ratio(self, mask_width: usize) -> f64 {
         let r = (mask_width / 2) as f64;
+        let h = (mask_width / 2).div_ceil(4) as f64 * 4.0;
         let w2 = (mask_width * mask_width) as f64;
         let (x, y) = self.tile();
         let (x, y) = (x as f64, y as f64);
@@ -382,6 +726,9 @@ impl Variant2d {
                 let halo = 2.0 * k::VEC4_HALO_2D_X as f64;
                 x * y * w2 / ((x + halo) * (y + 2.0 * r))
             }
+            Variant2d::Convolution2dWide => x * y * w2 / ((x + 2.0 * h) * (y + 2.0 * r)),
+            Variant2d::Convolution2dSeparableFused => w2 * x / (x + 2.0 * h),
+            Variant2d::Convolution2dSeparableTwoPass => w2 / (160.0 / 128.0 + 96.0 / 64.0),
         }
     }
 }
@@ -465,9 +812,70 @@ mod tests {
             })
         ));
         for v in Variant2d::ALL {
-            if v != vec4 {
+            let aligned_kernels = [
+                vec4,
+                Variant2d::Convolution2dWide,
+                Variant2d::Convolution2dSeparableFused,
+            ];
+            assert_eq!(v.needs_aligned_input(64), aligned_kernels.contains(&v));
+            assert!(!v.needs_aligned_input(65));
+            if !aligned_kernels.contains(&v) {
                 assert!(v.check_alignment(64, 0x1004).is_ok(), "{v:?}");
+            } else {
+                assert!(v.check_alignment(64, 0x1004).is_err(), "{v:?}");
             }
+        }
+    }
+
+    #[test]
+    fn widths_and_entries() {
+        let widths = |v: Variant2d| v.widths().collect::<Vec<_>>();
+        assert_eq!(widths(Variant2d::Convolution2dTiledVec4), [1, 3, 5, 7, 9]);
+        assert_eq!(widths(Variant2d::Convolution2dWide).len(), 11);
+        assert_eq!(widths(Variant2d::Convolution2dWide)[0], 11);
+        assert_eq!(widths(Variant2d::Convolution2dSeparableFused).len(), 15);
+        assert_eq!(widths(Variant2d::Convolution2dBasic).len(), 16);
+        for v in Variant2d::ALL {
+            for w in v.widths() {
+                assert!(v.supports_width(w));
+                let entries = v.entries(w);
+                assert_eq!(entries[0], v.entry(w));
+                assert!(entries.iter().all(|e| e.starts_with("convolution_2d_")));
+            }
+            assert!(!v.supports_width(33) && !v.supports_width(4));
+        }
+        assert_eq!(
+            Variant2d::Convolution2dWide.entry(31),
+            wide::convolution_2d_wide_w31.name()
+        );
+        assert_eq!(
+            Variant2d::Convolution2dSeparableFused.entry(3),
+            separable::convolution_2d_separable_fused_w3.name()
+        );
+        assert_eq!(
+            Variant2d::Convolution2dSeparableTwoPass.entries(31),
+            [
+                separable::convolution_2d_separable_rows.name(),
+                separable::convolution_2d_separable_cols.name()
+            ]
+        );
+        assert_eq!(Variant2d::Convolution2dWide.fmas_per_output(31), 961);
+        assert_eq!(
+            Variant2d::Convolution2dSeparableFused.fmas_per_output(31),
+            62
+        );
+    }
+
+    #[test]
+    fn fused_segments() {
+        // 8192 x 8192 on 132 SMs: 128 strips, 512-row segments (16 x 128 = 2048 blocks).
+        assert_eq!(choose_segment(8192, 8192, 132), 512);
+        // 2048 x 2048: 32 strips, 64-row segments (32 x 32 = 1024 blocks).
+        assert_eq!(choose_segment(2048, 2048, 132), 64);
+        assert_eq!(choose_segment(1, 1, 132), 64);
+        for (rows, cols) in [(8192, 8192), (1000, 999), (1, 1), (100_000, 3)] {
+            let segment = choose_segment(rows, cols, 132);
+            assert!(segment.is_multiple_of(32) && (64..=512).contains(&segment));
         }
     }
 

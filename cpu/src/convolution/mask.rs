@@ -90,14 +90,30 @@ impl Mask1d {
     }
 }
 
+/// Tolerance of the rank-1 detection of [`Mask2d::new`], in units of `f32::EPSILON`: a mask
+/// is kept as separable when every entry satisfies
+/// `|M[y][x] - col[y] row[x]| <= RANK1_TOLERANCE_EPS * f32::EPSILON * |M[y][x]|` (in `f64`,
+/// with the `f32` factors), so the separable path computes the same mask up to a relative
+/// `8 eps` per tap, which the `f32` error bound of the comparison covers.
+pub const RANK1_TOLERANCE_EPS: f64 = 8.0;
+
+/// Widest Gaussian of [`Mask2d::gaussian`]: radius `floor(3 sigma + 0.5) <= 15` (31 taps).
+pub const MAX_GAUSSIAN_SIGMA: f32 = 15.5 / 3.0;
+
 /// A validated `w x w` 2D mask, row-major (`w` odd, at most [`MAX_MASK_WIDTH_2D`]), placed on
 /// one device: as [`Mask1d`] (host values, a global-memory copy read by
 /// [`Variant2d::Convolution2dBasic`](super::Variant2d::Convolution2dBasic), a tag, no lock),
 /// with the `__constant__` symbol [`k::C_MASK_2D`].
+///
+/// A separable mask, `M[y][x] = col[y] row[x]` (made by [`Mask2d::separable`],
+/// [`Mask2d::gaussian`], [`Mask2d::box_filter`], or detected by [`Mask2d::new`]), also keeps
+/// its factors ([`Mask2d::factors`]), which the separable kernels read from
+/// [`k::C_MASK_ROW`] and [`k::C_MASK_COL`].
 #[derive(Debug)]
 pub struct Mask2d {
     values: Vec<f32>,
     width: usize,
+    factors: Option<(Vec<f32>, Vec<f32>)>,
     global: CudaSlice<f32>,
     tag: u64,
 }
@@ -105,6 +121,10 @@ pub struct Mask2d {
 impl Mask2d {
     /// Validates the row-major `width x width` mask in `values` and copies it to `gpu`'s
     /// device. The copy is queued on `gpu`'s stream; nothing synchronises.
+    ///
+    /// A mask of width 3 or more that is an outer product within
+    /// [`RANK1_TOLERANCE_EPS`] (see [`rank1_factors`]) keeps its factors: [`conv2d`](super::conv2d)
+    /// then takes the separable kernel (`2w` multiply-adds per output instead of `w^2`).
     ///
     /// # Errors
     /// [`Error::MaskWidth`] if `width` is even, 0 or over [`MAX_MASK_WIDTH_2D`];
@@ -119,10 +139,75 @@ impl Mask2d {
                 actual: values.len(),
             });
         }
+        let factors = if width >= 3 {
+            rank1_factors(values, width)
+        } else {
+            None
+        };
+        Self::with_factors(gpu, values.to_vec(), width, factors)
+    }
+
+    /// The separable mask `M[y][x] = col[y] * row[x]` (`f32` products) from its factors:
+    /// `row` along x (columns), `col` along y (rows), of the same odd width.
+    ///
+    /// # Errors
+    /// [`Error::MaskWidth`] if `row.len()` is even, 0 or over [`MAX_MASK_WIDTH_2D`];
+    /// [`Error::LengthMismatch`] (`what: "mask column factor"`) if `col` is not as long as
+    /// `row`; [`Error::OutOfMemory`] / [`Error::Driver`] from the copy.
+    pub fn separable(gpu: &Gpu, row: &[f32], col: &[f32]) -> Result<Self> {
+        let width = row.len();
+        validate_mask_width(2, width)?;
+        if col.len() != width {
+            return Err(Error::LengthMismatch {
+                what: "mask column factor",
+                expected: width,
+                actual: col.len(),
+            });
+        }
+        let values = col
+            .iter()
+            .flat_map(|&c| row.iter().map(move |&r| c * r))
+            .collect();
+        Self::with_factors(gpu, values, width, Some((row.to_vec(), col.to_vec())))
+    }
+
+    /// The Gaussian blur of standard deviation `sigma` (pixels), separable, as SciPy's
+    /// `gaussian_filter(..., truncate=3.0)`: radius `floor(3 sigma + 0.5)`, taps
+    /// `exp(-x^2 / (2 sigma^2))` for `x` in `-radius..=radius`, normalised to sum 1 per axis
+    /// (SciPy's `_gaussian_kernel1d`; computed in `f64`, rounded to `f32`). The same factor
+    /// along both axes. See [`gaussian_taps`].
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] (`what: "gaussian sigma"`) if `sigma` is NaN, infinite or not
+    /// positive; [`Error::MaskWidth`] if the mask would be wider than [`MAX_MASK_WIDTH_2D`]
+    /// (`sigma` over [`MAX_GAUSSIAN_SIGMA`], about 5.17); as [`Mask2d::separable`].
+    pub fn gaussian(gpu: &Gpu, sigma: f32) -> Result<Self> {
+        let taps = gaussian_taps(sigma)?;
+        Self::separable(gpu, &taps, &taps)
+    }
+
+    /// The `width x width` box filter (mean), separable: `1 / width` per axis.
+    ///
+    /// # Errors
+    /// [`Error::MaskWidth`] if `width` is even, 0 or over [`MAX_MASK_WIDTH_2D`]; as
+    /// [`Mask2d::separable`].
+    pub fn box_filter(gpu: &Gpu, width: usize) -> Result<Self> {
+        validate_mask_width(2, width)?;
+        let taps = vec![1.0 / width as f32; width];
+        Self::separable(gpu, &taps, &taps)
+    }
+
+    fn with_factors(
+        gpu: &Gpu,
+        values: Vec<f32>,
+        width: usize,
+        factors: Option<(Vec<f32>, Vec<f32>)>,
+    ) -> Result<Self> {
         Ok(Self {
-            values: values.to_vec(),
+            global: gpu.upload(&values)?,
+            values,
             width,
-            global: gpu.upload(values)?,
+            factors,
             tag: new_constant_tag(),
         })
     }
@@ -137,6 +222,19 @@ impl Mask2d {
         &self.values
     }
 
+    /// `(row, col)`, the factors of a separable mask (`M[y][x] ~= col[y] row[x]`: `row` is
+    /// applied along x, `col` along y); `None` for a dense one.
+    pub fn factors(&self) -> Option<(&[f32], &[f32])> {
+        self.factors
+            .as_ref()
+            .map(|(row, col)| (row.as_slice(), col.as_slice()))
+    }
+
+    /// Whether the mask has factors ([`Mask2d::factors`]).
+    pub fn is_separable(&self) -> bool {
+        self.factors.is_some()
+    }
+
     /// The copy in global memory (`w^2` floats).
     pub fn device(&self) -> &CudaSlice<f32> {
         &self.global
@@ -146,6 +244,83 @@ impl Mask2d {
     pub(super) fn write_constant(&self, constants: &mut ConstantMemory) -> Result<()> {
         constants.write_tagged(k::C_MASK_2D::SYMBOL, self.tag, &self.values)
     }
+
+    /// Places the factors in [`k::C_MASK_ROW`] and [`k::C_MASK_COL`] under `constants`
+    /// (each skipped if there already).
+    ///
+    /// # Panics
+    /// If the mask has no factors (launchers check first).
+    pub(super) fn write_factors(&self, constants: &mut ConstantMemory) -> Result<()> {
+        let (row, col) = self.factors.as_ref().expect("a separable mask");
+        constants.write_tagged(k::C_MASK_ROW::SYMBOL, self.tag, row)?;
+        constants.write_tagged(k::C_MASK_COL::SYMBOL, self.tag, col)
+    }
+}
+
+/// The factors `(row, col)` of a row-major `width x width` mask if it is an outer product:
+/// `col` is the column of the largest `|M|` entry `M[p][q]`, `row = M[p][..] / M[p][q]` (in
+/// `f32`), accepted if every entry satisfies `|M[y][x] - col[y] row[x]| <=
+/// RANK1_TOLERANCE_EPS * f32::EPSILON * |M[y][x]|` (in `f64`). `None` for other masks, and for
+/// an all-zero or non-finite one.
+///
+/// # Panics
+/// If `values.len() != width * width`.
+pub fn rank1_factors(values: &[f32], width: usize) -> Option<(Vec<f32>, Vec<f32>)> {
+    assert_eq!(values.len(), width * width, "mask is not width x width");
+    if values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let (at, &pivot) = values
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))?;
+    if pivot == 0.0 {
+        return None;
+    }
+    let (p, q) = (at / width, at % width);
+    let col: Vec<f32> = (0..width).map(|y| values[y * width + q]).collect();
+    let row: Vec<f32> = (0..width).map(|x| values[p * width + x] / pivot).collect();
+    let tolerance = RANK1_TOLERANCE_EPS * f32::EPSILON as f64;
+    let rank1 = values.iter().enumerate().all(|(i, &m)| {
+        let product = col[i / width] as f64 * row[i % width] as f64;
+        (m as f64 - product).abs() <= tolerance * (m as f64).abs()
+    });
+    rank1.then_some((row, col))
+}
+
+/// The taps of [`Mask2d::gaussian`]: radius `floor(3 sigma + 0.5)`, weights
+/// `exp(-x^2 / (2 sigma^2))` normalised to sum 1 (in `f64`, then rounded to `f32`), as SciPy's
+/// `scipy.ndimage.gaussian_filter1d(..., truncate=3.0)`.
+///
+/// # Errors
+/// [`Error::Unsupported`] (`what: "gaussian sigma"`) if `sigma` is NaN, infinite or not
+/// positive; [`Error::MaskWidth`] if the width `2 radius + 1` is over [`MAX_MASK_WIDTH_2D`].
+pub fn gaussian_taps(sigma: f32) -> Result<Vec<f32>> {
+    if !sigma.is_finite() || sigma <= 0.0 {
+        return Err(Error::Unsupported {
+            what: "gaussian sigma",
+            requirement: "a finite sigma > 0 (at most about 5.17: 31 taps)",
+        });
+    }
+    let sigma = sigma as f64;
+    let radius = (3.0 * sigma + 0.5).floor();
+    if radius > (MAX_MASK_WIDTH_2D / 2) as f64 {
+        return Err(Error::MaskWidth {
+            dims: 2,
+            width: if radius < 1e9 {
+                2 * radius as usize + 1
+            } else {
+                usize::MAX
+            },
+            max: MAX_MASK_WIDTH_2D,
+        });
+    }
+    let radius = radius as i64;
+    let weights: Vec<f64> = (-radius..=radius)
+        .map(|x| (-0.5 / (sigma * sigma) * (x * x) as f64).exp())
+        .collect();
+    let sum: f64 = weights.iter().sum();
+    Ok(weights.iter().map(|w| (w / sum) as f32).collect())
 }
 
 #[cfg(test)]
@@ -163,12 +338,13 @@ mod tests {
                 Err(Error::MaskWidth { dims: 1, width, max: 31 }) if width == bad
             ));
         }
+        assert!(validate_mask_width(2, 31).is_ok());
         assert!(matches!(
-            validate_mask_width(2, 11),
+            validate_mask_width(2, 33),
             Err(Error::MaskWidth {
                 dims: 2,
-                width: 11,
-                max: 9
+                width: 33,
+                max: 31
             })
         ));
     }
@@ -191,6 +367,124 @@ mod tests {
             );
         }
     }
+
+    /// `scipy.ndimage._filters._gaussian_kernel1d(sigma, 0, int(3.0 * sigma + 0.5))` (SciPy
+    /// 1.17.1, symmetric so not reversed), printed with `repr`; the same as
+    /// `gaussian_filter1d(impulse, sigma, truncate=3.0, mode="constant")`.
+    #[test]
+    fn gaussian_taps_match_scipy() {
+        let cases: [(f32, &[f64]); 3] = [
+            (1.0, &SCIPY_SIGMA_1),
+            (0.5, &SCIPY_SIGMA_0_5),
+            (2.5, &SCIPY_SIGMA_2_5),
+        ];
+        for (sigma, expected) in cases {
+            let taps = gaussian_taps(sigma).unwrap();
+            assert_eq!(taps.len(), expected.len(), "sigma {sigma}");
+            for (t, e) in taps.iter().zip(expected) {
+                assert!(
+                    (*t as f64 - e).abs() <= f32::EPSILON as f64 * e,
+                    "sigma {sigma}: {t} vs {e}"
+                );
+            }
+        }
+        // The widest: radius floor(3 sigma + 0.5) = 15.
+        assert_eq!(gaussian_taps(MAX_GAUSSIAN_SIGMA).unwrap().len(), 31);
+        assert_eq!(gaussian_taps(0.1).unwrap(), vec![1.0]);
+    }
+
+    #[test]
+    fn gaussian_refusals() {
+        for sigma in [0.0, -1.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            assert!(
+                matches!(
+                    gaussian_taps(sigma),
+                    Err(Error::Unsupported {
+                        what: "gaussian sigma",
+                        ..
+                    })
+                ),
+                "{sigma}"
+            );
+        }
+        for sigma in [5.2, 100.0, f32::MAX] {
+            assert!(
+                matches!(
+                    gaussian_taps(sigma),
+                    Err(Error::MaskWidth {
+                        dims: 2,
+                        max: 31,
+                        ..
+                    })
+                ),
+                "{sigma}"
+            );
+        }
+    }
+
+    #[test]
+    fn rank1_detection() {
+        let row = [0.25f32, -0.5, 1.0, 0.75, -0.125];
+        let col = [1.5f32, 0.3, -2.0, 0.1, 0.7];
+        let outer: Vec<f32> = col
+            .iter()
+            .flat_map(|&c| row.iter().map(move |&r| c * r))
+            .collect();
+        let (r, c) = rank1_factors(&outer, 5).expect("an outer product is rank 1");
+        for (i, &m) in outer.iter().enumerate() {
+            let p = c[i / 5] as f64 * r[i % 5] as f64;
+            assert!((m as f64 - p).abs() <= 8.0 * f32::EPSILON as f64 * (m as f64).abs());
+        }
+        let mut perturbed = outer.clone();
+        perturbed[7] *= 1.0 + 1e-4;
+        assert_eq!(rank1_factors(&perturbed, 5), None);
+        let mut zeros = outer.clone();
+        zeros[0] = 0.0;
+        assert_eq!(rank1_factors(&zeros, 5), None);
+        assert_eq!(rank1_factors(&[0.0; 9], 3), None);
+        assert_eq!(rank1_factors(&[f32::NAN; 9], 3), None);
+        // A box is rank 1; a Sobel derivative too (column [1, 2, 1], row [-1, 0, 1]); a
+        // Laplacian is not.
+        assert!(rank1_factors(&[1.0 / 9.0; 9], 3).is_some());
+        assert!(rank1_factors(&[-1.0, 0.0, 1.0, -2.0, 0.0, 2.0, -1.0, 0.0, 1.0], 3).is_some());
+        assert!(rank1_factors(&[0.0, 1.0, 0.0, 1.0, -4.0, 1.0, 0.0, 1.0, 0.0], 3).is_none());
+    }
+
+    const SCIPY_SIGMA_1: [f64; 7] = [
+        0.004433048175243745,
+        0.054005582622414484,
+        0.2420362293761143,
+        0.3990502796524549,
+        0.2420362293761143,
+        0.054005582622414484,
+        0.004433048175243745,
+    ];
+    const SCIPY_SIGMA_0_5: [f64; 5] = [
+        0.00026386508273735414,
+        0.10645077197359151,
+        0.7865707258873422,
+        0.10645077197359151,
+        0.00026386508273735414,
+    ];
+    const SCIPY_SIGMA_2_5: [f64; 17] = [
+        0.0009542270849561244,
+        0.003168145492896394,
+        0.008963371132443686,
+        0.021609788831716978,
+        0.04439586785088073,
+        0.07772262497331667,
+        0.11594853150070399,
+        0.14739947215128454,
+        0.15967594196360177,
+        0.14739947215128454,
+        0.11594853150070399,
+        0.07772262497331667,
+        0.04439586785088073,
+        0.021609788831716978,
+        0.008963371132443686,
+        0.003168145492896394,
+        0.0009542270849561244,
+    ];
 
     #[test]
     fn masks_can_be_shared_between_threads() {

@@ -6,7 +6,9 @@
 //! `P[i] = sum_j N[i + j - r] M[j]` (1D) and
 //! `P[y][x] = sum_{jy, jx} N[y + jy - r][x + jx - r] M[jy][jx]` (2D, row-major), `f32`, with
 //! `r = w / 2` for a mask of odd width `w` (at most [`MAX_MASK_WIDTH`] = 31 in 1D,
-//! [`MAX_MASK_WIDTH_2D`] = 9, a 9 x 9 mask, in 2D); ghost elements outside the input read as 0;
+//! [`MAX_MASK_WIDTH_2D`] = 31, a 31 x 31 mask, in 2D; separable masks, `M[jy][jx] = col[jy]
+//! row[jx]`, from [`Mask2d::separable`], [`Mask2d::gaussian`], [`Mask2d::box_filter`] or
+//! detected by [`Mask2d::new`], take `2w` multiply-adds per output instead of `w^2`); ghost elements outside the input read as 0;
 //! the output has the input's shape. The mask is not flipped (a correlation, as in the seed and
 //! in image-processing practice).
 //!
@@ -66,16 +68,21 @@ mod mask;
 mod reference;
 
 pub use conv1d::{Variant1d, conv1d, conv1d_values, conv1d_with, run_1d};
-pub use conv2d::{Variant2d, conv2d, conv2d_values, conv2d_with, run_2d};
-pub use gpu::convolution::{MAX_MASK_WIDTH, MAX_MASK_WIDTH_2D};
-pub use mask::{Mask1d, Mask2d, validate_mask_width};
+pub use conv2d::{Variant2d, conv2d, conv2d_values, conv2d_with, run_2d, run_2d_mask};
+pub use gpu::convolution::{MAX_MASK_WIDTH, MAX_MASK_WIDTH_2D, MAX_MASK_WIDTH_2D_VEC4};
+pub use mask::{
+    MAX_GAUSSIAN_SIGMA, Mask1d, Mask2d, RANK1_TOLERANCE_EPS, gaussian_taps, rank1_factors,
+    validate_mask_width,
+};
 pub use reference::{
-    Comparison, RELATIVE_TOLERANCE, Reference, bytes_moved, compare, reference_1d, reference_2d,
+    Comparison, RELATIVE_TOLERANCE, Reference, bytes_moved, compare, compare_within,
+    f32_error_bound, reference_1d, reference_2d, reference_2d_separable,
 };
 
-use gpu::convolution::{vec4_1d, vec4_2d};
+use gpu::convolution::vec4_1d;
 
-/// Every `.entry` the convolution launchers use (the vec4 families have one per mask width).
+/// Every `.entry` the convolution launchers use (the vec4, wide and fused separable families
+/// have one per mask width, the two-pass separable variant two kernels).
 pub fn entry_names() -> Vec<&'static str> {
     let mut names = Vec::new();
     for v in Variant1d::ALL {
@@ -86,10 +93,12 @@ pub fn entry_names() -> Vec<&'static str> {
         }
     }
     for v in Variant2d::ALL {
-        if v == Variant2d::Convolution2dTiledVec4 {
-            names.extend(vec4_2d::CONVOLUTION_2D_TILED_VEC4_BY_RADIUS.map(|k| k.name()));
-        } else {
-            names.push(v.kernel_name());
+        for w in v.widths() {
+            for name in v.entries(w) {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
         }
     }
     names
@@ -101,6 +110,8 @@ mod tests {
 
     #[test]
     fn entry_names_cover_every_width() {
-        assert_eq!(entry_names().len(), 4 + 16 + 3 + 5);
+        // 1D: 4 + 16 widths; 2D: basic, constant mask, tiled halo, 5 vec4 widths, 11 wide
+        // widths, rows + cols, 15 fused widths.
+        assert_eq!(entry_names().len(), 4 + 16 + 3 + 5 + 11 + 2 + 15);
     }
 }

@@ -81,6 +81,76 @@ pub fn reference_2d(input: &[f32], rows: usize, cols: usize, mask: &[f32], w: us
     Reference { values, scale }
 }
 
+/// CPU reference of the separable 2D convolution with `M[jy][jx] = col[jy] row[jx]`: the row
+/// pass (along x, `row`) then the column pass (along y, `col`), ghosts as 0, in `f64`; the
+/// scale is `sum |col[jy]| |row[jx]| |N|` (the same passes over the absolute values), which
+/// is the dense reference's scale for the product mask.
+///
+/// # Panics
+/// If the shapes do not match, the factors differ in length or their width is even.
+pub fn reference_2d_separable(
+    input: &[f32],
+    rows: usize,
+    cols: usize,
+    row: &[f32],
+    col: &[f32],
+) -> Reference {
+    assert_eq!(input.len(), rows * cols, "input is not rows x cols");
+    let w = row.len();
+    assert!(
+        w % 2 == 1 && col.len() == w,
+        "factors are not of one odd width"
+    );
+    let r = (w / 2) as isize;
+    let pass = |data: &[f64], taps: &[f32], along_x: bool, abs: bool| -> Vec<f64> {
+        let mut out = vec![0.0f64; rows * cols];
+        for y in 0..rows as isize {
+            for x in 0..cols as isize {
+                let mut sum = 0.0f64;
+                for (j, &m) in taps.iter().enumerate() {
+                    let (yy, xx) = if along_x {
+                        (y, x + j as isize - r)
+                    } else {
+                        (y + j as isize - r, x)
+                    };
+                    if (0..rows as isize).contains(&yy) && (0..cols as isize).contains(&xx) {
+                        let m = if abs { (m as f64).abs() } else { m as f64 };
+                        sum += m * data[yy as usize * cols + xx as usize];
+                    }
+                }
+                out[y as usize * cols + x as usize] = sum;
+            }
+        }
+        out
+    };
+    let n: Vec<f64> = input.iter().map(|&v| v as f64).collect();
+    let n_abs: Vec<f64> = input.iter().map(|&v| (v as f64).abs()).collect();
+    let values = pass(&pass(&n, row, true, false), col, false, false);
+    let scale = pass(&pass(&n_abs, row, true, true), col, false, true);
+    Reference { values, scale }
+}
+
+/// The `f32` rounding bound of a sum of `terms` products, relative to `sum |M N|`:
+/// `terms * f32::EPSILON` (each multiply-add rounds once, by at most half an ulp, and the
+/// partial sums are bounded by the scale; `f32::EPSILON` = 2 u gives room for the second
+/// order). `terms` is `w^2` for a dense `w x w` mask and `2w` for the two passes of a
+/// separable one (the row pass's error is multiplied by `|col|` in the second).
+pub fn f32_error_bound(terms: usize) -> f64 {
+    terms as f64 * f32::EPSILON as f64
+}
+
+/// Compares `got` with `reference` within the `f32` bound for sums of `terms` products:
+/// `|got - expected| <= f32_error_bound(terms) * scale + terms * f32::MIN_POSITIVE` (the last
+/// term, tiny, covers subnormal partial sums). NaN never passes.
+pub fn compare_within(got: &[f32], reference: &Reference, terms: usize) -> Comparison {
+    compare_with(
+        got,
+        reference,
+        f32_error_bound(terms),
+        terms as f64 * f32::MIN_POSITIVE as f64,
+    )
+}
+
 /// A GPU result compared with the reference.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
@@ -94,6 +164,11 @@ pub struct Comparison {
 /// Compares `got` with `reference`: `|got - expected| <= RELATIVE_TOLERANCE * scale + 1e-30`.
 /// NaN never passes.
 pub fn compare(got: &[f32], reference: &Reference) -> Comparison {
+    compare_with(got, reference, RELATIVE_TOLERANCE, 1e-30)
+}
+
+/// `|got - expected| <= relative * scale + absolute` per output; NaN never passes.
+fn compare_with(got: &[f32], reference: &Reference, relative: f64, absolute: f64) -> Comparison {
     if got.len() != reference.values.len() {
         return Comparison {
             result: Err(Mismatch {
@@ -115,7 +190,7 @@ pub fn compare(got: &[f32], reference: &Reference) -> Comparison {
         .enumerate()
     {
         let err = (g as f64 - e).abs();
-        let ok = err <= RELATIVE_TOLERANCE * s + 1e-30;
+        let ok = err <= relative * s + absolute;
         let rel = if s > 0.0 {
             err / s
         } else if err == 0.0 {
@@ -191,6 +266,35 @@ mod tests {
             reference_2d(&input, 1, 5, &mask_2d, 3).values,
             reference_1d(&input, &mask).values
         );
+    }
+
+    #[test]
+    fn separable_reference_is_the_dense_one() {
+        let row = [0.5f32, -1.0, 2.0];
+        let col = [1.0f32, 0.25, -3.0];
+        let dense: Vec<f32> = col
+            .iter()
+            .flat_map(|&c| row.iter().map(move |&r| c * r))
+            .collect();
+        let input: Vec<f32> = (0..20).map(|i| (i as f32 * 0.7).sin()).collect();
+        let a = reference_2d_separable(&input, 4, 5, &row, &col);
+        let b = reference_2d(&input, 4, 5, &dense, 3);
+        for i in 0..20 {
+            assert!((a.values[i] - b.values[i]).abs() < 1e-12);
+            assert!((a.scale[i] - b.scale[i]).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn bound_scales_with_terms() {
+        let reference = Reference {
+            values: vec![1.0],
+            scale: vec![100.0],
+        };
+        // 62 terms: 62 * 1.19e-7 * 100 = 7.4e-4.
+        assert!(compare_within(&[1.0007], &reference, 62).result.is_ok());
+        assert!(compare_within(&[1.001], &reference, 62).result.is_err());
+        assert!(compare_within(&[f32::NAN], &reference, 62).result.is_err());
     }
 
     #[test]

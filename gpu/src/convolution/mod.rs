@@ -43,13 +43,29 @@ pub const CONVOLUTION_1D_TILED_VEC4: &str = "convolution_1d_tiled_vec4";
 /// Family name of the `convolution_2d_tiled_vec4_w*` kernels (not an entry: the host picks the
 /// entry for a mask width from `vec4_2d::CONVOLUTION_2D_TILED_VEC4_BY_RADIUS`).
 pub const CONVOLUTION_2D_TILED_VEC4: &str = "convolution_2d_tiled_vec4";
+/// Family name of the `convolution_2d_wide_w*` kernels (not an entry: the host picks the
+/// entry for a mask width from `wide::CONVOLUTION_2D_WIDE_BY_WIDTH`).
+pub const CONVOLUTION_2D_WIDE: &str = "convolution_2d_wide";
+/// Family name of the `convolution_2d_separable_fused_w*` kernels (not an entry: the host
+/// picks the entry for a mask width from
+/// `separable::CONVOLUTION_2D_SEPARABLE_FUSED_BY_RADIUS`).
+pub const CONVOLUTION_2D_SEPARABLE_FUSED: &str = "convolution_2d_separable_fused";
+/// Name of the two-pass separable convolution (NVIDIA's `convolutionSeparable`): not an
+/// entry, the pair `convolution_2d_separable_rows`, `convolution_2d_separable_cols`.
+pub const CONVOLUTION_2D_SEPARABLE_TWO_PASS: &str = "convolution_2d_separable_two_pass";
 
 /// Widest 1D mask (odd; the seed's `MAX_MASK_WIDTH`, 10 there). 31 covers the usual 1D filters
 /// (a Gaussian of sigma up to 5) and keeps the halo of the vec4 tile within
 /// [`VEC4_HALO_1D`] elements.
 pub const MAX_MASK_WIDTH: usize = 31;
-/// Widest 2D mask: 9 x 9 (odd; 3 x 3 Sobel, 5 x 5 Gaussian and 7 x 7 fit).
-pub const MAX_MASK_WIDTH_2D: usize = 9;
+/// Widest 2D mask: 31 x 31 (odd), dense or separable. The `convolution_2d_tiled_vec4_w*`
+/// kernels take widths up to [`MAX_MASK_WIDTH_2D_VEC4`], the `convolution_2d_wide_w*` kernels
+/// the wider dense masks, the `convolution_2d_separable_*` kernels separable masks of every
+/// width.
+pub const MAX_MASK_WIDTH_2D: usize = 31;
+/// Widest mask of the `convolution_2d_tiled_vec4_w*` kernels: 9 x 9 (their stage, halo and
+/// load slots are sized for it).
+pub const MAX_MASK_WIDTH_2D_VEC4: usize = 9;
 
 /// Threads per block of every 1D kernel; also the seed's `TILE_SIZE` (outputs per block) of the
 /// two tiled seed kernels.
@@ -74,7 +90,7 @@ pub const VEC4_TILE_2D_X: usize = 64;
 pub const VEC4_TILE_2D_Y: usize = 64;
 /// Halo columns staged on each side of the 2D vec4 tile: the largest radius rounded up to a
 /// whole `float4`.
-pub const VEC4_HALO_2D_X: usize = (MAX_MASK_WIDTH_2D / 2).div_ceil(4) * 4;
+pub const VEC4_HALO_2D_X: usize = (MAX_MASK_WIDTH_2D_VEC4 / 2).div_ceil(4) * 4;
 /// Largest number of rows or columns the `convolution_2d_tiled_vec4_w*` kernels take (2^31):
 /// their tile coordinates are 32-bit, which saves the 64-bit compares and adds of the tile
 /// walk, the interior checks and the stores. The launchers reject larger images.
@@ -92,6 +108,18 @@ gpu_std::constant_memory!(
     pub C_MASK_2D: [f32; MAX_MASK_WIDTH_2D * MAX_MASK_WIDTH_2D]
 );
 
+gpu_std::constant_memory!(
+    /// The row factor of a separable 2D mask, `row[0..w]` (`M[jy][jx] = col[jy] row[jx]`),
+    /// read by the `convolution_2d_separable_*` kernels' row pass (along x).
+    pub C_MASK_ROW: [f32; MAX_MASK_WIDTH_2D]
+);
+
+gpu_std::constant_memory!(
+    /// The column factor of a separable 2D mask, `col[0..w]`, read by the
+    /// `convolution_2d_separable_*` kernels' column pass (along y).
+    pub C_MASK_COL: [f32; MAX_MASK_WIDTH_2D]
+);
+
 // The kernels (on the host, their typed handles), one module per family.
 pub mod basic;
 pub mod tiled;
@@ -100,9 +128,13 @@ pub mod tiled;
 // (`iter_mut().take(..).enumerate()`) were not unrolled here, which put the arrays in local
 // memory (ptxas reported a 96-byte stack frame).
 #[allow(clippy::needless_range_loop)]
+pub mod separable;
+#[allow(clippy::needless_range_loop)]
 pub mod vec4_1d;
 #[allow(clippy::needless_range_loop)]
 pub mod vec4_2d;
+#[allow(clippy::needless_range_loop)]
+pub mod wide;
 
 /// Device helpers the kernel families share: ghost-aware reads of the input and the `float4`
 /// element of the vec4 kernels' shared stages.
@@ -186,6 +218,73 @@ mod common {
                 p = in(reg32) p, options(readonly, nostack));
         }
         [a, b, c, d]
+    }
+
+    /// `ld.shared.v4.f32` at the 32-bit shared-window address `p` (free to be scheduled
+    /// among other reads; barriers and stores keep their order with it).
+    ///
+    /// # Safety
+    /// `p` is 16-byte aligned, inside a shared declaration, written before the last barrier.
+    #[inline(always)]
+    #[gpu_std::gpu_only]
+    pub(super) unsafe fn load_shared_v4(p: u32) -> [f32; 4] {
+        let (a, b, c, d): (f32, f32, f32, f32);
+        // SAFETY: a valid, aligned shared address (caller).
+        unsafe {
+            core::arch::asm!("ld.shared.v4.f32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+                a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+                p = in(reg32) p, options(pure, readonly, nostack));
+        }
+        [a, b, c, d]
+    }
+
+    /// `ld.shared.f32` at the 32-bit shared-window address `p`, kept in program order with
+    /// the other such loads and every non-`pure` `asm!` (not hoisted above the multiply-adds
+    /// of the previous values, so that a column pass keeps one value live, not all of its
+    /// window).
+    ///
+    /// # Safety
+    /// `p` is 4-byte aligned, inside a shared declaration, written before the last barrier.
+    #[inline(always)]
+    #[gpu_std::gpu_only]
+    pub(super) unsafe fn load_shared_f32(p: u32) -> f32 {
+        let a: f32;
+        // SAFETY: a valid, aligned shared address (caller).
+        unsafe {
+            core::arch::asm!("ld.shared.f32 {a}, [{p}];", a = out(reg32) a, p = in(reg32) p,
+                options(readonly, nostack));
+        }
+        a
+    }
+
+    /// `n`, opaque to the compiler (a `mov` it cannot see through): a loop bound that keeps a
+    /// short loop a loop, where unrolling would repeat a long body.
+    #[inline(always)]
+    #[gpu_std::gpu_only]
+    pub(super) fn opaque_usize(n: usize) -> usize {
+        let m: usize;
+        // SAFETY: a register move.
+        unsafe {
+            core::arch::asm!("mov.u64 {m}, {n};", m = out(reg64) m, n = in(reg64) n,
+                options(pure, nomem, nostack));
+        }
+        m
+    }
+
+    /// `st.shared.v4.f32` of `v` at the 32-bit shared-window address `p`.
+    ///
+    /// # Safety
+    /// `p` is 16-byte aligned, inside a shared declaration; no other thread accesses those
+    /// 16 bytes between the barriers around the store.
+    #[inline(always)]
+    #[gpu_std::gpu_only]
+    pub(super) unsafe fn store_shared_v4(p: u32, v: [f32; 4]) {
+        // SAFETY: a valid, aligned, race-free shared address (caller).
+        unsafe {
+            core::arch::asm!("st.shared.v4.f32 [{p}], {{{a}, {b}, {c}, {d}}};",
+                a = in(reg32) v[0], b = in(reg32) v[1], c = in(reg32) v[2], d = in(reg32) v[3],
+                p = in(reg32) p, options(nostack));
+        }
     }
 
     /// Four consecutive floats, 16-byte aligned: the element of the vec4 kernels' shared

@@ -3,7 +3,7 @@
 
 use super::common::{F4, load_group, ordered_fma, ordered_load};
 use super::{
-    C_MASK_2D, MAX_MASK_WIDTH_2D, TILE_2D_X, TILE_2D_Y, VEC4_HALO_2D_X, VEC4_TILE_2D_X,
+    C_MASK_2D, MAX_MASK_WIDTH_2D_VEC4, TILE_2D_X, TILE_2D_Y, VEC4_HALO_2D_X, VEC4_TILE_2D_X,
     VEC4_TILE_2D_Y,
 };
 use gpu_std::kernel;
@@ -27,7 +27,7 @@ const PITCH_2D: usize = VEC4_TILE_2D_X + 2 * VEC4_HALO_2D_X;
 /// `float4` groups per staged row.
 const GROUPS_PER_ROW_2D: usize = PITCH_2D / 4;
 /// Staged rows for the widest mask.
-const MAX_ROWS_2D: usize = VEC4_TILE_2D_Y + MAX_MASK_WIDTH_2D - 1;
+const MAX_ROWS_2D: usize = VEC4_TILE_2D_Y + MAX_MASK_WIDTH_2D_VEC4 - 1;
 /// Threads of a block.
 const THREADS_2D: usize = (TILE_2D_X * TILE_2D_Y) as usize;
 /// Staged rows one load slot covers in the row-strided staging: `14 x 18 = 252` of the 256
@@ -57,7 +57,7 @@ const fn loads_2d(r: usize) -> usize {
     }
 }
 /// `float4` loads per thread for the widest mask.
-const LOADS_2D: usize = loads_2d(MAX_MASK_WIDTH_2D / 2);
+const LOADS_2D: usize = loads_2d(MAX_MASK_WIDTH_2D_VEC4 / 2);
 
 /// Slot `l` of thread `tid` in the staging of radius `R`: its staged row, its group in the
 /// row and its index in the stage; `None` if the slot is unused. Row-strided: row
@@ -472,7 +472,7 @@ pub type Vec4Kernel2d = gpu_std::host::Kernel<(*const f32, *mut f32, usize, usiz
 /// The `convolution_2d_tiled_vec4_w*` kernels, indexed by the mask radius `w / 2` (host build:
 /// the launcher picks the entry compiled for its mask's width).
 #[cfg(not(target_arch = "nvptx64"))]
-pub const CONVOLUTION_2D_TILED_VEC4_BY_RADIUS: [Vec4Kernel2d; MAX_MASK_WIDTH_2D / 2 + 1] = [
+pub const CONVOLUTION_2D_TILED_VEC4_BY_RADIUS: [Vec4Kernel2d; MAX_MASK_WIDTH_2D_VEC4 / 2 + 1] = [
     convolution_2d_tiled_vec4_w1,
     convolution_2d_tiled_vec4_w3,
     convolution_2d_tiled_vec4_w5,

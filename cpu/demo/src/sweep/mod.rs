@@ -50,6 +50,14 @@ pub(crate) struct SweepSpec {
     pub default_width: Option<usize>,
     /// What the size table's title says of the sizes (`"by size"`, `"by size, 5 x 5 mask"`).
     pub size_view: &'static str,
+    /// Whether a convolution has a size table (`false`: every case at one shape, the width
+    /// table only, [`SweepSpec::widths_only`]).
+    pub size_table: bool,
+    /// What the width table's title says of the widths (`"by mask width"`).
+    pub width_view: &'static str,
+    /// A convolution's multiply-adds per output, in words, for the titles (`"width^d"`; the
+    /// separable sweep: `"2 x width"`).
+    pub fmas_per_output: &'static str,
     /// Whether each case is timed beside a device-to-device copy of its own bytes (a column of
     /// its table).
     pub same_size_copy: bool,
@@ -76,6 +84,9 @@ impl SweepSpec {
             reads_only: false,
             default_width: None,
             size_view: "by size",
+            size_table: true,
+            width_view: "by mask width",
+            fmas_per_output: "width^d",
             same_size_copy: false,
             series: |_| "",
             make_cases: cases,
@@ -94,6 +105,20 @@ impl SweepSpec {
     pub(crate) const fn convolution(mut self, width: usize, size_view: &'static str) -> Self {
         self.default_width = Some(width);
         self.size_view = size_view;
+        self
+    }
+
+    /// A convolution whose cases are all at one shape: only the table by mask width, described
+    /// as `width_view`.
+    pub(crate) const fn widths_only(mut self, width_view: &'static str) -> Self {
+        self.size_table = false;
+        self.width_view = width_view;
+        self
+    }
+
+    /// A convolution of `per_output` multiply-adds per output (in words, for the titles).
+    pub(crate) const fn fmas_per_output(mut self, per_output: &'static str) -> Self {
+        self.fmas_per_output = per_output;
         self
     }
 
@@ -621,8 +646,12 @@ mod tests {
         );
         assert_eq!(c1[0].label(), "2^16, w 7");
         let c2 = spec("conv2d").cases();
-        assert_eq!(c2.len(), 5 + 4);
-        assert_eq!(c2.last().unwrap().label(), "8192 x 8192, 9 x 9");
+        assert_eq!(c2.len(), 5 + 15);
+        assert_eq!(c2.last().unwrap().label(), "8192 x 8192, 31 x 31");
+        let s2 = spec("conv2d-separable").cases();
+        assert_eq!(s2.len(), 15);
+        assert!(s2.iter().all(|c| c.shape == [8192, 8192]));
+        assert_eq!(s2[0].label(), "8192 x 8192, 3 x 3");
     }
 
     /// Every sweep: a unique name, cases each once and all of that sweep, a convolution's

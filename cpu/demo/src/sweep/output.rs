@@ -111,10 +111,10 @@ pub(super) fn pattern_tables(
     errors: &[CaseError],
     c: &Ceilings,
 ) -> Vec<Table> {
-    let views: &[bool] = if pattern.default_width.is_some() {
-        &[false, true]
-    } else {
-        &[false]
+    let views: &[bool] = match (pattern.default_width, pattern.size_table) {
+        (None, _) => &[false],
+        (Some(_), true) => &[false, true],
+        (Some(_), false) => &[true],
     };
     views
         .iter()
@@ -144,7 +144,7 @@ fn table(
 ) -> Table {
     let conv = pattern.default_width.is_some();
     let (id, what) = match (conv, by_width) {
-        (true, true) => (format!("{}-widths", pattern.name), "by mask width"),
+        (true, true) => (format!("{}-widths", pattern.name), pattern.width_view),
         (true, false) => (pattern.name.to_string(), pattern.size_view),
         _ => (pattern.name.to_string(), "by size"),
     };
@@ -165,9 +165,10 @@ fn table(
     }
     if conv {
         title.push_str(&format!(
-            "; floor = max(bytes / copy GB/s, width^d x outputs FMAs / (SMs x FP32 lanes x SM clock)), \
+            "; floor = max(bytes / copy GB/s, {} x outputs FMAs / (SMs x FP32 lanes x SM clock)), \
              ours/floor 1.00x at the floor; % of FP32 peak = our multiply-add rate over the peak \
              {:.2} TFMA/s",
+            pattern.fmas_per_output,
             c.fp32_peak_fma_per_second / 1e12
         ));
         if let Some(g) = gemm_text(c) {
@@ -463,7 +464,9 @@ pub(super) fn chart_section(report: &SweepReport) -> Section {
     let mut section = Section::new("sweep");
     for p in specs() {
         for by_width in [false, true] {
-            if by_width && p.default_width.is_none() {
+            if (by_width && p.default_width.is_none())
+                || (!by_width && p.default_width.is_some() && !p.size_table)
+            {
                 continue;
             }
             let rows = table_rows(p, &report.rows, by_width);
