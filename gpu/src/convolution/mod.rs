@@ -120,6 +120,18 @@ gpu_std::constant_memory!(
     pub C_MASK_COL: [f32; MAX_MASK_WIDTH_2D]
 );
 
+/// Repeats `$body` with `$i` bound to each listed constant: a loop written out, so that every
+/// register index and mask offset in it is a constant (LLVM leaves some such loops rolled, and
+/// their arrays then go to local memory). Defined before the kernel modules, which use it.
+macro_rules! unroll {
+    ($i:ident in [$($n:literal)*] $body:block) => {
+        $({
+            let $i: usize = $n;
+            $body
+        })*
+    };
+}
+
 // The kernels (on the host, their typed handles), one module per family.
 pub mod basic;
 pub mod tiled;

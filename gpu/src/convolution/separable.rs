@@ -16,17 +16,6 @@ use gpu_std::kernel;
 use gpu_std::math::fmaf32;
 use gpu_std::{block_dim, block_idx, syncthreads, thread_idx};
 
-/// Repeats `$body` with `$i` bound to each listed constant: a loop written out, so that every
-/// register index and mask offset in it is a constant.
-macro_rules! unroll {
-    ($i:ident in [$($n:literal)*] $body:block) => {
-        $({
-            let $i: usize = $n;
-            $body
-        })*
-    };
-}
-
 /// Output columns of a strip of the fused kernels (one block's width).
 pub const SEPARABLE_TILE_X: usize = 64;
 /// Output rows of one step of the fused kernels' walk down their segment.

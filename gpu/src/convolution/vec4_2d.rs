@@ -11,17 +11,6 @@ use gpu_std::{
     block_dim, block_idx, grid_dim, load_global_v4, store_global_v4, syncthreads, thread_idx,
 };
 
-/// Repeats `$body` with `$i` bound to each listed constant: a loop written out, for loops
-/// that must be unrolled and that LLVM leaves rolled.
-macro_rules! unroll {
-    ($i:ident in [$($n:literal)*] $body:block) => {
-        $({
-            let $i: usize = $n;
-            $body
-        })*
-    };
-}
-
 /// Staged columns of the 2D vec4 tile (aligned halo on both sides).
 const PITCH_2D: usize = VEC4_TILE_2D_X + 2 * VEC4_HALO_2D_X;
 /// `float4` groups per staged row.

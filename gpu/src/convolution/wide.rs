@@ -10,17 +10,6 @@ use gpu_std::kernel;
 use gpu_std::math::fmaf32;
 use gpu_std::{block_dim, block_idx, syncthreads, thread_idx};
 
-/// Repeats `$body` with `$i` bound to each listed constant: a loop written out, so that every
-/// register index and mask offset in it is a constant.
-macro_rules! unroll {
-    ($i:ident in [$($n:literal)*] $body:block) => {
-        $({
-            let $i: usize = $n;
-            $body
-        })*
-    };
-}
-
 /// Output columns of a tile of the wide kernels.
 pub const WIDE_TILE_X: usize = 64;
 /// Output rows of a tile of the wide kernels.
