@@ -124,15 +124,7 @@ pub fn run_2d(
     mask_width: usize,
 ) -> Result<Vec<f32>> {
     let mask = Mask2d::new(gpu, mask, mask_width)?;
-    let n = crate::error::elements(rows, cols)?;
-    expect_len("input", n, input.len())?;
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    let d_in = gpu.upload(input)?;
-    let mut d_out = gpu.poisoned(n, f32::NAN)?;
-    conv2d_with(gpu, variant, &d_in, &mask, &mut d_out, rows, cols)?;
-    gpu.download(&d_out, variant.entry(mask_width))
+    run_2d_mask(gpu, variant, input, rows, cols, &mask)
 }
 
 /// As [`run_2d`], with a [`Mask2d`] made by the caller (a separable one from
