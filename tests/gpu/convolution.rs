@@ -211,9 +211,11 @@ fn trials_2d_separable() -> Vec<Trial> {
         .collect()
 }
 
-/// `conv2d` (the automatic choice) on 517 x 1023 and 203 x 300 against the dense `f64`
-/// reference of the mask's values, within `2w + 8` terms (the values are the `f32` products
-/// of the factors, or within `8 eps` of the detected ones).
+/// `conv2d` (the automatic choice) on 517 x 1023 and 203 x 300 (and 2048 x 2051 for masks up
+/// to 9 x 9) against the dense `f64` reference of the mask's values, within `2w + 8` terms for
+/// the separable kernels (the values are the `f32` products of the factors, or within `8 eps`
+/// of the detected ones), `w^2` for the dense ones; `expected` is the choice on large images
+/// (a narrow separable mask takes the vec4 tile below 2^22 elements).
 fn check_conv2d(
     gpu: &cpu::Gpu,
     mask: &Mask2d,
@@ -221,10 +223,25 @@ fn check_conv2d(
     seed: u64,
 ) -> Result<(), libtest_mimic::Failed> {
     let w = mask.width();
-    for (rows, cols) in [(517, 1023), (203, 300)] {
+    // A narrow separable mask takes the fused kernel only from 2^22 elements: 2048 x 2051
+    // checks that side (narrow masks only: the dense reference is `w^2` per output).
+    let narrow = w <= convolution::MAX_MASK_WIDTH_2D_VEC4;
+    let large = [(2048, 2051)];
+    let shapes = [(517, 1023), (203, 300)]
+        .into_iter()
+        .chain(large.into_iter().filter(|_| narrow));
+    for (rows, cols) in shapes {
         let mut rng = StdRng::seed_from_u64(seed ^ rows as u64);
         let input = randoms(&mut rng, rows * cols);
-        let chosen = Variant2d::choose(mask, cols, true);
+        let expected = if expected == Variant2d::Convolution2dSeparableFused
+            && narrow
+            && rows * cols < convolution::SEPARABLE_NARROW_MIN_ELEMENTS
+        {
+            Variant2d::Convolution2dTiledVec4
+        } else {
+            expected
+        };
+        let chosen = Variant2d::choose(mask, rows, cols, true);
         if chosen != expected {
             return Err(format!("conv2d chose {chosen:?}, expected {expected:?}").into());
         }

@@ -314,6 +314,23 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
     std::fs::write(&run_sh, script).with_context(|| format!("writing {}", run_sh.display()))?;
     let peers = out.join("peers.py");
     std::fs::write(&peers, PEERS_PY).with_context(|| format!("writing {}", peers.display()))?;
+    let check = out.join("scipy_check.py");
+    std::fs::write(&check, SCIPY_CHECK_PY)
+        .with_context(|| format!("writing {}", check.display()))?;
+    // The photographs `run.sh photos` filters (data/README.md: sources and licences).
+    let data = out.join("data");
+    std::fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
+    let source = root.join("data");
+    for entry in
+        std::fs::read_dir(&source).with_context(|| format!("reading {}", source.display()))?
+    {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "png" || e == "md") {
+            let name = path.file_name().context("a data file without a name")?;
+            std::fs::copy(&path, data.join(name))
+                .with_context(|| format!("copying {}", path.display()))?;
+        }
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -437,6 +454,9 @@ fn fill_run_sh(names: &[String], cases: &[String]) -> Result<String> {
 /// `run.sh peers`: the same operations through PyTorch / CuPy, for the report's peer columns.
 const PEERS_PY: &str = include_str!("../peers/peers.py");
 
+/// `run.sh photos`: `demo conv2d` on the photographs of `data/` against SciPy's `correlate`.
+const SCIPY_CHECK_PY: &str = include_str!("../peers/scipy_check.py");
+
 /// The bundle's entry point (see README "Running on a GPU machine without Rust").
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # Runs this bundle on a machine with an NVIDIA driver (no Rust needed).
@@ -465,6 +485,8 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 # LD_LIBRARY_PATH. NCCL_NVLS_ENABLE=0 (NVLink SHARP off) is exported for everything started here.
 #   ./run.sh profile PATTERN...  the demo under Nsight Compute (ncu): global load/store sector
 #                       efficiency and shared-memory bank conflicts added to its tables
+#   ./run.sh photos     demo conv2d on the photographs in data/ (vec4, wide and separable kernels)
+#                       against SciPy's ndimage.correlate (scipy_check.py), within the f32 bound
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mode=${1:-all}
@@ -662,11 +684,17 @@ case "$mode" in
   multi-gpu) run_multi_gpu ;;
   sweep) run_sweep ;;
   profile) run_profile ;;
+  photos)
+    if command -v python3 >/dev/null; then
+      python3 "$here/scipy_check.py" --demo "$here/bin/demo" --data "$here/data" || failed+=("photos")
+    else
+      echo "python3 not found: photos skipped"
+    fi ;;
   tests) run_tests ;;
   demo) run_demo ;;
   sanitize) run_sanitize ;;
   resources) run_resources ;;
-  *) echo "usage: $0 [all|tests|examples|demo|sanitize|resources|report|peers|multi-gpu|sweep|profile]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|tests|examples|demo|sanitize|resources|report|peers|multi-gpu|sweep|profile|photos]" >&2; exit 2 ;;
 esac
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -231,19 +231,10 @@ fn variant_kernels(variant: Variant2d, w: usize) -> Vec<&'static str> {
     variant.entries(w).to_vec()
 }
 
-/// The variant [`convolution::conv2d`] runs for `mask` on a `cols`-wide image whose input is
-/// 16-byte aligned if `aligned`: the fused separable kernel for a separable mask of width 3 or
-/// more, else the vec4 tile up to width 9 (its alignment fallback as [`Variant2d::fastest`]),
-/// else the wide tile.
-fn entry_variant(mask: &Mask2d, cols: usize, aligned: bool) -> Variant2d {
-    let w = mask.width();
-    if mask.factors().is_some() && w >= 3 {
-        Variant2d::Convolution2dSeparableFused
-    } else if w <= VEC4_MAX_WIDTH {
-        Variant2d::fastest(cols, aligned)
-    } else {
-        Variant2d::Convolution2dWide
-    }
+/// The variant [`convolution::conv2d`] runs for `mask` on a `rows x cols` image whose input
+/// is 16-byte aligned if `aligned` ([`Variant2d::choose`]).
+fn entry_variant(mask: &Mask2d, rows: usize, cols: usize, aligned: bool) -> Variant2d {
+    Variant2d::choose(mask, rows, cols, aligned)
 }
 
 /// The dense variant [`convolution::conv2d`] runs for a dense `w x w` mask on an aligned input
@@ -671,7 +662,7 @@ fn variants_table(
     let aligned = is_aligned(b.gpu.address(&b.d_in), VEC4_ALIGNMENT);
     out.headline(
         "variants",
-        &variant_name(entry_variant(mask, b.cols, aligned)),
+        &variant_name(entry_variant(mask, b.rows, b.cols, aligned)),
     );
     let (mut failures, mut basic_ms) = (0, None);
     for variant in Variant2d::ALL {
@@ -765,7 +756,12 @@ fn filter_picture(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Re
     let mask = spec.device(gpu)?;
     let w = mask.width();
     let d_in = gpu.upload(&picture)?;
-    let variant = entry_variant(&mask, cols, is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT));
+    let variant = entry_variant(
+        &mask,
+        rows,
+        cols,
+        is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT),
+    );
     let entry = variant.entry(w);
     let mut d_out = gpu.poisoned(picture.len(), f32::NAN)?;
     let mask_name = format!("{spec} ({w} x {w})");
@@ -1011,7 +1007,7 @@ fn sweep_2d_with(
             let mask = make_mask(sweep, &case, w)?;
             let mut d_out = gpu.poisoned(n, f32::NAN)?;
             let aligned = is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT);
-            let variant = entry_variant(&mask, cols, aligned);
+            let variant = entry_variant(&mask, rows, cols, aligned);
             let kernel = variant.entry(w);
             let launch = variant.launch_config(gpu, rows, cols, w)?;
             let floor = floor_of(n, variant.fmas_per_output(w), sweep.copy(), sweep.fp32());

@@ -24,6 +24,14 @@ struct SeparableWorkspace {
     temp: Option<cudarc::driver::CudaSlice<f32>>,
 }
 
+/// The smallest image, in elements (2^22, 2048 x 2048), on which [`conv2d`] takes the fused
+/// separable kernel for a separable mask up to 9 x 9. There the dense vec4 tile is
+/// memory-bound too, and on small images the fused kernel's walk down 64-row segments (a
+/// prologue of `2r` rows, three barriers a chunk) costs more than the multiply-adds it saves:
+/// H100, Sobel-x on 640 x 480, 0.0058-0.0077 ms against the vec4 tile's 0.0052 ms; from
+/// 4096 x 4096 up the fused kernel is ahead (5 x 5 Gaussian: 0.054 ms against 0.058 ms).
+pub const SEPARABLE_NARROW_MIN_ELEMENTS: usize = 1 << 22;
+
 /// Queues `output = input * mask` on `gpu`'s stream for row-major `rows x cols` images,
 /// `P[y][x] = sum_{jy, jx} N[y + jy - r][x + jx - r] M[jy][jx]` (ghosts read as 0), with the
 /// fastest variant that is correct for the buffers given. Nothing synchronises.
@@ -32,7 +40,8 @@ struct SeparableWorkspace {
 /// floats: a `CudaSlice<f32>` or a view of one.
 ///
 /// Variant ([`Variant2d::choose`]): a separable mask ([`Mask2d::factors`]) of width 3 or more
-/// takes [`Variant2d::Convolution2dSeparableFused`] (`2w` multiply-adds per output); a dense
+/// takes [`Variant2d::Convolution2dSeparableFused`] (`2w` multiply-adds per output; up to
+/// 9 x 9 only on images of at least [`SEPARABLE_NARROW_MIN_ELEMENTS`]); a dense
 /// mask up to 9 x 9 [`Variant2d::Convolution2dTiledVec4`], a wider one
 /// [`Variant2d::Convolution2dWide`]. All three load image rows as `float4` only when
 /// `cols % 4 == 0` (and store `float4`s only where `output` is 16-byte aligned); when
@@ -184,7 +193,12 @@ fn queue(
             variant.check_alignment(cols, input_ptr)?;
             variant
         }
-        None => Variant2d::choose(mask, cols, launch::is_aligned(input_ptr, VEC4_ALIGNMENT)),
+        None => Variant2d::choose(
+            mask,
+            rows,
+            cols,
+            launch::is_aligned(input_ptr, VEC4_ALIGNMENT),
+        ),
     };
     let cfg = variant.launch_config(gpu, rows, cols, width)?;
     match variant {
@@ -385,16 +399,19 @@ impl Variant2d {
         Variant2d::Convolution2dSeparableFused,
     ];
 
-    /// The variant [`conv2d`] runs for `mask` on a `cols`-wide image whose input starts on a
-    /// 16-byte boundary if `input_aligned`: [`Variant2d::Convolution2dSeparableFused`] for a
-    /// separable mask of width 3 or more, else [`Variant2d::Convolution2dTiledVec4`] up to
+    /// The variant [`conv2d`] runs for `mask` on a `rows x cols` image whose input starts on
+    /// a 16-byte boundary if `input_aligned`: [`Variant2d::Convolution2dSeparableFused`] for a
+    /// separable mask of width 3 or more (up to 9 x 9 only on images of at least
+    /// [`SEPARABLE_NARROW_MIN_ELEMENTS`]), else [`Variant2d::Convolution2dTiledVec4`] up to
     /// 9 x 9 and [`Variant2d::Convolution2dWide`] beyond; [`Variant2d::Convolution2dBasic`]
     /// if that one needs an aligned input and does not have one.
-    pub fn choose(mask: &Mask2d, cols: usize, input_aligned: bool) -> Variant2d {
+    pub fn choose(mask: &Mask2d, rows: usize, cols: usize, input_aligned: bool) -> Variant2d {
         let width = mask.width();
-        let fast = if mask.is_separable() && width >= 3 {
+        let narrow = width <= k::MAX_MASK_WIDTH_2D_VEC4;
+        let large = rows.saturating_mul(cols) >= SEPARABLE_NARROW_MIN_ELEMENTS;
+        let fast = if mask.is_separable() && width >= 3 && (large || !narrow) {
             Variant2d::Convolution2dSeparableFused
-        } else if width <= k::MAX_MASK_WIDTH_2D_VEC4 {
+        } else if narrow {
             Variant2d::Convolution2dTiledVec4
         } else {
             Variant2d::Convolution2dWide

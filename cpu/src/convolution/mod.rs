@@ -68,7 +68,10 @@ mod mask;
 mod reference;
 
 pub use conv1d::{Variant1d, conv1d, conv1d_values, conv1d_with, run_1d};
-pub use conv2d::{Variant2d, conv2d, conv2d_values, conv2d_with, run_2d, run_2d_mask};
+pub use conv2d::{
+    SEPARABLE_NARROW_MIN_ELEMENTS, Variant2d, conv2d, conv2d_values, conv2d_with, run_2d,
+    run_2d_mask,
+};
 pub use gpu::convolution::{MAX_MASK_WIDTH, MAX_MASK_WIDTH_2D, MAX_MASK_WIDTH_2D_VEC4};
 pub use mask::{
     MAX_GAUSSIAN_SIGMA, Mask1d, Mask2d, RANK1_TOLERANCE_EPS, gaussian_taps, rank1_factors,

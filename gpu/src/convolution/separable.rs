@@ -338,7 +338,7 @@ unsafe fn separable_fused<const R: usize>(
 }
 
 macro_rules! fused_kernels {
-    ($($name:ident $r:literal)*) => {$(
+    ($($name:ident $r:literal $blocks:tt)*) => {$(
         /// The separable 2D convolution to call for this mask width (`2R + 1` columns and rows,
         /// the factors in [`C_MASK_ROW`] and [`C_MASK_COL`]): one read and one write of the
         /// image.
@@ -351,13 +351,15 @@ macro_rules! fused_kernels {
         ///
         /// Launch: blocks of [`SEPARABLE_BLOCK`] threads (asserted); grid `ceil(cols / 64)` x
         /// `ceil(rows / segment)`, `segment` a positive multiple of 32 (asserted); launch
-        /// bounds 256 threads, 3 blocks per SM (at most 80 registers: at 4 blocks and 64,
-        /// the widths from 27 up spilled).
+        /// bounds 256 threads and 4 blocks per SM (64 registers) up to 25 x 25, 3 blocks (80
+        /// registers) from 27 x 27, where 64 registers spill (H100: 4 blocks took widths 15
+        /// to 25 from 1.19-1.29x to 1.08-1.28x their floor; at 27 to 31 the spilling
+        /// 4-block build ran 1.50-1.65x against 1.36-1.47x).
         ///
         /// # Safety
         /// `input` and `output` are valid for `rows * cols` floats and do not overlap; if
         /// `cols % 4 == 0`, `input` is 16-byte aligned.
-        #[kernel(launch_bounds(256, 3))]
+        #[kernel(launch_bounds(256, $blocks))]
         pub unsafe fn $name(
             input: *const f32,
             output: *mut f32,
@@ -373,21 +375,21 @@ macro_rules! fused_kernels {
 }
 
 fused_kernels!(
-    convolution_2d_separable_fused_w3 1
-    convolution_2d_separable_fused_w5 2
-    convolution_2d_separable_fused_w7 3
-    convolution_2d_separable_fused_w9 4
-    convolution_2d_separable_fused_w11 5
-    convolution_2d_separable_fused_w13 6
-    convolution_2d_separable_fused_w15 7
-    convolution_2d_separable_fused_w17 8
-    convolution_2d_separable_fused_w19 9
-    convolution_2d_separable_fused_w21 10
-    convolution_2d_separable_fused_w23 11
-    convolution_2d_separable_fused_w25 12
-    convolution_2d_separable_fused_w27 13
-    convolution_2d_separable_fused_w29 14
-    convolution_2d_separable_fused_w31 15
+    convolution_2d_separable_fused_w3 1 4
+    convolution_2d_separable_fused_w5 2 4
+    convolution_2d_separable_fused_w7 3 4
+    convolution_2d_separable_fused_w9 4 4
+    convolution_2d_separable_fused_w11 5 4
+    convolution_2d_separable_fused_w13 6 4
+    convolution_2d_separable_fused_w15 7 4
+    convolution_2d_separable_fused_w17 8 4
+    convolution_2d_separable_fused_w19 9 4
+    convolution_2d_separable_fused_w21 10 4
+    convolution_2d_separable_fused_w23 11 4
+    convolution_2d_separable_fused_w25 12 4
+    convolution_2d_separable_fused_w27 13 3
+    convolution_2d_separable_fused_w29 14 3
+    convolution_2d_separable_fused_w31 15 3
 );
 
 /// The handle of a `convolution_2d_separable_fused_w*` kernel (host build): `(input, output,
