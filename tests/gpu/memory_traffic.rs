@@ -5,6 +5,7 @@
 
 use cpu::lab::memory::bandwidth::{self, Direction, HostBuffer, HostMemory};
 use cpu::lab::memory::coalescing::{self, Access, Load};
+use cpu::lab::memory::fma_rate::{self, FmaRate};
 use cpu::lab::memory::read_stream::{self, InFlight, ReadShape, ReadStream};
 use cpu::lab::memory::{layout, texture};
 use cpu::{Error, verify};
@@ -133,6 +134,46 @@ fn bandwidth_trials() -> Vec<Trial> {
             Ok(())
         },
     ));
+    trials
+}
+
+/// The FMA-rate ceiling's kernel: every thread's output equal, bit for bit, to the CPU's
+/// chains (the output poisoned with NaN before), at 1 and 3 blocks per SM and a few trip
+/// counts; and the refusals of its shape.
+fn fma_rate_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for blocks_per_sm in [1u32, 3] {
+        for iterations in [1u32, 2, 13] {
+            let name = format!("memory::fma_rate::{blocks_per_sm}_blocks_per_sm::{iterations}_iterations");
+            trials.push(gpu_trial(name, move || {
+                let gpu = gpu()?;
+                let mut rate =
+                    FmaRate::new(&gpu, blocks_per_sm, iterations).map_err(|e| e.to_string())?;
+                let sms = gpu.sm_count().map_err(|e| e.to_string())? as usize;
+                if rate.threads() != sms * blocks_per_sm as usize * 256 {
+                    return Err(format!("{} threads for {sms} SMs", rate.threads()).into());
+                }
+                rate.launch(&gpu).map_err(|e| e.to_string())?;
+                let wrong = rate.mismatches(&gpu, 1).map_err(|e| e.to_string())?;
+                if wrong != 0 {
+                    return Err(format!("{wrong} of {} threads differ from the CPU", rate.threads()).into());
+                }
+                let expected = rate.threads() as u64 * u64::from(iterations) * fma_rate::FMAS_PER_ITERATION;
+                if rate.fmas() != expected {
+                    return Err(format!("fmas {} != {expected}", rate.fmas()).into());
+                }
+                Ok(())
+            }));
+        }
+    }
+    for (case, blocks_per_sm, iterations) in [("no_blocks", 0, 1), ("too_many_blocks", fma_rate::MAX_BLOCKS_PER_SM + 1, 1), ("no_iterations", 1, 0)] {
+        trials.push(gpu_trial(format!("memory::fma_rate::refuses_{case}"), move || {
+            let gpu = gpu()?;
+            expect_err(FmaRate::new(&gpu, blocks_per_sm, iterations), |e| {
+                matches!(e, Error::OutOfRange { .. })
+            })
+        }));
+    }
     trials
 }
 
@@ -405,6 +446,7 @@ pub fn trials() -> Vec<Trial> {
     trials.extend(layout_trials());
     trials.extend(bandwidth_trials());
     trials.extend(read_stream_trials());
+    trials.extend(fma_rate_trials());
     trials.extend(texture_trials());
     trials.extend(error_trials());
     trials

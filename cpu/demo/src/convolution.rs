@@ -409,6 +409,7 @@ fn floor_line(
     separable: bool,
 ) -> Result<Fp32Throughput> {
     let fp32 = Fp32Throughput::of(gpu)?;
+    let fma = timing::fma_ceiling(gpu, 3, 10)?;
     let w = mask_width as u64;
     let dense = floor_of(outputs, w.pow(dims), ceiling, &fp32);
     let separable = if separable && dims == 2 {
@@ -425,7 +426,8 @@ fn floor_line(
     out.line(format!(
         "floors: memory {:.3} ms (1 read + 1 write at this run's memcpy {:.1} GB/s); FMA at the FP32 peak \
          {:.2} TFMA/s ({} SMs x {} FP32 lanes x {} MHz): dense {mask_width}^{dims} x {outputs} FMAs, {:.3} ms \
-         (floor {:.3} ms, {}-bound){separable}; x floor = median / max(memory, FMA floor of the row's variant)",
+         (floor {:.3} ms, {}-bound){separable}; x floor = median / max(memory, FMA floor of the row's variant); \
+         FMA rate measured (fma_rate, 16 independent FMA chains a thread, {} x 256): {:.2} TFMA/s, {:.1}% of the peak",
         dense.memory_ms,
         ceiling.gbps,
         fp32.fma_per_second() / 1e12,
@@ -435,6 +437,9 @@ fn floor_line(
         dense.fma_ms,
         dense.ms(),
         dense.bound(),
+        fma.launch.grid_dim.0,
+        fma.fma_per_second() / 1e12,
+        100.0 * fma.fma_per_second() / fp32.fma_per_second(),
     ));
     Ok(fp32)
 }

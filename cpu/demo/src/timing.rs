@@ -13,6 +13,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, LaunchConfig, sys};
 
 use cpu::Gpu;
 use cpu::error::{DriverContext, Error, Result};
+use cpu::lab::memory::fma_rate::FmaRate;
 use cpu::lab::memory::read_stream::{self, ReadShape, ReadStream};
 use cpu::multi_gpu::GpuGroup;
 use cpu::reduce::{ReduceSum, SumI32};
@@ -457,6 +458,56 @@ impl Fp32Throughput {
     pub fn fma_per_second(&self) -> f64 {
         f64::from(self.sm_count) * f64::from(self.lanes_per_sm) * f64::from(self.sm_clock_khz) * 1e3
     }
+}
+
+/// Blocks per SM of the FMA-rate ceiling (2048 threads an SM: full occupancy on sm_80 and
+/// sm_90 at the kernel's registers).
+pub const FMA_CEILING_BLOCKS_PER_SM: u32 = 8;
+/// Loop trips per thread of the FMA-rate ceiling: 128 x 1024 FMAs a thread, about 1 ms a
+/// launch on an H100.
+pub const FMA_CEILING_ITERATIONS: u32 = 1024;
+
+/// The measured FP32 multiply-add ceiling: [`FmaRate`] (16 independent FMA chains a thread,
+/// nothing else) timed as every kernel is, its outputs checked against the CPU at every 997th
+/// thread.
+#[derive(Clone, Copy, Debug)]
+pub struct FmaCeiling {
+    /// Multiply-adds per launch.
+    pub fmas: u64,
+    /// Timing of the launch.
+    pub timing: Timing,
+    /// The launch.
+    pub launch: LaunchConfig,
+}
+
+impl FmaCeiling {
+    /// Multiply-adds per second at the median.
+    pub fn fma_per_second(&self) -> f64 {
+        self.fmas as f64 / (self.timing.median_ms * 1e-3)
+    }
+}
+
+/// Times [`FmaRate`] with [`FMA_CEILING_BLOCKS_PER_SM`] blocks per SM and
+/// [`FMA_CEILING_ITERATIONS`] trips.
+///
+/// # Errors
+/// As [`FmaRate::new`] and [`time_gpu`]; [`Error::Unsupported`] if a checked output differs
+/// from the CPU's.
+pub fn fma_ceiling(gpu: &Gpu, warmup: usize, reps: usize) -> Result<FmaCeiling> {
+    let mut rate = FmaRate::new(gpu, FMA_CEILING_BLOCKS_PER_SM, FMA_CEILING_ITERATIONS)?;
+    let launch = rate.launch_config();
+    let timing = time_gpu(gpu, "fma_rate", warmup, reps, || rate.launch(gpu).map(drop))?;
+    if rate.mismatches(gpu, 997)? != 0 {
+        return Err(Error::Unsupported {
+            what: "FMA-rate ceiling",
+            requirement: "every checked thread's chains equal to the CPU's",
+        });
+    }
+    Ok(FmaCeiling {
+        fmas: rate.fmas(),
+        timing,
+        launch,
+    })
 }
 
 /// The least time an operation can take on this device: the slower of moving its bytes at the

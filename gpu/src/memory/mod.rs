@@ -7,6 +7,7 @@ pub mod bank_conflicts;
 pub mod coalescing;
 pub mod constant_memory;
 pub mod device_globals;
+pub mod fma_rate;
 pub mod layout;
 pub mod read_stream;
 pub mod registers;

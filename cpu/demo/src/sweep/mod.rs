@@ -294,6 +294,10 @@ pub struct Ceilings {
     /// [`timing::Fp32Throughput`]): the rate the convolutions' FMA floor assumes.
     #[serde(default)]
     pub fp32_peak_fma_per_second: f64,
+    /// The FP32 multiply-add rate measured in this run, FMA/s ([`timing::fma_ceiling`]: 16
+    /// independent FMA chains a thread and nothing else); 0 in files written before it.
+    #[serde(default)]
+    pub fp32_measured_fma_per_second: f64,
     /// cuBLAS SGEMM from the peers file (`peers.py --sweep`), when it has one: the rate a
     /// vendor's FMA-bound kernel reaches in this run.
     #[serde(default)]
@@ -484,11 +488,13 @@ pub(crate) fn run(opts: &Options, args: Args) -> Result<()> {
     let read = timing::read_ceiling(&gpu, CEILING_READ_BYTES, WARMUP, reps)
         .context("measuring the read-only ceiling")?;
     let fp32 = timing::Fp32Throughput::of(&gpu)?;
+    let fma = timing::fma_ceiling(&gpu, WARMUP, reps).context("measuring the FMA-rate ceiling")?;
     let ceilings = Ceilings {
         copy: CeilingRecord::from(&copy),
         read: ReadRecord::from(&read),
         theoretical_gbps: device.theoretical_gbps,
         fp32_peak_fma_per_second: fp32.fma_per_second(),
+        fp32_measured_fma_per_second: fma.fma_per_second(),
         fp32_gemm: peers.fp32_gemm.clone(),
     };
     say(&output::ceilings_text(&ceilings));
