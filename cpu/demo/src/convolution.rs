@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::harness::{Footprint, Plan, SMALL, Trial, array, elements};
-use crate::registry::{Pattern, VariantInfo, kernels_each, widths};
+use crate::registry::{Pattern, VariantInfo, kernels_each, variant, widths};
 use crate::report::{ChartKind, Measurement, Table};
 use crate::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 use crate::timing::{self, Ceiling, Floor, Fp32Throughput};
@@ -147,8 +147,9 @@ impl Pattern for Conv2d {
         ),
     ];
 
+    /// The 2D variants, then the FMA-rate ceiling every run measures for its floors line.
     fn variants() -> Vec<VariantInfo> {
-        kernels_each(&Variant2d::ALL, |v| {
+        let mut variants = kernels_each(&Variant2d::ALL, |v| {
             let mut names = Vec::new();
             for w in variant_widths(v).step_by(2) {
                 for k in variant_kernels(v, w) {
@@ -158,7 +159,12 @@ impl Pattern for Conv2d {
                 }
             }
             names
-        })
+        });
+        variants.push(variant(
+            "FMA-rate ceiling (the floors' measured FP32 rate)",
+            cpu::lab::memory::fma_rate::KERNELS,
+        ));
+        variants
     }
 
     /// 1023 columns: the scalar edge path (rows not a multiple of 4 floats); 300 columns:
