@@ -222,8 +222,9 @@ fn queue(
         Variant2d::Convolution2dSeparableFused => {
             let kernel = separable::CONVOLUTION_2D_SEPARABLE_FUSED_BY_RADIUS[width / 2]
                 .expect("widths from 3 (check_mask, choose)");
-            // The segment `launch_config` chose (the SM count is cached by the handle).
-            let segment = choose_segment(rows, cols, gpu.sm_count()?);
+            // The segment `launch_config` chose (the occupancy is cached by the handle).
+            let wave = gpu.one_wave(kernel.name(), separable::SEPARABLE_BLOCK, 0)?;
+            let segment = choose_segment(rows, cols, wave);
             let mut constants = gpu.constant_memory()?;
             mask.write_factors(&mut constants)?;
             // SAFETY: the arguments match `convolution_2d_separable_fused_w*(input: *const
@@ -316,19 +317,30 @@ fn queue(
     Ok(cfg)
 }
 
-/// The segment for a fused separable launch: a multiple of 32 rows, at most 512, small enough
-/// that `ceil(cols / 64) x ceil(rows / segment)` blocks fill `sms` SMs about 8 times over
-/// (a 2048 x 2048 image gets 64-row segments, 8192 x 8192 512-row ones).
-fn choose_segment(rows: usize, cols: usize, sms: u32) -> usize {
+/// The segment for a fused separable launch: of the multiples of 32 rows from 64 to 512, the
+/// one with the least modelled time `ceil(blocks / wave) x (segment + 32)`, the longest of
+/// equals: the waves of `wave` resident blocks (SMs x blocks per SM) the
+/// `ceil(cols / 64) x ceil(rows / segment)` blocks take, times the rows each block walks (its
+/// segment and about one chunk of halo rows). A last wave that is mostly empty costs a whole
+/// one: 8192 x 8192 at 3 blocks per SM on 132 SMs takes 480-row segments (2304 blocks, 5.8
+/// waves) rather than 512 (2048 blocks, 5.2 waves: 6 either way, each longer); at 4 blocks
+/// per SM 512 (3.9 waves). Small images get short segments (2048 x 2048: 128 rows, one wave).
+fn choose_segment(rows: usize, cols: usize, wave: u32) -> usize {
     let strips = cols.div_ceil(separable::SEPARABLE_TILE_X).max(1);
-    let want_blocks = 8 * sms.max(1) as usize;
-    let per_strip = want_blocks.div_ceil(strips).max(1);
-    rows.div_ceil(per_strip)
-        .next_multiple_of(separable::SEPARABLE_CHUNK_Y)
-        .clamp(
-            2 * separable::SEPARABLE_CHUNK_Y,
-            separable::SEPARABLE_MAX_SEGMENT,
-        )
+    let wave = wave.max(1) as usize;
+    let chunk = separable::SEPARABLE_CHUNK_Y;
+    let (mut best, mut best_cost) = (separable::SEPARABLE_MAX_SEGMENT, usize::MAX);
+    let mut segment = separable::SEPARABLE_MAX_SEGMENT;
+    while segment >= 2 * chunk {
+        // At most 2^25 strips x 2^25 segments (sides up to 2^31): no overflow in 64 bits.
+        let blocks = strips.saturating_mul(rows.div_ceil(segment).max(1));
+        let cost = blocks.div_ceil(wave).saturating_mul(segment + chunk);
+        if cost < best_cost {
+            (best, best_cost) = (segment, cost);
+        }
+        segment -= chunk;
+    }
+    best
 }
 
 /// The launch of [`separable::convolution_2d_separable_cols`] for a `rows x cols` image.
@@ -696,7 +708,15 @@ impl Variant2d {
             ),
             Variant2d::Convolution2dSeparableFused => {
                 check_vec4_sides(rows, cols)?;
-                let segment = choose_segment(rows, cols, gpu.sm_count()?);
+                if !self.supports_width(mask_width) {
+                    return Err(Error::MaskWidth {
+                        dims: 2,
+                        width: mask_width,
+                        max: k::MAX_MASK_WIDTH_2D,
+                    });
+                }
+                let wave = gpu.one_wave(self.entry(mask_width), separable::SEPARABLE_BLOCK, 0)?;
+                let segment = choose_segment(rows, cols, wave);
                 launch::covering_2d(
                     kernel,
                     (cols, rows),
@@ -877,13 +897,16 @@ mod tests {
 
     #[test]
     fn fused_segments() {
-        // 8192 x 8192 on 132 SMs: 128 strips, 512-row segments (16 x 128 = 2048 blocks).
-        assert_eq!(choose_segment(8192, 8192, 132), 512);
-        // 2048 x 2048: 32 strips, 64-row segments (32 x 32 = 1024 blocks).
-        assert_eq!(choose_segment(2048, 2048, 132), 64);
-        assert_eq!(choose_segment(1, 1, 132), 64);
+        // 8192 x 8192 on 132 SMs: 128 strips; at 4 blocks per SM (a wave of 528) 512-row
+        // segments (2048 blocks, 3.9 waves), at 3 (396) 480 rows (2304 blocks, 5.8 waves).
+        assert_eq!(choose_segment(8192, 8192, 528), 512);
+        assert_eq!(choose_segment(8192, 8192, 396), 480);
+        // 2048 x 2048: 32 strips, 128-row segments (512 blocks, one wave of 528).
+        assert_eq!(choose_segment(2048, 2048, 528), 128);
+        assert_eq!(choose_segment(1, 1, 528), 64);
+        assert_eq!(choose_segment(1 << 31, 1 << 31, 1), 512);
         for (rows, cols) in [(8192, 8192), (1000, 999), (1, 1), (100_000, 3)] {
-            let segment = choose_segment(rows, cols, 132);
+            let segment = choose_segment(rows, cols, 396);
             assert!(segment.is_multiple_of(32) && (64..=512).contains(&segment));
         }
     }
