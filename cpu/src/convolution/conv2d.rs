@@ -26,7 +26,7 @@ struct SeparableWorkspace {
 
 /// The smallest image, in elements (2^22, 2048 x 2048), on which [`conv2d`] takes the fused
 /// separable kernel for a separable mask up to 9 x 9. There the dense vec4 tile is
-/// memory-bound too, and on small images the fused kernel's walk down 64-row segments (a
+/// memory-bound too, and on small images the fused kernel's walk down short segments (a
 /// prologue of `2r` rows, three barriers a chunk) costs more than the multiply-adds it saves:
 /// H100, Sobel-x on 640 x 480, 0.0058-0.0077 ms against the vec4 tile's 0.0052 ms; from
 /// 4096 x 4096 up the fused kernel is ahead (5 x 5 Gaussian: 0.054 ms against 0.058 ms).
@@ -676,7 +676,8 @@ impl Variant2d {
     /// y: over 524280 rows for the seed kernels), or for the vec4 and fused kernels if `rows`
     /// or `cols` exceeds [`k::VEC4_MAX_SIDE_2D`] (2^31, their 32-bit coordinates);
     /// [`Error::ShapeOverflow`] if the tile count
-    /// overflows; [`Error::Driver`] from the device queries.
+    /// overflows; [`Error::MaskWidth`] for [`Variant2d::Convolution2dSeparableFused`] at a width
+    /// it has no kernel for; [`Error::Driver`] from the device queries.
     pub fn launch_config(
         self,
         gpu: &Gpu,
