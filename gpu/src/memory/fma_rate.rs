@@ -40,7 +40,7 @@ pub mod kernels {
     /// [`fma_rate_start`]`(t, k)`, and writes their sum (chains 0 to 15 in order) to
     /// `output[t]` for `t < n`: every FMA feeds the output, so none can be dropped.
     ///
-    /// Launch: blocks of [`FMA_RATE_BLOCK`](super::FMA_RATE_BLOCK) threads (asserted), any grid
+    /// Launch: blocks of [`FMA_RATE_BLOCK`] threads (asserted), any grid
     /// (the host launches 8 blocks per SM).
     ///
     /// Parameters: `output`, `n` floats; `iterations`, loop trips (128 FMAs per thread each).

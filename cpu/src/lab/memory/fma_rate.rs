@@ -115,7 +115,7 @@ impl FmaRate {
     }
 
     /// Outputs of the last launch, of every `stride`-th thread and the last one, that differ
-    /// from [`reference`] (bit for bit: both round every FMA once); waits for the stream.
+    /// from [`reference()`] (bit for bit: both round every FMA once); waits for the stream.
     /// `stride` 1 checks every thread (the reference costs `128 x iterations` FMAs a thread);
     /// 0 is taken as 1.
     ///
