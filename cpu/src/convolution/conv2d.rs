@@ -676,8 +676,8 @@ impl Variant2d {
     /// y: over 524280 rows for the seed kernels), or for the vec4 and fused kernels if `rows`
     /// or `cols` exceeds [`k::VEC4_MAX_SIDE_2D`] (2^31, their 32-bit coordinates);
     /// [`Error::ShapeOverflow`] if the tile count
-    /// overflows; [`Error::MaskWidth`] if the variant has no kernel for `mask_width`
-    /// ([`Variant2d::supports_width`]); [`Error::Driver`] from the device queries.
+    /// overflows; [`Error::MaskWidth`] for [`Variant2d::Convolution2dSeparableFused`] at a width
+    /// it has no kernel for; [`Error::Driver`] from the device queries.
     pub fn launch_config(
         self,
         gpu: &Gpu,
@@ -685,13 +685,6 @@ impl Variant2d {
         cols: usize,
         mask_width: usize,
     ) -> Result<LaunchConfig> {
-        if !self.supports_width(mask_width) {
-            return Err(Error::MaskWidth {
-                dims: 2,
-                width: mask_width,
-                max: self.widths().last().unwrap_or(0),
-            });
-        }
         let kernel = self.kernel_name();
         let (tx, ty) = self.tile();
         let block_dim = (k::TILE_2D_X, k::TILE_2D_Y, 1);
@@ -716,6 +709,13 @@ impl Variant2d {
             ),
             Variant2d::Convolution2dSeparableFused => {
                 check_vec4_sides(rows, cols)?;
+                if !self.supports_width(mask_width) {
+                    return Err(Error::MaskWidth {
+                        dims: 2,
+                        width: mask_width,
+                        max: k::MAX_MASK_WIDTH_2D,
+                    });
+                }
                 let wave = gpu.one_wave(self.entry(mask_width), separable::SEPARABLE_BLOCK, 0)?;
                 let segment = choose_segment(rows, cols, wave);
                 launch::covering_2d(
