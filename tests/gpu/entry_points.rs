@@ -647,6 +647,33 @@ fn error_trials() -> Vec<Trial> {
             })
         }),
         gpu_trial(
+            "entry_points::errors::launch_config_width_without_kernel".into(),
+            || {
+                let gpu = gpu()?;
+                for (variant, width, max) in [
+                    (Variant2d::Convolution2dTiledVec4, 11, convolution::MAX_MASK_WIDTH_2D_VEC4),
+                    (Variant2d::Convolution2dWide, 9, convolution::MAX_MASK_WIDTH_2D),
+                    (Variant2d::Convolution2dSeparableFused, 1, convolution::MAX_MASK_WIDTH_2D),
+                    (Variant2d::Convolution2dBasic, 4, convolution::MAX_MASK_WIDTH_2D),
+                    (Variant2d::Convolution2dConstantMask, 33, convolution::MAX_MASK_WIDTH_2D),
+                ] {
+                    expect_err(variant.launch_config(&gpu, 64, 64, width), |e| {
+                        matches!(e, Error::MaskWidth { dims: 2, width: w, max: m } if *w == width && *m == max)
+                    })
+                    .map_err(|e| format!("{variant:?} at width {width}: {e:?}"))?;
+                }
+                for variant in Variant1d::ALL {
+                    for width in [0, 4, convolution::MAX_MASK_WIDTH + 2] {
+                        expect_err(variant.launch_config(&gpu, 64, width), |e| {
+                            matches!(e, Error::MaskWidth { dims: 1, width: w, .. } if *w == width)
+                        })
+                        .map_err(|e| format!("{variant:?} at width {width}: {e:?}"))?;
+                    }
+                }
+                Ok(())
+            },
+        ),
+        gpu_trial(
             "entry_points::errors::mask_width_even_conv1d_values".into(),
             || {
                 let gpu = gpu()?;

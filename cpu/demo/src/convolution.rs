@@ -152,7 +152,7 @@ impl Pattern for Conv2d {
         let mut variants = kernels_each(&Variant2d::ALL, |v| {
             let mut names = Vec::new();
             for w in variant_widths(v).step_by(2) {
-                for k in variant_kernels(v, w) {
+                for k in v.entries(w) {
                     if !names.contains(&k) {
                         names.push(k);
                     }
@@ -229,18 +229,6 @@ fn needs_separable(variant: Variant2d) -> bool {
 /// Whether `variant` runs on a `w x w` mask that is separable if `separable`.
 fn runs_on(variant: Variant2d, w: usize, separable: bool) -> bool {
     variant_widths(variant).contains(&w) && (separable || !needs_separable(variant))
-}
-
-/// The `.entry` names `variant` launches at width `w` (the two-pass: a row pass, then a
-/// column pass).
-fn variant_kernels(variant: Variant2d, w: usize) -> Vec<&'static str> {
-    variant.entries(w).to_vec()
-}
-
-/// The variant [`convolution::conv2d`] runs for `mask` on a `rows x cols` image whose input
-/// is 16-byte aligned if `aligned` ([`Variant2d::choose`]).
-fn entry_variant(mask: &Mask2d, rows: usize, cols: usize, aligned: bool) -> Variant2d {
-    Variant2d::choose(mask, rows, cols, aligned)
 }
 
 /// The dense variant [`convolution::conv2d`] runs for a dense `w x w` mask on an aligned input
@@ -673,7 +661,7 @@ fn variants_table(
     let aligned = is_aligned(b.gpu.address(&b.d_in), VEC4_ALIGNMENT);
     out.headline(
         "variants",
-        &variant_name(entry_variant(mask, b.rows, b.cols, aligned)),
+        &variant_name(Variant2d::choose(mask, b.rows, b.cols, aligned)),
     );
     let (mut failures, mut basic_ms) = (0, None);
     for variant in Variant2d::ALL {
@@ -767,7 +755,7 @@ fn filter_picture(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Re
     let mask = spec.device(gpu)?;
     let w = mask.width();
     let d_in = gpu.upload(&picture)?;
-    let variant = entry_variant(
+    let variant = Variant2d::choose(
         &mask,
         rows,
         cols,
@@ -1018,7 +1006,7 @@ fn sweep_2d_with(
             let mask = make_mask(sweep, &case, w)?;
             let mut d_out = gpu.poisoned(n, f32::NAN)?;
             let aligned = is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT);
-            let variant = entry_variant(&mask, rows, cols, aligned);
+            let variant = Variant2d::choose(&mask, rows, cols, aligned);
             let kernel = variant.entry(w);
             let launch = variant.launch_config(gpu, rows, cols, w)?;
             let floor = floor_of(n, variant.fmas_per_output(w), sweep.copy(), sweep.fp32());

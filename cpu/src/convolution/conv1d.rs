@@ -304,8 +304,10 @@ impl Variant1d {
     ///
     /// # Errors
     /// [`Error::GridTooLarge`](crate::Error::GridTooLarge) if `n` needs more blocks than a grid
-    /// holds; [`Error::Driver`](crate::Error::Driver) from the device queries.
+    /// holds; [`Error::MaskWidth`](crate::Error::MaskWidth) if `mask_width` is even, 0 or above
+    /// [`MAX_MASK_WIDTH`]; [`Error::Driver`](crate::Error::Driver) from the device queries.
     pub fn launch_config(self, gpu: &Gpu, n: usize, mask_width: usize) -> Result<LaunchConfig> {
+        super::validate_mask_width(1, mask_width)?;
         let kernel = self.kernel_name();
         let grid = match self {
             Variant1d::Convolution1dTiledVec4 => {

@@ -200,7 +200,7 @@ fn queue(
             launch::is_aligned(input_ptr, VEC4_ALIGNMENT),
         ),
     };
-    let cfg = variant.launch_config(gpu, rows, cols, width)?;
+    let (cfg, segment) = variant.plan(gpu, rows, cols, width)?;
     match variant {
         Variant2d::Convolution2dBasic => {
             // SAFETY: the arguments match `convolution_2d_basic(input: *const f32,
@@ -222,9 +222,6 @@ fn queue(
         Variant2d::Convolution2dSeparableFused => {
             let kernel = separable::CONVOLUTION_2D_SEPARABLE_FUSED_BY_RADIUS[width / 2]
                 .expect("widths from 3 (check_mask, choose)");
-            // The segment `launch_config` chose (the occupancy is cached by the handle).
-            let wave = gpu.one_wave(kernel.name(), separable::SEPARABLE_BLOCK, 0)?;
-            let segment = choose_segment(rows, cols, wave);
             let mut constants = gpu.constant_memory()?;
             mask.write_factors(&mut constants)?;
             // SAFETY: the arguments match `convolution_2d_separable_fused_w*(input: *const
@@ -599,7 +596,25 @@ impl Variant2d {
     /// If the variant has no kernel for `mask_width` ([`Variant2d::supports_width`];
     /// launchers validate first).
     pub fn entry(self, mask_width: usize) -> &'static str {
-        self.entries(mask_width)[0]
+        assert!(
+            self.supports_width(mask_width),
+            "{self:?} has no kernel for width {mask_width}"
+        );
+        match self {
+            Variant2d::Convolution2dBasic => basic::convolution_2d_basic.name(),
+            Variant2d::Convolution2dSeparableTwoPass => {
+                separable::convolution_2d_separable_rows.name()
+            }
+            Variant2d::Convolution2dSeparableFused => {
+                separable::CONVOLUTION_2D_SEPARABLE_FUSED_BY_RADIUS[mask_width / 2]
+                    .expect("widths from 3")
+                    .name()
+            }
+            other => other
+                .constant_mask_kernel(mask_width)
+                .expect("reads C_MASK_2D")
+                .name(),
+        }
     }
 
     /// Every `.entry` launched for a `mask_width x mask_width` mask, in launch order: one, or
@@ -608,29 +623,12 @@ impl Variant2d {
     /// # Panics
     /// If the variant has no kernel for `mask_width` ([`Variant2d::supports_width`]).
     pub fn entries(self, mask_width: usize) -> Vec<&'static str> {
-        assert!(
-            self.supports_width(mask_width),
-            "{self:?} has no kernel for width {mask_width}"
-        );
+        let first = self.entry(mask_width);
         match self {
-            Variant2d::Convolution2dBasic => vec![basic::convolution_2d_basic.name()],
-            Variant2d::Convolution2dSeparableTwoPass => vec![
-                separable::convolution_2d_separable_rows.name(),
-                separable::convolution_2d_separable_cols.name(),
-            ],
-            Variant2d::Convolution2dSeparableFused => {
-                vec![
-                    separable::CONVOLUTION_2D_SEPARABLE_FUSED_BY_RADIUS[mask_width / 2]
-                        .expect("widths from 3")
-                        .name(),
-                ]
+            Variant2d::Convolution2dSeparableTwoPass => {
+                vec![first, separable::convolution_2d_separable_cols.name()]
             }
-            other => vec![
-                other
-                    .constant_mask_kernel(mask_width)
-                    .expect("reads C_MASK_2D")
-                    .name(),
-            ],
+            _ => vec![first],
         }
     }
 
@@ -676,8 +674,8 @@ impl Variant2d {
     /// y: over 524280 rows for the seed kernels), or for the vec4 and fused kernels if `rows`
     /// or `cols` exceeds [`k::VEC4_MAX_SIDE_2D`] (2^31, their 32-bit coordinates);
     /// [`Error::ShapeOverflow`] if the tile count
-    /// overflows; [`Error::MaskWidth`] for [`Variant2d::Convolution2dSeparableFused`] at a width
-    /// it has no kernel for; [`Error::Driver`] from the device queries.
+    /// overflows; [`Error::MaskWidth`] if the variant has no kernel for `mask_width`
+    /// ([`Variant2d::supports_width`]); [`Error::Driver`] from the device queries.
     pub fn launch_config(
         self,
         gpu: &Gpu,
@@ -685,10 +683,29 @@ impl Variant2d {
         cols: usize,
         mask_width: usize,
     ) -> Result<LaunchConfig> {
+        Ok(self.plan(gpu, rows, cols, mask_width)?.0)
+    }
+
+    /// [`Variant2d::launch_config`] and the segment of a fused separable launch (0 for the
+    /// other variants), computed once for both.
+    fn plan(
+        self,
+        gpu: &Gpu,
+        rows: usize,
+        cols: usize,
+        mask_width: usize,
+    ) -> Result<(LaunchConfig, usize)> {
+        if !self.supports_width(mask_width) {
+            return Err(Error::MaskWidth {
+                dims: 2,
+                width: mask_width,
+                max: self.widths().last().unwrap_or(0),
+            });
+        }
         let kernel = self.kernel_name();
         let (tx, ty) = self.tile();
         let block_dim = (k::TILE_2D_X, k::TILE_2D_Y, 1);
-        match self {
+        let cfg = match self {
             Variant2d::Convolution2dTiledVec4 => {
                 check_vec4_sides(rows, cols)?;
                 let tiles = (cols.div_ceil(tx) as u64)
@@ -709,21 +726,15 @@ impl Variant2d {
             ),
             Variant2d::Convolution2dSeparableFused => {
                 check_vec4_sides(rows, cols)?;
-                if !self.supports_width(mask_width) {
-                    return Err(Error::MaskWidth {
-                        dims: 2,
-                        width: mask_width,
-                        max: k::MAX_MASK_WIDTH_2D,
-                    });
-                }
                 let wave = gpu.one_wave(self.entry(mask_width), separable::SEPARABLE_BLOCK, 0)?;
                 let segment = choose_segment(rows, cols, wave);
-                launch::covering_2d(
+                let cfg = launch::covering_2d(
                     kernel,
                     (cols, rows),
                     (tx as u64, segment as u64),
                     (separable::SEPARABLE_BLOCK, 1, 1),
-                )
+                )?;
+                return Ok((cfg, segment));
             }
             Variant2d::Convolution2dSeparableTwoPass => launch::covering_2d(
                 kernel,
@@ -732,7 +743,8 @@ impl Variant2d {
                 (separable::ROWS_BLOCKDIM_X, separable::ROWS_BLOCKDIM_Y, 1),
             ),
             _ => launch::covering_2d(kernel, (cols, rows), (tx as u64, ty as u64), block_dim),
-        }
+        }?;
+        Ok((cfg, 0))
     }
 
     /// The seed's access ratio carried to 2D, for a `w x w` mask: loads of `N` the untiled
