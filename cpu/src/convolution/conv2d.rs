@@ -231,7 +231,7 @@ fn queue(
             // `gpu`'s context, not overlapping (`output` is borrowed mutably). `input` starts on
             // a 16-byte boundary whenever `cols % 4 == 0` (`check_alignment`, or `choose`
             // picked it only then); both sides are at most SEPARABLE_MAX_SIDE and `segment` a
-            // multiple of 32 up to 512, the one `launch_config` sized the grid with; blocks of 256 and a
+            // multiple of 32 up to 1024, the one `launch_config` sized the grid with; blocks of 256 and a
             // grid of `ceil(cols / 64)` x `ceil(rows / segment)`. C_MASK_ROW / C_MASK_COL hold
             // the mask's factors, written under `constants`, held until the launch is queued.
             unsafe { gpu.launch(kernel, cfg, (input, output, width, rows, cols, segment)) }?;
@@ -314,14 +314,15 @@ fn queue(
     Ok(cfg)
 }
 
-/// The segment for a fused separable launch: of the multiples of 32 rows from 64 to 512, the
+/// The segment for a fused separable launch: of the multiples of 32 rows from 64 to 1024, the
 /// one with the least modelled time `ceil(blocks / wave) x (segment + 32)`, the longest of
 /// equals: the waves of `wave` resident blocks (SMs x blocks per SM) the
 /// `ceil(cols / 64) x ceil(rows / segment)` blocks take, times the rows each block walks (its
 /// segment and about one chunk of halo rows). A last wave that is mostly empty costs a whole
-/// one: 8192 x 8192 at 3 blocks per SM on 132 SMs takes 480-row segments (2304 blocks, 5.8
-/// waves) rather than 512 (2048 blocks, 5.2 waves: 6 either way, each longer); at 4 blocks
-/// per SM 512 (3.9 waves). Small images get short segments (2048 x 2048: 128 rows, one wave).
+/// one: 8192 x 8192 at 4 blocks per SM on 132 SMs takes 1024-row segments (1024 blocks, 1.9
+/// waves) rather than 512 (2048 blocks, 3.9 waves: 4 waves of 544 rows against 2 of 1056), and
+/// a longer segment repeats the row pass of its `2R` halo rows less often. Small images get
+/// short segments (2048 x 2048: 128 rows, one wave).
 fn choose_segment(rows: usize, cols: usize, wave: u32) -> usize {
     let strips = cols.div_ceil(separable::SEPARABLE_TILE_X).max(1);
     let wave = wave.max(1) as usize;
@@ -665,7 +666,7 @@ impl Variant2d {
     /// resident blocks, at most one per 64 x 64 tile; for the wide kernels 256 threads and a
     /// grid `(ceil(cols / 64), ceil(rows / 64))`; for the fused separable kernels 256 threads
     /// and `(ceil(cols / 64), ceil(rows / segment))`, the segment a multiple of 32 rows up to
-    /// 512 that gives about 8 blocks per SM; for the two-pass variant its rows kernel's
+    /// 1024 chosen by a wave model (`choose_segment`); for the two-pass variant its rows kernel's
     /// (16 x 4 threads, `(ceil(cols / 128), ceil(rows / 4))`; the columns kernel takes
     /// 16 x 8 threads and `(ceil(cols / 16), ceil(rows / 64))`).
     ///
@@ -910,17 +911,17 @@ mod tests {
 
     #[test]
     fn fused_segments() {
-        // 8192 x 8192 on 132 SMs: 128 strips; at 4 blocks per SM (a wave of 528) 512-row
-        // segments (2048 blocks, 3.9 waves), at 3 (396) 480 rows (2304 blocks, 5.8 waves).
-        assert_eq!(choose_segment(8192, 8192, 528), 512);
-        assert_eq!(choose_segment(8192, 8192, 396), 480);
+        // 8192 x 8192 on 132 SMs: 128 strips; at 4 blocks per SM (a wave of 528) 1024-row
+        // segments (1024 blocks, 1.9 waves), at 3 (396) 928 rows (1152 blocks, 2.9 waves).
+        assert_eq!(choose_segment(8192, 8192, 528), 1024);
+        assert_eq!(choose_segment(8192, 8192, 396), 928);
         // 2048 x 2048: 32 strips, 128-row segments (512 blocks, one wave of 528).
         assert_eq!(choose_segment(2048, 2048, 528), 128);
         assert_eq!(choose_segment(1, 1, 528), 64);
-        assert_eq!(choose_segment(1 << 31, 1 << 31, 1), 512);
+        assert_eq!(choose_segment(1 << 31, 1 << 31, 1), 1024);
         for (rows, cols) in [(8192, 8192), (1000, 999), (1, 1), (100_000, 3)] {
             let segment = choose_segment(rows, cols, 396);
-            assert!(segment.is_multiple_of(32) && (64..=512).contains(&segment));
+            assert!(segment.is_multiple_of(32) && (64..=1024).contains(&segment));
         }
     }
 

@@ -12,9 +12,9 @@ use super::common::{
     F4, load_group, load_shared_f32, load_shared_v4, ordered_fma, ordered_load, store_shared_v4,
 };
 use super::{C_MASK_COL, C_MASK_ROW, MAX_MASK_WIDTH_2D};
-use gpu_std::kernel;
 use gpu_std::math::fmaf32;
 use gpu_std::{block_dim, block_idx, syncthreads, thread_idx};
+use gpu_std::{kernel, load_global_v4};
 
 /// Output columns of a strip of the fused kernels (one block's width).
 pub const SEPARABLE_TILE_X: usize = 64;
@@ -24,7 +24,7 @@ pub const SEPARABLE_CHUNK_Y: usize = 32;
 pub const SEPARABLE_BLOCK: u32 = 256;
 /// Largest segment (rows one block walks down) the host asks of the fused kernels; the host
 /// picks a multiple of [`SEPARABLE_CHUNK_Y`] between 64 and this for enough blocks.
-pub const SEPARABLE_MAX_SEGMENT: usize = 512;
+pub const SEPARABLE_MAX_SEGMENT: usize = 1024;
 /// Largest number of rows or columns the fused kernels take (2^31): their coordinates are
 /// 32-bit. The launchers reject larger images.
 pub const SEPARABLE_MAX_SIDE: usize = 1 << 31;
@@ -72,14 +72,27 @@ unsafe fn load_chunk<const R: usize>(
 ) {
     let g_row = groups_per_row(R) as u32;
     let vector = cols.is_multiple_of(4);
+    // The same for the whole block: a whole chunk of rows inside the image (a wrapped `y0` is
+    // above `rows`).
+    let interior = n == SEPARABLE_CHUNK_Y as u32 && y0 <= rows && rows - y0 >= n;
     unroll!(l in [0 1 2] {
         if l < loads(R) {
             let g = tid + (l as u32) * SEPARABLE_BLOCK;
             let (ly, gx) = (g / g_row, g % g_row);
-            if ly < n {
-                let y = y0.wrapping_add(ly);
+            let y = y0.wrapping_add(ly);
+            let x = (x0 + 4 * gx).wrapping_sub(halo(R) as u32);
+            if interior && vector && x < cols && cols - x >= 4 {
+                // The common case: the group is inside the image, one 16-byte load and no
+                // tests but the thread's own `ly < 32` (the same for every chunk).
+                if ly < n {
+                    // SAFETY: row `y < y0 + n <= rows` and columns `x ..+4 <= cols` lie
+                    // inside `input`, 16-byte aligned (`cols % 4 == 0`, `x % 4 == 0`).
+                    regs[l] = unsafe {
+                        load_global_v4(input.add(y as usize * cols as usize + x as usize))
+                    };
+                }
+            } else if ly < n {
                 regs[l] = if y < rows {
-                    let x = (x0 + 4 * gx).wrapping_sub(halo(R) as u32);
                     // SAFETY: row `y < rows` starts inside `input`; `load_group` reads only
                     // the columns below `cols` (ghosts read 0; a column "below 0" wraps to at
                     // least 2^32 - 16 > `cols`, a ghost too); `x` is a multiple of 4, so with
