@@ -122,8 +122,9 @@ unsafe fn load_chunk<const R: usize>(
 /// rows, keeping in shared memory `mid`, the row pass of the `32 + 2R` rows the current chunk's
 /// column pass needs. Per chunk:
 /// 1. the 32 new input rows (`64 + 2H` columns, `H` = `R` rounded up to 4, ghosts as 0), loaded
-///    with `ld.global.v4` into registers during the previous chunk, go to the input stage with
-///    16-byte shared stores; barrier; the next chunk's loads are issued;
+///    with `ld.global.v4` into registers during the previous chunk (an untested load per group
+///    when the whole chunk lies inside the image), go to the input stage with 16-byte shared
+///    stores; barrier; the next chunk's loads are issued;
 /// 2. row pass: thread `(ry, cx)` (`ry = lane % 8 + 8 (warp % 4)`, `cx = lane / 8 + 4 (warp /
 ///    4)`) computes the 8 row-pass values at columns `8 cx ..+8` of stage row `ry`, reading its
 ///    window of `8 + 2R` inputs once with `(8 + H + R) / 4` 16-byte loads (the 8 lanes of a
@@ -132,8 +133,9 @@ unsafe fn load_chunk<const R: usize>(
 /// 3. column pass: thread `(c, s)` (`c = tid % 64`, `s = tid / 64`) computes the 8 outputs of
 ///    column `x0 + c`, rows `Y + 8 s ..+8`, from the `8 + 2R` values of `mid` rows `8 s ..`
 ///    (`ld.shared.f32` at constant offsets from one address; a warp reads 32 consecutive
-///    floats), `8 W` multiply-adds, and stores them (a warp writes 128 contiguous bytes a row);
-///    barrier;
+///    floats), `8 W` multiply-adds kept in program order (`ordered_fma`: one value of the
+///    window live at a time, 64 registers at every width), and stores them with one test for
+///    the 8 rows (a warp writes 128 contiguous bytes a row); barrier;
 /// 4. `mid` rows `32 .. 32 + 2R` move to rows `0 .. 2R` (the next chunk's upper halo).
 ///
 /// Before the first chunk the `2R` rows above the segment go through the row pass into `mid`
@@ -362,7 +364,7 @@ unsafe fn separable_fused<const R: usize>(
 }
 
 macro_rules! fused_kernels {
-    ($($name:ident $r:literal $blocks:tt)*) => {$(
+    ($($name:ident $r:literal)*) => {$(
         /// The separable 2D convolution to call for this mask width (`2R + 1` columns and rows,
         /// the factors in [`C_MASK_ROW`] and [`C_MASK_COL`]): one read and one write of the
         /// image.
@@ -375,15 +377,14 @@ macro_rules! fused_kernels {
         ///
         /// Launch: blocks of [`SEPARABLE_BLOCK`] threads (asserted); grid `ceil(cols / 64)` x
         /// `ceil(rows / segment)`, `segment` a positive multiple of 32 (asserted); launch
-        /// bounds 256 threads and 4 blocks per SM (64 registers) up to 25 x 25, 3 blocks (80
-        /// registers) from 27 x 27, where 64 registers spill (H100: 4 blocks took widths 15
-        /// to 25 from 1.19-1.29x to 1.08-1.28x their floor; at 27 to 31 the spilling
-        /// 4-block build ran 1.50-1.65x against 1.36-1.47x).
+        /// bounds 256 threads and 4 blocks per SM (64 registers, no spills at any width: the
+        /// column pass's multiply-adds are kept in program order, so its window is not all
+        /// live at once).
         ///
         /// # Safety
         /// `input` and `output` are valid for `rows * cols` floats and do not overlap; if
         /// `cols % 4 == 0`, `input` is 16-byte aligned.
-        #[kernel(launch_bounds(256, $blocks))]
+        #[kernel(launch_bounds(256, 4))]
         pub unsafe fn $name(
             input: *const f32,
             output: *mut f32,
@@ -399,21 +400,21 @@ macro_rules! fused_kernels {
 }
 
 fused_kernels!(
-    convolution_2d_separable_fused_w3 1 4
-    convolution_2d_separable_fused_w5 2 4
-    convolution_2d_separable_fused_w7 3 4
-    convolution_2d_separable_fused_w9 4 4
-    convolution_2d_separable_fused_w11 5 4
-    convolution_2d_separable_fused_w13 6 4
-    convolution_2d_separable_fused_w15 7 4
-    convolution_2d_separable_fused_w17 8 4
-    convolution_2d_separable_fused_w19 9 4
-    convolution_2d_separable_fused_w21 10 4
-    convolution_2d_separable_fused_w23 11 4
-    convolution_2d_separable_fused_w25 12 4
-    convolution_2d_separable_fused_w27 13 4
-    convolution_2d_separable_fused_w29 14 4
-    convolution_2d_separable_fused_w31 15 4
+    convolution_2d_separable_fused_w3 1
+    convolution_2d_separable_fused_w5 2
+    convolution_2d_separable_fused_w7 3
+    convolution_2d_separable_fused_w9 4
+    convolution_2d_separable_fused_w11 5
+    convolution_2d_separable_fused_w13 6
+    convolution_2d_separable_fused_w15 7
+    convolution_2d_separable_fused_w17 8
+    convolution_2d_separable_fused_w19 9
+    convolution_2d_separable_fused_w21 10
+    convolution_2d_separable_fused_w23 11
+    convolution_2d_separable_fused_w25 12
+    convolution_2d_separable_fused_w27 13
+    convolution_2d_separable_fused_w29 14
+    convolution_2d_separable_fused_w31 15
 );
 
 /// The handle of a `convolution_2d_separable_fused_w*` kernel (host build): `(input, output,

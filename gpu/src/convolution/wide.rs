@@ -78,29 +78,7 @@ unsafe fn wide<const R: usize>(
     let g_row = (WIDE_TILE_X + 2 * halo(R)) / 4;
     let total = (WIDE_TILE_Y + 2 * R) * g_row;
     let vector = cols.is_multiple_of(4);
-    // The whole staged tile inside the image (rows `y0 - R ..+64 + 2R`, columns `x0 - H ..+64
-    // + 2H`) and `cols % 4 == 0`: every group is one unconditional 16-byte load, no tests
-    // (the interior tiles of a large image).
-    let interior = vector
-        && y0 >= R
-        && rows - (y0 - R) >= WIDE_TILE_Y + 2 * R
-        && x0 >= halo(R)
-        && cols - (x0 - halo(R)) >= WIDE_TILE_X + 2 * halo(R);
-    if interior {
-        let first = input.wrapping_add((y0 - R) * cols + x0 - halo(R));
-        let mut g = tid;
-        while g < total {
-            let (ly, gx) = (g / g_row, g % g_row);
-            // SAFETY: row `y0 - R + ly < rows` and columns `x0 - H + 4 gx ..+4 <= cols` lie
-            // inside `input` (`interior`), 16-byte aligned (`cols % 4 == 0`, `x0 - H` a
-            // multiple of 4).
-            let v = unsafe { gpu_std::load_global_v4(first.add(ly * cols + 4 * gx)) };
-            // SAFETY: `ly < 64 + 2R <= MAX_ROWS`, `gx < 24 < PITCH_G`; one writer per group.
-            unsafe { store_shared_v4(base + (16 * (ly * PITCH_G + gx)) as u32, v) };
-            g += WIDE_BLOCK as usize;
-        }
-    }
-    let mut g = if interior { total } else { tid };
+    let mut g = tid;
     while g < total {
         let (ly, gx) = (g / g_row, g % g_row);
         let y = (y0 + ly).wrapping_sub(R);
@@ -183,7 +161,7 @@ unsafe fn wide<const R: usize>(
 }
 
 macro_rules! wide_kernels {
-    ($($name:ident $r:literal $blocks:tt)*) => {$(
+    ($($name:ident $r:literal)*) => {$(
         /// The dense 2D convolution to call for this mask width (`2R + 1`, 11 to 31, mask in
         /// [`C_MASK_2D`]): 64 x 64 output tiles, the input tile plus halo staged with 16-byte
         /// loads, each thread 2 x 8 outputs (two passes of 8 consecutive outputs), every
@@ -191,16 +169,13 @@ macro_rules! wide_kernels {
         /// body `wide::<R>`.
         ///
         /// Launch: blocks of [`WIDE_BLOCK`] threads (asserted); grid `ceil(cols / 64)` x
-        /// `ceil(rows / 64)`; launch bounds 256 threads and 6 blocks per SM (40 registers,
-        /// as many blocks as the 37.6 KB stage allows) up to 15 x 15, 4 blocks (64
-        /// registers) from 17 x 17 (H100, 6 blocks at every width: widths 13 and 15 3%
-        /// faster, 17 to 31 1-4% slower).
+        /// `ceil(rows / 64)`; launch bounds 256 threads, 4 blocks per SM.
         ///
         /// # Safety
         /// `input` and `output` are valid for `rows * cols` floats and do not overlap; if
         /// `cols % 4 == 0`, `input` is 16-byte aligned (`output` takes `float4` stores only
         /// where it is 16-byte aligned).
-        #[kernel(launch_bounds(256, $blocks))]
+        #[kernel(launch_bounds(256, 4))]
         pub unsafe fn $name(
             input: *const f32,
             output: *mut f32,
@@ -215,17 +190,17 @@ macro_rules! wide_kernels {
 }
 
 wide_kernels!(
-    convolution_2d_wide_w11 5 6
-    convolution_2d_wide_w13 6 6
-    convolution_2d_wide_w15 7 6
-    convolution_2d_wide_w17 8 4
-    convolution_2d_wide_w19 9 4
-    convolution_2d_wide_w21 10 4
-    convolution_2d_wide_w23 11 4
-    convolution_2d_wide_w25 12 4
-    convolution_2d_wide_w27 13 4
-    convolution_2d_wide_w29 14 4
-    convolution_2d_wide_w31 15 4
+    convolution_2d_wide_w11 5
+    convolution_2d_wide_w13 6
+    convolution_2d_wide_w15 7
+    convolution_2d_wide_w17 8
+    convolution_2d_wide_w19 9
+    convolution_2d_wide_w21 10
+    convolution_2d_wide_w23 11
+    convolution_2d_wide_w25 12
+    convolution_2d_wide_w27 13
+    convolution_2d_wide_w29 14
+    convolution_2d_wide_w31 15
 );
 
 /// The handle of a `convolution_2d_wide_w*` kernel (host build): `(input, output, mask_width,
