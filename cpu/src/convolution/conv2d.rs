@@ -232,8 +232,7 @@ fn queue(
             // a 16-byte boundary whenever `cols % 4 == 0` (`check_alignment`, or `choose`
             // picked it only then); both sides are at most SEPARABLE_MAX_SIDE and `segment` a
             // multiple of 32 up to 1024, the one `launch_config` sized the grid with; blocks of 256 and a
-            // grid of `ceil(cols / tile)` x `ceil(rows / segment)` (`separable_fused_tile_x`:
-            // 64 or 256 columns, the kernel's strip). C_MASK_ROW / C_MASK_COL hold
+            // grid of `ceil(cols / 64)` x `ceil(rows / segment)`. C_MASK_ROW / C_MASK_COL hold
             // the mask's factors, written under `constants`, held until the launch is queued.
             unsafe { gpu.launch(kernel, cfg, (input, output, width, rows, cols, segment)) }?;
             drop(constants);
@@ -318,15 +317,14 @@ fn queue(
 /// The segment for a fused separable launch: of the multiples of 32 rows from 64 to 1024, the
 /// one with the least modelled time `ceil(blocks / wave) x (segment + 32)`, the longest of
 /// equals: the waves of `wave` resident blocks (SMs x blocks per SM) the
-/// `ceil(cols / tile_x) x ceil(rows / segment)` blocks take (`tile_x` the strip width, 64 or
-/// 256 columns), times the rows each block walks (its
+/// `ceil(cols / 64) x ceil(rows / segment)` blocks take, times the rows each block walks (its
 /// segment and about one chunk of halo rows). A last wave that is mostly empty costs a whole
 /// one: 8192 x 8192 at 4 blocks per SM on 132 SMs takes 1024-row segments (1024 blocks, 1.9
 /// waves) rather than 512 (2048 blocks, 3.9 waves: 4 waves of 544 rows against 2 of 1056), and
 /// a longer segment repeats the row pass of its `2R` halo rows less often. Small images get
 /// short segments (2048 x 2048: 128 rows, one wave).
-fn choose_segment(rows: usize, cols: usize, tile_x: usize, wave: u32) -> usize {
-    let strips = cols.div_ceil(tile_x).max(1);
+fn choose_segment(rows: usize, cols: usize, wave: u32) -> usize {
+    let strips = cols.div_ceil(separable::SEPARABLE_TILE_X).max(1);
     let wave = wave.max(1) as usize;
     let chunk = separable::SEPARABLE_CHUNK_Y;
     let (mut best, mut best_cost) = (separable::SEPARABLE_MAX_SEGMENT, usize::MAX);
@@ -646,9 +644,7 @@ impl Variant2d {
     }
 
     /// Outputs per block along x and y (for the fused separable kernels, per block and chunk
-    /// of the 64-column kernels' walk; `plan` and `access_ratio` take the strip width of the
-    /// 256-column kernels from `separable_fused_tile_x`; for the two-pass variant, its rows
-    /// kernel's).
+    /// of its walk; for the two-pass variant, its rows kernel's).
     fn tile(self) -> (usize, usize) {
         match self {
             Variant2d::Convolution2dTiledVec4 => (k::VEC4_TILE_2D_X, k::VEC4_TILE_2D_Y),
@@ -669,8 +665,7 @@ impl Variant2d {
     /// for the seed kernels; for the vec4 kernels a one-dimensional grid of one wave of
     /// resident blocks, at most one per 64 x 64 tile; for the wide kernels 256 threads and a
     /// grid `(ceil(cols / 64), ceil(rows / 64))`; for the fused separable kernels 256 threads
-    /// and `(ceil(cols / S), ceil(rows / segment))`, `S` the strip width (64 columns up to
-    /// 17 x 17, 256 from 19 x 19), the segment a multiple of 32 rows up to
+    /// and `(ceil(cols / 64), ceil(rows / segment))`, the segment a multiple of 32 rows up to
     /// 1024 chosen by a wave model (`choose_segment`); for the two-pass variant its rows kernel's
     /// (16 x 4 threads, `(ceil(cols / 128), ceil(rows / 4))`; the columns kernel takes
     /// 16 x 8 threads and `(ceil(cols / 16), ceil(rows / 64))`).
@@ -733,12 +728,11 @@ impl Variant2d {
             Variant2d::Convolution2dSeparableFused => {
                 check_vec4_sides(rows, cols)?;
                 let wave = gpu.one_wave(self.entry(mask_width), separable::SEPARABLE_BLOCK, 0)?;
-                let tile_x = separable::separable_fused_tile_x(mask_width);
-                let segment = choose_segment(rows, cols, tile_x, wave);
+                let segment = choose_segment(rows, cols, wave);
                 let cfg = launch::covering_2d(
                     kernel,
                     (cols, rows),
-                    (tile_x as u64, segment as u64),
+                    (tx as u64, segment as u64),
                     (separable::SEPARABLE_BLOCK, 1, 1),
                 )?;
                 return Ok((cfg, segment));
@@ -759,7 +753,7 @@ impl Variant2d {
     /// makes: `X Y w^2 / ((X + 2r)(Y + 2r))` for the tiled halo (32 x 8 tile),
     /// `X Y w^2 / ((X + 8)(Y + 2r))` for the vec4 tile (64 x 64, 4 aligned halo columns a
     /// side), `X Y w^2 / ((X + 2h)(Y + 2r))` for the wide tile (64 x 64, `h` = `r` rounded up
-    /// to 4), `w^2 (S / (S + 2h))` for the fused separable kernels (`S` their strip width, 64 or 256) (the `2r` rows a segment
+    /// to 4), `w^2 (64 / (64 + 2h))` for the fused separable kernels (the `2r` rows a segment
     /// adds neglected), and `w^2 / (160 / 128 + 96 / 64)` for the two passes (the rows
     /// kernel's 16-column halos, the columns kernel's 16-row halos, each reading its input).
     pub fn access_ratio(self, mask_width: usize) -> f64 {
@@ -776,10 +770,7 @@ impl Variant2d {
                 x * y * w2 / ((x + halo) * (y + 2.0 * r))
             }
             Variant2d::Convolution2dWide => x * y * w2 / ((x + 2.0 * h) * (y + 2.0 * r)),
-            Variant2d::Convolution2dSeparableFused => {
-                let x = separable::separable_fused_tile_x(mask_width) as f64;
-                w2 * x / (x + 2.0 * h)
-            }
+            Variant2d::Convolution2dSeparableFused => w2 * x / (x + 2.0 * h),
             Variant2d::Convolution2dSeparableTwoPass => w2 / (160.0 / 128.0 + 96.0 / 64.0),
         }
     }
@@ -922,15 +913,14 @@ mod tests {
     fn fused_segments() {
         // 8192 x 8192 on 132 SMs: 128 strips; at 4 blocks per SM (a wave of 528) 1024-row
         // segments (1024 blocks, 1.9 waves), at 3 (396) 928 rows (1152 blocks, 2.9 waves).
-        assert_eq!(choose_segment(8192, 8192, 64, 528), 1024);
-        assert_eq!(choose_segment(8192, 8192, 64, 396), 928);
+        assert_eq!(choose_segment(8192, 8192, 528), 1024);
+        assert_eq!(choose_segment(8192, 8192, 396), 928);
         // 2048 x 2048: 32 strips, 128-row segments (512 blocks, one wave of 528).
-        assert_eq!(choose_segment(2048, 2048, 64, 528), 128);
-        assert_eq!(choose_segment(1, 1, 64, 528), 64);
-        assert_eq!(choose_segment(1 << 31, 1 << 31, 64, 1), 1024);
-        assert_eq!(choose_segment(1 << 31, 1 << 31, 256, 1), 1024);
+        assert_eq!(choose_segment(2048, 2048, 528), 128);
+        assert_eq!(choose_segment(1, 1, 528), 64);
+        assert_eq!(choose_segment(1 << 31, 1 << 31, 1), 1024);
         for (rows, cols) in [(8192, 8192), (1000, 999), (1, 1), (100_000, 3)] {
-            let segment = choose_segment(rows, cols, 256, 396);
+            let segment = choose_segment(rows, cols, 396);
             assert!(segment.is_multiple_of(32) && (64..=1024).contains(&segment));
         }
     }

@@ -132,17 +132,6 @@ macro_rules! unroll {
     };
 }
 
-/// As [`unroll!`], with the index a `const` item: for operands that must be constants (an
-/// `asm!` `const` operand, a const generic argument).
-macro_rules! unroll_const {
-    ($i:ident in [$($n:literal)*] $body:block) => {
-        $({
-            const $i: usize = $n;
-            $body
-        })*
-    };
-}
-
 // The kernels (on the host, their typed handles), one module per family.
 pub mod basic;
 pub mod tiled;

@@ -9,8 +9,7 @@
 //!   image), with a runtime width and ghost cells: the seed-style comparison.
 
 use super::common::{
-    F4, load_group, load_shared_f32, load_shared_v4, opaque_usize, ordered_fma, ordered_load,
-    store_shared_v4,
+    F4, load_group, load_shared_f32, load_shared_v4, ordered_fma, ordered_load, store_shared_v4,
 };
 use super::{C_MASK_COL, C_MASK_ROW, MAX_MASK_WIDTH_2D};
 use gpu_std::math::fmaf32;
@@ -30,34 +29,6 @@ pub const SEPARABLE_MAX_SEGMENT: usize = 1024;
 /// 32-bit. The launchers reject larger images.
 pub const SEPARABLE_MAX_SIDE: usize = 1 << 31;
 
-/// Output columns of a strip of the walking fused kernels (widths from
-/// [`SEPARABLE_WALK_MIN_WIDTH`]): one column per thread.
-pub const SEPARABLE_WALK_TILE_X: usize = 256;
-/// Input rows of one step of the walking kernels.
-pub const SEPARABLE_WALK_CHUNK_Y: usize = 8;
-/// Narrowest mask of the walking fused kernels; narrower ones walk 64-column strips.
-pub const SEPARABLE_WALK_MIN_WIDTH: usize = 19;
-
-/// The strip width of the fused kernel for a `mask_width`-wide mask.
-pub const fn separable_fused_tile_x(mask_width: usize) -> usize {
-    if mask_width >= SEPARABLE_WALK_MIN_WIDTH {
-        SEPARABLE_WALK_TILE_X
-    } else {
-        SEPARABLE_TILE_X
-    }
-}
-
-/// `float4` groups per staged row of the walking kernels (256 + 2 x 16 columns = 72, padded to
-/// an odd count: the row pass's quarter-warps read 8 rows of one group, conflict-free).
-const WALK_IN_PITCH_G: usize = (SEPARABLE_WALK_TILE_X + 2 * HALO_MAX) / 4 + 1;
-/// Floats per row of the walking kernels' row-pass buffer (256, padded to an odd number of
-/// `float4`s for conflict-free 16-byte stores).
-const WALK_MID_PITCH: usize = SEPARABLE_WALK_TILE_X + 4;
-/// The column pass's ring of partial sums for radius `r`: `2r + 1` rounded up to whole steps.
-const fn walk_period(r: usize) -> usize {
-    (2 * r + 1).div_ceil(SEPARABLE_WALK_CHUNK_Y) * SEPARABLE_WALK_CHUNK_Y
-}
-
 /// Halo columns staged on each side of the strip: the largest radius rounded up to a
 /// `float4`.
 const HALO_MAX: usize = (MAX_MASK_WIDTH_2D / 2).div_ceil(4) * 4;
@@ -75,13 +46,13 @@ const MID_ROWS: usize = SEPARABLE_CHUNK_Y + MAX_MASK_WIDTH_2D - 1;
 const fn halo(r: usize) -> usize {
     r.div_ceil(4) * 4
 }
-/// `float4` groups per staged row for radius `r` and a strip of `tx` columns.
-const fn groups_per_row(r: usize, tx: usize) -> usize {
-    (tx + 2 * halo(r)) / 4
+/// `float4` groups per staged row for radius `r`.
+const fn groups_per_row(r: usize) -> usize {
+    (SEPARABLE_TILE_X + 2 * halo(r)) / 4
 }
-/// `float4` loads per thread and chunk of `ch` rows for radius `r` (at most 3).
-const fn loads(r: usize, tx: usize, ch: usize) -> usize {
-    (ch * groups_per_row(r, tx)).div_ceil(SEPARABLE_BLOCK as usize)
+/// `float4` loads per thread and chunk for radius `r` (at most 3).
+const fn loads(r: usize) -> usize {
+    (SEPARABLE_CHUNK_Y * groups_per_row(r)).div_ceil(SEPARABLE_BLOCK as usize)
 }
 
 /// Loads into `regs` the groups thread `tid` stages for the input rows `y0 .. y0 + n` (`n <=
@@ -92,20 +63,20 @@ const fn loads(r: usize, tx: usize, ch: usize) -> usize {
 /// # Safety
 /// `input` is valid for `rows * cols` floats, 16-byte aligned if `cols % 4 == 0`.
 #[inline(always)]
-unsafe fn load_rows<const R: usize, const TX: usize, const CH: usize>(
+unsafe fn load_chunk<const R: usize>(
     input: *const f32,
     (rows, cols): (u32, u32),
     (y0, n, x0): (u32, u32, u32),
     tid: u32,
     regs: &mut [[f32; 4]; 3],
 ) {
-    let g_row = groups_per_row(R, TX) as u32;
+    let g_row = groups_per_row(R) as u32;
     let vector = cols.is_multiple_of(4);
     // The same for the whole block: a whole chunk of rows inside the image (a wrapped `y0` is
     // above `rows`).
-    let interior = n == CH as u32 && y0 <= rows && rows - y0 >= n;
+    let interior = n == SEPARABLE_CHUNK_Y as u32 && y0 <= rows && rows - y0 >= n;
     unroll!(l in [0 1 2] {
-        if l < loads(R, TX, CH) {
+        if l < loads(R) {
             let g = tid + (l as u32) * SEPARABLE_BLOCK;
             let (ly, gx) = (g / g_row, g % g_row);
             let y = y0.wrapping_add(ly);
@@ -261,7 +232,7 @@ unsafe fn separable_fused<const R: usize>(
     let mut regs = [[0.0f32; 4]; 3];
     // SAFETY: `input` is valid and aligned when `cols % 4 == 0` (caller).
     unsafe {
-        load_rows::<R, SEPARABLE_TILE_X, SEPARABLE_CHUNK_Y>(
+        load_chunk::<R>(
             input,
             (rows, cols),
             (first_row(0), chunk_rows(0), x0),
@@ -269,12 +240,12 @@ unsafe fn separable_fused<const R: usize>(
             &mut regs,
         )
     };
-    let g_row = groups_per_row(R, SEPARABLE_TILE_X) as u32;
+    let g_row = groups_per_row(R) as u32;
     let mut k = 0;
     loop {
         let n = chunk_rows(k);
         unroll!(l in [0 1 2] {
-            if l < loads(R, SEPARABLE_TILE_X, SEPARABLE_CHUNK_Y) {
+            if l < loads(R) {
                 let g = tid + (l as u32) * BLOCK;
                 let (ly, gx) = (g / g_row, g % g_row);
                 if ly < n {
@@ -289,7 +260,7 @@ unsafe fn separable_fused<const R: usize>(
         if k < out_chunks {
             // SAFETY: as above.
             unsafe {
-                load_rows::<R, SEPARABLE_TILE_X, SEPARABLE_CHUNK_Y>(
+                load_chunk::<R>(
                     input,
                     (rows, cols),
                     (first_row(k + 1), chunk_rows(k + 1), x0),
@@ -392,249 +363,28 @@ unsafe fn separable_fused<const R: usize>(
     }
 }
 
-/// `v * C_MASK_COL[T] + c` as one `ld.const` and one `fma.rn.f32` in an `asm!` that LLVM
-/// keeps in place and in program order (a column pass's multiply-adds stay with their value;
-/// `C_MASK_COL::read` is `pure`, free to be hoisted out of the walk).
-#[inline(always)]
-#[gpu_std::gpu_only]
-fn fma_col<const T: usize>(v: f32, c: f32) -> f32 {
-    const { assert!(T < MAX_MASK_WIDTH_2D) };
-    let d: f32;
-    // SAFETY: reads element `T < 31` of the `.const` array `C_MASK_COL` (31 floats);
-    // arithmetic on registers otherwise.
-    unsafe {
-        core::arch::asm!(
-            "{{\n\t.reg .f32 %m;\n\tld.const.f32 %m, [C_MASK_COL+{off}];",
-            "fma.rn.f32 {d}, {v}, %m, {c};\n\t}}",
-            off = const 4 * T, d = out(reg32) d, v = in(reg32) v, c = in(reg32) c,
-            options(readonly, nostack));
-    }
-    d
-}
-
-/// The body of the `convolution_2d_separable_fused_w*` kernels from
-/// [`SEPARABLE_WALK_MIN_WIDTH`] (radius `R` of 9 to 15): the column pass keeps its partial
-/// sums in registers and reads each row-pass value from shared memory once.
-///
-/// Algorithm: block `(bx, by)` owns the strip of 256 output columns at `x0 = 256 bx` and the
-/// segment of `segment` rows at `y_start = segment * by`. It walks the `segment + 2R` input
-/// rows from `y_start - R` in steps of 8 (ghost rows and columns read 0). Per step:
-/// 1. the 8 rows (`256 + 2H` columns), loaded into registers during the previous step (an
-///    untested 16-byte load per group when the rows lie inside the image), go to the stage;
-///    barrier; the next step's loads are issued;
-/// 2. row pass: thread `(ry, cx)` (`ry = lane % 8`, `cx = lane / 8 + 4 warp`) computes the 8
-///    row-pass values at columns `8 cx ..+8` of stage row `ry` from one window of 16-byte
-///    shared loads (as the 64-column kernels) into `mid`; barrier;
-/// 3. column pass: thread `t` owns column `x0 + t`. Row-pass value `m` (input row `y_start -
-///    R + m`) adds `col[k] v` to the partial sum of output `m - k` for `k = 0 ..= 2R`, each held
-///    in register slot `(m - k) % P` of a ring of `P` (`2R + 1` rounded up to 8: the walk is
-///    written out over `P / 8` steps, so every slot is a register); output `m - 2R` is then
-///    complete and stored (a warp writes 128 contiguous bytes). So a value is read from shared
-///    memory once (4 bytes an output, against 4.75 values for 8 outputs of a 64-column
-///    strip), and the `2R + 1` multiply-adds of a value go to independent partial sums.
-///
-/// Rows past the segment's last `segment + 2R` are filtered from stale stage rows in the last
-/// step; they feed only outputs past the segment, which are not stored.
-///
-/// # Safety
-/// As `separable_fused`; the grid covers `ceil(cols / 256)` x `ceil(rows / segment)`.
-#[inline(always)]
-unsafe fn separable_walk<const R: usize>(
-    input: *const f32,
-    output: *mut f32,
-    mask_width: usize,
-    rows: usize,
-    cols: usize,
-    segment: usize,
-) {
-    const CH: u32 = SEPARABLE_WALK_CHUNK_Y as u32;
-    const TX: u32 = SEPARABLE_WALK_TILE_X as u32;
-    const IN_PITCH: u32 = WALK_IN_PITCH_G as u32;
-    const PITCH: u32 = WALK_MID_PITCH as u32;
-    assert!(
-        mask_width == 2 * R + 1
-            && block_dim().x == SEPARABLE_BLOCK
-            && block_dim().y == 1
-            && segment > 0
-            && segment.is_multiple_of(SEPARABLE_CHUNK_Y)
-    );
-    // SAFETY: the caller's contract: both sides and the segment are at most 2^31, so every
-    // coordinate below (up to a side plus a segment and 2R) fits in 32 bits.
-    unsafe {
-        core::hint::assert_unchecked(
-            rows <= SEPARABLE_MAX_SIDE
-                && cols <= SEPARABLE_MAX_SIDE
-                && segment <= SEPARABLE_MAX_SIDE,
-        )
-    };
-    let (rows, cols, segment) = (rows as u32, cols as u32, segment as u32);
-    let r = R as u32;
-    let period = walk_period(R);
-    let stage = gpu_std::static_shared!(
-        s_convolution_2d_separable_walk_in: [F4; SEPARABLE_WALK_CHUNK_Y * WALK_IN_PITCH_G]
-    );
-    let mid = gpu_std::static_shared!(
-        s_convolution_2d_separable_walk_mid: [F4; SEPARABLE_WALK_CHUNK_Y * WALK_MID_PITCH / 4]
-    );
-    let tid = thread_idx().x;
-    // SAFETY: blocks of 256 threads (asserted).
-    unsafe { core::hint::assert_unchecked(tid < SEPARABLE_BLOCK) };
-    let x0 = block_idx().x * TX;
-    let y_start = block_idx().y * segment;
-    if x0 >= cols || y_start >= rows {
-        return;
-    }
-    let seg_rows = if rows - y_start > segment {
-        segment
-    } else {
-        rows - y_start
-    };
-    let steps = (seg_rows + 2 * r).div_ceil(CH);
-    let (lane, warp) = (tid % 32, tid / 32);
-    let (ry, cx) = (lane % 8, lane / 8 + 4 * warp);
-    let stage_base = stage.shared_address();
-    let mid_base = mid.shared_address();
-    let row_read = stage_base + 16 * (ry * IN_PITCH + 2 * cx);
-    let row_write = mid_base + 4 * (ry * PITCH + 8 * cx);
-    let col_read = mid_base + 4 * tid;
-    let col_ok = x0 + tid < cols;
-    let g_row = groups_per_row(R, SEPARABLE_WALK_TILE_X) as u32;
-    let first_row = |k: u32| y_start.wrapping_sub(r).wrapping_add(CH * k);
-    let step_rows = |k: u32| CH.min(seg_rows + 2 * r - CH * k);
-    let mut regs = [[0.0f32; 4]; 3];
-    // SAFETY: `input` is valid and aligned when `cols % 4 == 0` (caller).
-    unsafe {
-        load_rows::<R, SEPARABLE_WALK_TILE_X, SEPARABLE_WALK_CHUNK_Y>(
-            input,
-            (rows, cols),
-            (first_row(0), step_rows(0), x0),
-            tid,
-            &mut regs,
-        )
-    };
-    // Output `m - 2R` of value `m` is at row `y_start + m - 2R`: the pointer starts `2R` rows
-    // above the segment (an address only, dereferenced when the row lies in the segment) and
-    // moves down a row per value.
-    let mut out = output
-        .wrapping_add(y_start as usize * cols as usize + (x0 + tid) as usize)
-        .wrapping_sub(2 * R * cols as usize);
-    let mut acc = [0.0f32; 32];
-    let mut k = 0;
-    'walk: loop {
-        unroll!(p in [0 1 2 3] {
-            if p < period / SEPARABLE_WALK_CHUNK_Y {
-                if k >= steps {
-                    break 'walk;
-                }
-                let n = step_rows(k);
-                unroll!(l in [0 1 2] {
-                    if l < loads(R, SEPARABLE_WALK_TILE_X, SEPARABLE_WALK_CHUNK_Y) {
-                        let g = tid + (l as u32) * SEPARABLE_BLOCK;
-                        let (ly, gx) = (g / g_row, g % g_row);
-                        if ly < n {
-                            // SAFETY: `ly < 8`, `gx < 72 < WALK_IN_PITCH_G`: inside the
-                            // stage; one writer per group; the previous step's row pass read
-                            // the stage before the barrier that followed it.
-                            unsafe {
-                                store_shared_v4(stage_base + 16 * (ly * IN_PITCH + gx), regs[l])
-                            };
-                        }
-                    }
-                });
-                syncthreads();
-                if k + 1 < steps {
-                    // SAFETY: as above.
-                    unsafe {
-                        load_rows::<R, SEPARABLE_WALK_TILE_X, SEPARABLE_WALK_CHUNK_Y>(
-                            input,
-                            (rows, cols),
-                            (first_row(k + 1), step_rows(k + 1), x0),
-                            tid,
-                            &mut regs,
-                        )
-                    };
-                }
-                // Row pass of stage row `ry` (a stale row past the walk's end in its last
-                // step: it feeds only outputs past the segment).
-                let mut rp = [0.0f32; 8];
-                let e0 = halo(R) - R;
-                unroll!(gi in [0 1 2 3 4 5 6 7 8 9] {
-                    if 4 * gi <= e0 + 7 + 2 * R {
-                        // SAFETY: stage row `ry < 8`, groups `2 cx + gi < 72`, written before
-                        // the barrier (this step or an earlier one).
-                        let v = unsafe { ordered_load(row_read + (16 * gi) as u32) };
-                        unroll!(q in [0 1 2 3] {
-                            let e = 4 * gi + q;
-                            unroll!(j in [0 1 2 3 4 5 6 7] {
-                                if e >= e0 + j && e - e0 - j < 2 * R + 1 {
-                                    rp[j] = fmaf32(v[q], C_MASK_ROW::read(e - e0 - j), rp[j]);
-                                }
-                            });
-                        });
-                    }
-                });
-                // SAFETY: `mid` row `ry < 8`, columns `8 cx ..+8 < 256`; one writer; the
-                // column pass that read `mid` ended before the barrier above.
-                unsafe {
-                    store_shared_v4(row_write, [rp[0], rp[1], rp[2], rp[3]]);
-                    store_shared_v4(row_write + 16, [rp[4], rp[5], rp[6], rp[7]]);
-                }
-                syncthreads();
-                // Column pass: values `m = 8 k + i`, ring slot `m % P = 8 p + i`.
-                unroll!(i in [0 1 2 3 4 5 6 7] {
-                    // SAFETY: `mid` row `i < 8`, column `tid < 256`, written before the
-                    // barrier.
-                    let v = unsafe { load_shared_f32(col_read + (4 * i * WALK_MID_PITCH) as u32) };
-                    let m = 8 * p + i;
-                    unroll_const!(T in [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30] {
-                        if T < 2 * R + 1 {
-                            let slot = (m + period - T) % period;
-                            // Tap 0 starts output `m`'s sum (the slot's previous output was
-                            // stored `P - 2R` values ago).
-                            let c = if T == 0 { 0.0 } else { acc[slot] };
-                            acc[slot] = fma_col::<T>(v, c);
-                        }
-                    });
-                    // Output `q = m - 2R` of this segment (a wrapped `q` is above it).
-                    let q = (CH * k + i as u32).wrapping_sub(2 * r);
-                    if q < seg_rows && col_ok {
-                        // SAFETY: row `y_start + q < y_end <= rows`, column `x0 + tid <
-                        // cols`: inside `output`; one writer per output.
-                        unsafe { *out = acc[(m + period - 2 * R) % period] };
-                    }
-                    // Through `opaque_usize`: otherwise LLVM's loop strength reduction keeps
-                    // a 64-bit pointer per store of the written-out walk (150 registers).
-                    out = opaque_usize(out.wrapping_add(cols as usize) as usize) as *mut f32;
-                });
-                k += 1;
-            }
-        });
-    }
-}
-
 macro_rules! fused_kernels {
-    ($($name:ident $r:literal $blocks:tt)*) => {$(
+    ($($name:ident $r:literal)*) => {$(
         /// The separable 2D convolution to call for this mask width (`2R + 1` columns and rows,
         /// the factors in [`C_MASK_ROW`] and [`C_MASK_COL`]): one read and one write of the
         /// image.
         ///
-        /// Algorithm, up to 17 x 17: 64-column strips walked down in chunks of 32 rows; per
-        /// chunk the new input rows staged with 16-byte loads, the row pass into shared memory
-        /// (8 outputs a thread from one register window), then the column pass (8 outputs a
-        /// thread, a column each), the next chunk's loads in flight meanwhile; see the body
-        /// `separable_fused::<R>`. From 19 x 19: 256-column strips walked in steps of 8 rows,
-        /// the column pass one column a thread with its `2R + 1` partial sums in registers;
-        /// see the body `separable_walk::<R>`.
+        /// Algorithm: 64-column strips walked down in chunks of 32 rows; per chunk the new
+        /// input rows staged with 16-byte loads, the row pass into shared memory (8 outputs a
+        /// thread from one register window), then the column pass (8 outputs a thread, a
+        /// column each), the next chunk's loads in flight meanwhile; see the shared body
+        /// `separable_fused::<R>`.
         ///
-        /// Launch: blocks of [`SEPARABLE_BLOCK`] threads (asserted); grid `ceil(cols / S)` x
-        /// `ceil(rows / segment)`, `S` = [`separable_fused_tile_x`] (64 or 256), `segment` a
-        /// positive multiple of 32 (asserted); launch bounds 256 threads and 4 blocks per SM
-        /// (64 registers) up to 17 x 17, 3 blocks (80 registers) from 19 x 19.
+        /// Launch: blocks of [`SEPARABLE_BLOCK`] threads (asserted); grid `ceil(cols / 64)` x
+        /// `ceil(rows / segment)`, `segment` a positive multiple of 32 (asserted); launch
+        /// bounds 256 threads and 4 blocks per SM (64 registers, no spills at any width: the
+        /// column pass's multiply-adds are kept in program order, so its window is not all
+        /// live at once).
         ///
         /// # Safety
         /// `input` and `output` are valid for `rows * cols` floats and do not overlap; if
         /// `cols % 4 == 0`, `input` is 16-byte aligned.
-        #[kernel(launch_bounds(256, $blocks))]
+        #[kernel(launch_bounds(256, 4))]
         pub unsafe fn $name(
             input: *const f32,
             output: *mut f32,
@@ -643,33 +393,28 @@ macro_rules! fused_kernels {
             cols: usize,
             segment: usize,
         ) {
-            if 2 * $r + 1 >= SEPARABLE_WALK_MIN_WIDTH {
-                // SAFETY: forwarded.
-                unsafe { separable_walk::<$r>(input, output, mask_width, rows, cols, segment) }
-            } else {
-                // SAFETY: forwarded.
-                unsafe { separable_fused::<$r>(input, output, mask_width, rows, cols, segment) }
-            }
+            // SAFETY: forwarded.
+            unsafe { separable_fused::<$r>(input, output, mask_width, rows, cols, segment) }
         }
     )*};
 }
 
 fused_kernels!(
-    convolution_2d_separable_fused_w3 1 4
-    convolution_2d_separable_fused_w5 2 4
-    convolution_2d_separable_fused_w7 3 4
-    convolution_2d_separable_fused_w9 4 4
-    convolution_2d_separable_fused_w11 5 4
-    convolution_2d_separable_fused_w13 6 4
-    convolution_2d_separable_fused_w15 7 4
-    convolution_2d_separable_fused_w17 8 4
-    convolution_2d_separable_fused_w19 9 3
-    convolution_2d_separable_fused_w21 10 3
-    convolution_2d_separable_fused_w23 11 3
-    convolution_2d_separable_fused_w25 12 3
-    convolution_2d_separable_fused_w27 13 3
-    convolution_2d_separable_fused_w29 14 3
-    convolution_2d_separable_fused_w31 15 3
+    convolution_2d_separable_fused_w3 1
+    convolution_2d_separable_fused_w5 2
+    convolution_2d_separable_fused_w7 3
+    convolution_2d_separable_fused_w9 4
+    convolution_2d_separable_fused_w11 5
+    convolution_2d_separable_fused_w13 6
+    convolution_2d_separable_fused_w15 7
+    convolution_2d_separable_fused_w17 8
+    convolution_2d_separable_fused_w19 9
+    convolution_2d_separable_fused_w21 10
+    convolution_2d_separable_fused_w23 11
+    convolution_2d_separable_fused_w25 12
+    convolution_2d_separable_fused_w27 13
+    convolution_2d_separable_fused_w29 14
+    convolution_2d_separable_fused_w31 15
 );
 
 /// The handle of a `convolution_2d_separable_fused_w*` kernel (host build): `(input, output,
