@@ -231,7 +231,7 @@ fn queue(
             // `gpu`'s context, not overlapping (`output` is borrowed mutably). `input` starts on
             // a 16-byte boundary whenever `cols % 4 == 0` (`check_alignment`, or `choose`
             // picked it only then); both sides are at most SEPARABLE_MAX_SIDE and `segment` a
-            // multiple of 32 up to 1024, the one `launch_config` sized the grid with; blocks of 256 and a
+            // multiple of 32 up to 1024, the one `plan` sized the grid with; blocks of 256 and a
             // grid of `ceil(cols / 64)` x `ceil(rows / segment)`. C_MASK_ROW / C_MASK_COL hold
             // the mask's factors, written under `constants`, held until the launch is queued.
             unsafe { gpu.launch(kernel, cfg, (input, output, width, rows, cols, segment)) }?;
