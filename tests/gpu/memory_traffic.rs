@@ -6,6 +6,7 @@
 use cpu::lab::memory::bandwidth::{self, Direction, HostBuffer, HostMemory};
 use cpu::lab::memory::coalescing::{self, Access, Load};
 use cpu::lab::memory::fma_rate::{self, FmaRate};
+use cpu::lab::memory::fma_stream::{self, FmaStream};
 use cpu::lab::memory::read_stream::{self, InFlight, ReadShape, ReadStream};
 use cpu::lab::memory::{layout, texture};
 use cpu::{Error, verify};
@@ -174,6 +175,47 @@ fn fma_rate_trials() -> Vec<Trial> {
             })
         }));
     }
+    trials
+}
+
+/// The FMA stream (the separable floor, measured): every element of a fresh random input
+/// equal, bit for bit, to its CPU chain (the output poisoned with NaN before), at widths 3,
+/// 17 and 31, on every input length of [`CASES`] (the `n % 4` tail elements included), and
+/// the refusals of a width without a kernel and of an empty input.
+fn fma_stream_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for (case, n) in CASES {
+        for w in [3usize, 17, fma_stream::MAX_WIDTH] {
+            let name = format!("memory::fma_stream::{case}::width_{w}");
+            trials.push(gpu_trial(name.clone(), move || {
+                let gpu = gpu()?;
+                let input = random_f32(seed_for(&name), n);
+                let mut stream = FmaStream::new(&gpu, &input).map_err(|e| e.to_string())?;
+                let cfg = stream.launch(&gpu, w).map_err(|e| e.to_string())?;
+                if (cfg.grid_dim.0 as usize) * 256 * 4 < n {
+                    return Err(format!("grid {:?} does not cover {n}", cfg.grid_dim).into());
+                }
+                if let Err(m) = stream.check(&gpu, w, &input, 1).map_err(|e| e.to_string())? {
+                    return Err(m.to_string().into());
+                }
+                if stream.fmas(w) != 2 * w as u64 * n as u64 || stream.bytes() != 8 * n as u64 {
+                    return Err("fmas or bytes miscounted".into());
+                }
+                Ok(())
+            }));
+        }
+    }
+    for w in [1usize, 2, fma_stream::MAX_WIDTH + 2] {
+        trials.push(gpu_trial(format!("memory::fma_stream::refuses_width_{w}"), move || {
+            let gpu = gpu()?;
+            let mut stream = FmaStream::new(&gpu, &[1.0; 8]).map_err(|e| e.to_string())?;
+            expect_err(stream.launch(&gpu, w), |e| matches!(e, Error::OutOfRange { .. }))
+        }));
+    }
+    trials.push(gpu_trial("memory::fma_stream::refuses_an_empty_input".into(), || {
+        let gpu = gpu()?;
+        expect_err(FmaStream::new(&gpu, &[]), |e| matches!(e, Error::OutOfRange { .. }))
+    }));
     trials
 }
 
@@ -447,6 +489,7 @@ pub fn trials() -> Vec<Trial> {
     trials.extend(bandwidth_trials());
     trials.extend(read_stream_trials());
     trials.extend(fma_rate_trials());
+    trials.extend(fma_stream_trials());
     trials.extend(texture_trials());
     trials.extend(error_trials());
     trials

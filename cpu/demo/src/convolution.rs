@@ -12,6 +12,7 @@ use crate::timing::{self, Ceiling, Floor, Fp32Throughput};
 use anyhow::{Context, Result, bail};
 use cpu::Gpu;
 use cpu::convolution::{self, Comparison, Mask1d, Mask2d, Reference, Variant1d, Variant2d};
+use cpu::lab::memory::fma_stream::{self, FmaStream};
 use cpu::launch::{VEC4_ALIGNMENT, is_aligned};
 use cpu::verify::Mismatch;
 use cudarc::driver::CudaSlice;
@@ -145,6 +146,23 @@ impl Pattern for Conv2d {
         .widths_only(
             "by Gaussian mask width (separable; sigma = (w - 1) / 6, so radius floor(3 sigma + 0.5) = (w - 1) / 2, SciPy's truncate=3.0)",
         ),
+        SweepSpec::new(
+            "fma-stream",
+            "cpu::lab::memory::fma_stream::FmaStream (the floor of conv2d-separable, measured)",
+            "8 bytes per element: 1 read + 1 write",
+            |s| {
+                (3..=fma_stream::MAX_WIDTH)
+                    .step_by(2)
+                    .map(|w| s.case(&[SWEEP_SIDE, SWEEP_SIDE], Some(w)))
+                    .collect()
+            },
+            sweep_fma_stream,
+        )
+        .convolution(5, "width 5")
+        .fmas_per_output("2 x width, as conv2d-separable, with no halo, shared memory or barrier")
+        .widths_only(
+            "by width: each element read once, 2 x width FMAs, written once, nothing else (the traffic and arithmetic of conv2d-separable at that width)",
+        ),
     ];
 
     /// The 2D variants, then the FMA-rate ceiling every run measures for its floors line.
@@ -163,6 +181,10 @@ impl Pattern for Conv2d {
         variants.push(variant(
             "FMA-rate ceiling (the floors' measured FP32 rate)",
             cpu::lab::memory::fma_rate::KERNELS,
+        ));
+        variants.push(variant(
+            "FMA stream (the fused separable kernels' floor, measured)",
+            fma_stream::KERNELS,
         ));
         variants
     }
@@ -730,8 +752,57 @@ fn separable_table(b: &Bench2d<'_>, out: &mut Out, mask: &Mask2d, about: &str) -
         let m = floor_extras(trial.measurement, &floor, ms).extra("speedup_vs_dense", dense / ms);
         table.measured_row(cells, m);
     }
+    // The floor measured: the fused kernel's traffic and FMAs with no data exchange.
+    let trial = stream_trial(b.gpu, b.opts, &b.input, w, &b.ceiling)?;
+    failures += !trial.passed() as usize;
+    let ms = trial.timing.median_ms;
+    let floor = b.floor(Variant2d::Convolution2dSeparableFused, w);
+    let mut cells = vec![STREAM_ROW.to_string(), (2 * w).to_string()];
+    cells.extend(timed_cells(&trial, &b.ceiling, &floor));
+    cells.extend([
+        format!("{:.2}x", dense_ms.unwrap_or(ms) / ms),
+        "0".to_string(),
+        trial.verdict(),
+    ]);
+    let m = floor_extras(trial.measurement, &floor, ms)
+        .extra("speedup_vs_dense", dense_ms.unwrap_or(ms) / ms);
+    table.measured_row(cells, m);
     out.table(table);
     Ok(failures)
+}
+
+/// Every how many elements the `fma-stream` rows check (and the last 4): the CPU chain of 62
+/// FMAs on every element of 8192^2 would take longer than the sweep's GPU work.
+const STREAM_CHECK_STRIDE: usize = 7;
+
+/// The separable table's last row: [`FmaStream`] at the table's width.
+const STREAM_ROW: &str =
+    "fma-stream (the fused kernel's floor, measured: 1 read, 2w FMAs, 1 write, nothing else)";
+
+/// Runs [`FmaStream`] of width `w` on `input` once into a poisoned output, checks every 7th
+/// element and the last 4 bit for bit against their CPU chains, then times it: the most a kernel that reads
+/// `input` once, does `2w` FMAs per element and writes it once gets in this run.
+fn stream_trial(
+    gpu: &Gpu,
+    opts: &Options,
+    input: &[f32],
+    w: usize,
+    ceiling: &Ceiling,
+) -> Result<Trial<Comparison>> {
+    let mut stream = FmaStream::new(gpu, input)?;
+    let kernel = fma_stream::kernel(w)?.name();
+    Plan::new(gpu, opts, "fma-stream", kernel)
+        .bytes(stream.bytes(), Some(ceiling))
+        .run(
+            &mut stream,
+            |s| s.launch(gpu, w),
+            |s, _| {
+                Ok(Comparison {
+                    result: s.check(gpu, w, input, STREAM_CHECK_STRIDE)?,
+                    max_relative_error: 0.0,
+                })
+            },
+        )
 }
 
 /// Filters the `--image` PNG (or the generated picture) with `--mask` (sobel-x without one)
@@ -976,6 +1047,43 @@ fn sweep_2d_separable(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
         }
         Ok(mask)
     })
+}
+
+/// The sweep `fma-stream`: [`FmaStream`] at each case's width on one random image, each row's
+/// floor that of the fused separable kernel of that width (`2w` FMAs per output); every 7th
+/// element and the last 4 checked bit for bit.
+fn sweep_fma_stream(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
+    let gpu = sweep.gpu();
+    for (shape, group) in by_shape(cases) {
+        let n = shape.iter().product::<usize>();
+        let mut admitted = Vec::new();
+        for case in group {
+            if sweep.admit(&case, |n| conv_footprint(&case, n))?.is_some() {
+                admitted.push(case);
+            }
+        }
+        let Some(first) = admitted.first() else {
+            continue;
+        };
+        let input = random_floats(sweep.seed_for(first, 0), n);
+        let mut stream = FmaStream::new(gpu, &input)?;
+        for case in admitted {
+            let w = case.width.unwrap_or(3);
+            let kernel = fma_stream::kernel(w)?.name();
+            let floor = floor_of(n, 2 * w as u64, sweep.copy(), sweep.fp32());
+            let input = &input;
+            sweep.measure(
+                case,
+                kernel,
+                stream.bytes(),
+                Some(floor),
+                &mut stream,
+                |s| s.launch(gpu, w),
+                |s, _| Ok(s.check(gpu, w, input, STREAM_CHECK_STRIDE)?),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// A 2D sweep: one input per shape, `make_mask` for each case, `conv2d` timed; each row's

@@ -8,6 +8,7 @@ pub mod coalescing;
 pub mod constant_memory;
 pub mod device_globals;
 pub mod fma_rate;
+pub mod fma_stream;
 pub mod layout;
 pub mod read_stream;
 pub mod registers;

@@ -1,7 +1,8 @@
 //! The memory hierarchy lab: one module per topic, with the launchers, CPU references and
 //! measurements behind `demo <topic>`; [`read_stream`] is the read-only bandwidth ceiling
 //! (`demo bandwidth`, `demo sweep`), [`fma_rate`] the FP32 multiply-add ceiling (`demo sweep`,
-//! `demo conv2d`).
+//! `demo conv2d`), [`fma_stream`] both at once, the measured floor of the separable
+//! convolutions (`demo sweep fma-stream`).
 
 pub mod bandwidth;
 pub mod bank_conflicts;
@@ -9,6 +10,7 @@ pub mod coalescing;
 pub mod constant_memory;
 pub mod device_globals;
 pub mod fma_rate;
+pub mod fma_stream;
 pub mod layout;
 pub mod read_stream;
 pub mod registers;
@@ -24,6 +26,7 @@ pub fn kernel_names() -> Vec<&'static str> {
     names.extend_from_slice(constant_memory::KERNELS);
     names.extend_from_slice(device_globals::KERNELS);
     names.extend_from_slice(fma_rate::KERNELS);
+    names.extend_from_slice(fma_stream::KERNELS);
     names.extend_from_slice(layout::KERNELS);
     names.extend_from_slice(read_stream::KERNELS);
     names.extend_from_slice(registers::KERNELS);
