@@ -163,7 +163,7 @@ impl FmaStream {
     }
 
     /// Checks the last launch (of width `w`, over `input`, the slice given to
-    /// [`FmaStream::new`]) against [`reference`], bit for bit (both round every FMA once, in
+    /// [`FmaStream::new`]) against [`reference()`], bit for bit (both round every FMA once, in
     /// the same order), at every `stride`-th element and the last 4; waits for the stream.
     /// `stride` 1 checks every element; 0 is taken as 1. The inner `Err` names the first
     /// element that differs and counts them.
