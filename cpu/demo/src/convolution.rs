@@ -133,12 +133,7 @@ impl Pattern for Conv2d {
             "conv2d-separable",
             "cpu::convolution::conv2d (Mask2d::gaussian)",
             "8 bytes per element: 1 read + 1 write",
-            |s| {
-                (3..=convolution::MAX_MASK_WIDTH_2D)
-                    .step_by(2)
-                    .map(|w| s.case(&[SWEEP_SIDE, SWEEP_SIDE], Some(w)))
-                    .collect()
-            },
+            separable_width_cases,
             sweep_2d_separable,
         )
         .convolution(5, "Gaussian 5 x 5")
@@ -150,12 +145,7 @@ impl Pattern for Conv2d {
             "fma-stream",
             "cpu::lab::memory::fma_stream::FmaStream (the floor of conv2d-separable, measured)",
             "8 bytes per element: 1 read + 1 write",
-            |s| {
-                (3..=fma_stream::MAX_WIDTH)
-                    .step_by(2)
-                    .map(|w| s.case(&[SWEEP_SIDE, SWEEP_SIDE], Some(w)))
-                    .collect()
-            },
+            separable_width_cases,
             sweep_fma_stream,
         )
         .convolution(5, "width 5")
@@ -217,6 +207,16 @@ impl Pattern for Conv2d {
     fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
         run_2d(gpu, opts, out, self)
     }
+}
+
+/// The cases of the separable sweeps (`conv2d-separable`, `fma-stream`): every odd width from
+/// 3 to 31 at [`SWEEP_SIDE`]^2.
+fn separable_width_cases(s: &SweepSpec) -> Vec<Case> {
+    const _: () = assert!(fma_stream::MAX_WIDTH == convolution::MAX_MASK_WIDTH_2D);
+    (3..=convolution::MAX_MASK_WIDTH_2D)
+        .step_by(2)
+        .map(|w| s.case(&[SWEEP_SIDE, SWEEP_SIDE], Some(w)))
+        .collect()
 }
 
 /// Side of the images the 2D sweeps measure mask widths on.
@@ -975,19 +975,32 @@ fn by_shape(cases: Vec<Case>) -> Vec<(Vec<usize>, Vec<Case>)> {
     groups
 }
 
-fn sweep_1d(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
-    let gpu = sweep.gpu();
+/// The cases grouped by shape ([`by_shape`]), each group cut to the cases the sweep admits
+/// (room on the device and the host, [`conv_footprint`]); groups left empty are dropped.
+fn admitted_by_shape(
+    sweep: &mut Sweep<'_>,
+    cases: Vec<Case>,
+) -> Result<Vec<(Vec<usize>, Vec<Case>)>> {
+    let mut groups = Vec::new();
     for (shape, group) in by_shape(cases) {
-        let n = shape[0];
         let mut admitted = Vec::new();
         for case in group {
             if sweep.admit(&case, |n| conv_footprint(&case, n))?.is_some() {
                 admitted.push(case);
             }
         }
-        let Some(first) = admitted.first() else {
-            continue;
-        };
+        if !admitted.is_empty() {
+            groups.push((shape, admitted));
+        }
+    }
+    Ok(groups)
+}
+
+fn sweep_1d(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
+    let gpu = sweep.gpu();
+    for (shape, admitted) in admitted_by_shape(sweep, cases)? {
+        let n = shape[0];
+        let first = &admitted[0];
         let input = random_floats(sweep.seed_for(first, 0), n);
         let d_in = gpu.upload(&input)?;
         for case in admitted {
@@ -1054,17 +1067,9 @@ fn sweep_2d_separable(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
 /// element and the last 4 checked bit for bit.
 fn sweep_fma_stream(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
     let gpu = sweep.gpu();
-    for (shape, group) in by_shape(cases) {
+    for (shape, admitted) in admitted_by_shape(sweep, cases)? {
         let n = shape.iter().product::<usize>();
-        let mut admitted = Vec::new();
-        for case in group {
-            if sweep.admit(&case, |n| conv_footprint(&case, n))?.is_some() {
-                admitted.push(case);
-            }
-        }
-        let Some(first) = admitted.first() else {
-            continue;
-        };
+        let first = &admitted[0];
         let input = random_floats(sweep.seed_for(first, 0), n);
         let mut stream = FmaStream::new(gpu, &input)?;
         for case in admitted {
@@ -1095,17 +1100,9 @@ fn sweep_2d_with(
     make_mask: impl Fn(&Sweep<'_>, &Case, usize) -> Result<Mask2d>,
 ) -> Result<()> {
     let gpu = sweep.gpu();
-    for (shape, group) in by_shape(cases) {
+    for (shape, admitted) in admitted_by_shape(sweep, cases)? {
         let (rows, cols) = (shape[0], shape[1]);
-        let mut admitted = Vec::new();
-        for case in group {
-            if sweep.admit(&case, |n| conv_footprint(&case, n))?.is_some() {
-                admitted.push(case);
-            }
-        }
-        let Some(first) = admitted.first() else {
-            continue;
-        };
+        let first = &admitted[0];
         let n = rows * cols;
         let input = random_floats(sweep.seed_for(first, 0), n);
         let d_in = gpu.upload(&input)?;
