@@ -296,7 +296,9 @@ pub fn footprint_1d(n: usize) -> Footprint {
 pub fn footprint_2d(rows: usize, cols: usize, picture: (usize, usize)) -> Result<Footprint> {
     let n = elements("conv2d", rows, cols)?;
     let p = elements("conv2d picture", picture.0, picture.1)?;
-    let device = array::<f32>(2, n)
+    // The image stays on the device while the two-pass runs (its output and temporary) and
+    // while `fma-stream` runs (its own input and output): 3 images at most.
+    let device = array::<f32>(3, n)
         .zip(array::<f32>(2, p))
         .map(|(a, b)| a.max(b));
     Ok(Footprint::new(format!(
@@ -779,8 +781,9 @@ const STREAM_ROW: &str =
     "fma-stream (the fused kernel's floor, measured: 1 read, 2w FMAs, 1 write, nothing else)";
 
 /// Runs [`FmaStream`] of width `w` on `input` once into a poisoned output, checks every 7th
-/// element and the last 4 bit for bit against their CPU chains, then times it: the most a kernel that reads
-/// `input` once, does `2w` FMAs per element and writes it once gets in this run.
+/// element and the last 4 bit for bit against their CPU chains, then times it: the most a
+/// kernel that reads `input` once, does `2w` FMAs per element and writes it once gets in this
+/// run.
 fn stream_trial(
     gpu: &Gpu,
     opts: &Options,
