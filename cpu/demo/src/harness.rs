@@ -157,32 +157,9 @@ fn fits(what: &str, device: u64, free: u64, host: u64, available: Option<u64>) -
     Ok(())
 }
 
-/// Host memory available for new allocations without swapping, in bytes: `MemAvailable` of
-/// /proc/meminfo, or less where this process's cgroup (v2, else v1) has a memory limit with
-/// less room left under it (a container reports its host's `MemAvailable`, and its own limit
-/// is where the kernel kills it).
+/// Host memory available for new allocations without swapping, in bytes.
 fn host_available() -> Option<u64> {
-    let read = |path: &str| std::fs::read_to_string(path).ok();
-    let meminfo = read("/proc/meminfo").and_then(|m| mem_available(&m));
-    let room = |limit: &str, usage: &str| cgroup_room(&read(limit)?, &read(usage)?);
-    let cgroup = room("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current").or_else(|| {
-        room(
-            "/sys/fs/cgroup/memory/memory.limit_in_bytes",
-            "/sys/fs/cgroup/memory/memory.usage_in_bytes",
-        )
-    });
-    match (meminfo, cgroup) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-/// Bytes left under a cgroup's memory limit: `limit - usage`, from the contents of its limit
-/// and usage files; `None` without a limit (`max`) or if either does not parse.
-fn cgroup_room(limit: &str, usage: &str) -> Option<u64> {
-    let limit: u64 = limit.trim().parse().ok()?;
-    let usage: u64 = usage.trim().parse().ok()?;
-    Some(limit.saturating_sub(usage))
+    mem_available(&std::fs::read_to_string("/proc/meminfo").ok()?)
 }
 
 /// `MemAvailable:  123456 kB` of /proc/meminfo, in bytes.
@@ -465,14 +442,6 @@ mod tests {
         assert_eq!(e, "p needs 10 bytes of host memory, 5 are available");
         assert!(fits("p", 2, 2, 5, Some(5)).is_ok());
         assert!(fits("p", 2, 2, u64::MAX, None).is_ok());
-    }
-
-    #[test]
-    fn cgroup_room_is_limit_minus_usage_and_none_without_a_limit() {
-        assert_eq!(cgroup_room("1000\n", "400\n"), Some(600));
-        assert_eq!(cgroup_room("1000", "4000"), Some(0));
-        assert_eq!(cgroup_room("max\n", "400\n"), None);
-        assert_eq!(cgroup_room("", "1"), None);
     }
 
     #[test]
