@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::harness::{Footprint, Plan, SMALL, Trial, array, elements};
 use crate::registry::{Pattern, VariantInfo, kernels_each, variant, widths};
@@ -1152,26 +1151,38 @@ fn check_threads() -> usize {
     std::thread::available_parallelism().map_or(4, |n| n.get())
 }
 
-/// `f(i)` for chunks `0..chunks`, on every core, in chunk order.
-fn parallel_map<T: Send>(chunks: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let next = AtomicUsize::new(0);
-    let parts = Mutex::new(Vec::with_capacity(chunks));
+/// `f(item)` for every item of `items`, on every core (at most `items` threads), each thread
+/// taking the next item when it is done with one.
+fn for_each_on_every_core<I>(items: I, f: impl Fn(I::Item) + Sync)
+where
+    I: ExactSizeIterator + Send,
+{
+    let threads = check_threads().min(items.len().max(1));
+    let items = Mutex::new(items);
     std::thread::scope(|s| {
-        for _ in 0..check_threads().min(chunks.max(1)) {
+        for _ in 0..threads {
             s.spawn(|| {
                 loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= chunks {
+                    let next = items.lock().unwrap_or_else(|p| p.into_inner()).next();
+                    let Some(item) = next else {
                         break;
-                    }
-                    let part = f(i);
-                    parts
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push((i, part));
+                    };
+                    f(item);
                 }
             });
         }
+    });
+}
+
+/// `f(i)` for chunks `0..chunks`, on every core, in chunk order.
+fn parallel_map<T: Send>(chunks: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let parts = Mutex::new(Vec::with_capacity(chunks));
+    for_each_on_every_core(0..chunks, |i| {
+        let part = f(i);
+        parts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((i, part));
     });
     let mut parts = parts.into_inner().unwrap_or_else(|p| p.into_inner());
     parts.sort_by_key(|(i, _)| *i);
@@ -1313,22 +1324,11 @@ fn reference_2d_parallel(
         .chunks_mut(band * cols)
         .zip(whole.scale.chunks_mut(band * cols))
         .enumerate();
-    let bands = Mutex::new(bands);
-    std::thread::scope(|s| {
-        for _ in 0..check_threads().min(rows.div_ceil(band)) {
-            s.spawn(|| {
-                loop {
-                    let next = bands.lock().unwrap_or_else(|p| p.into_inner()).next();
-                    let Some((i, (values, scale))) = next else {
-                        break;
-                    };
-                    let (a, b) = (i * band, ((i + 1) * band).min(rows));
-                    let part = band_reference(input, (rows, cols), mask, (a, b));
-                    values.copy_from_slice(&part.values);
-                    scale.copy_from_slice(&part.scale);
-                }
-            });
-        }
+    for_each_on_every_core(bands, |(i, (values, scale))| {
+        let (a, b) = (i * band, ((i + 1) * band).min(rows));
+        let part = band_reference(input, (rows, cols), mask, (a, b));
+        values.copy_from_slice(&part.values);
+        scale.copy_from_slice(&part.scale);
     });
     whole
 }
