@@ -154,7 +154,8 @@ fn error_trials() -> Vec<Trial> {
                         Error::LengthMismatch {
                             what: "y",
                             expected: 10,
-                            actual: 9
+                            actual: 9,
+                            ..
                         }
                     )
                 },
@@ -260,7 +261,8 @@ fn error_trials() -> Vec<Trial> {
                         Error::LengthMismatch {
                             what: "input",
                             expected: 12,
-                            actual: 10
+                            actual: 10,
+                            ..
                         }
                     )
                 },

@@ -13,6 +13,10 @@ use cudarc::driver::DriverError;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong between the host and a kernel.
+///
+/// The enum and every variant with fields are `#[non_exhaustive]`: new variants and new fields
+/// may come in a minor release, so a `match` outside this crate needs a `_` arm and `..` in
+/// each struct pattern (`Error::MaskWidth { width, .. }`).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -23,6 +27,7 @@ pub enum Error {
     NoDriver,
     /// The driver reports no device with this index.
     #[error("there is no CUDA device {device}: the driver reports {count} device(s)")]
+    #[non_exhaustive]
     DeviceOutOfRange {
         /// The index asked for.
         device: usize,
@@ -34,6 +39,7 @@ pub enum Error {
         "the device has compute capability {major}.{minor}, but the embedded PTX was built for {built} only; \
          rebuild with GPU_LAB_PTX_ARCHS=sm_{major}{minor}"
     )]
+    #[non_exhaustive]
     NoCompatiblePtx {
         /// Device compute capability, major.
         major: i32,
@@ -44,6 +50,7 @@ pub enum Error {
     },
     /// A device allocation larger than the free device memory. The context stays usable.
     #[error("out of device memory: {requested} bytes requested, {free} of {total} bytes free")]
+    #[non_exhaustive]
     OutOfMemory {
         /// Bytes asked for.
         requested: usize,
@@ -54,6 +61,7 @@ pub enum Error {
     },
     /// An element count whose size in bytes does not fit in `usize`.
     #[error("{what}: {count} elements of {element_bytes} bytes overflow the address space")]
+    #[non_exhaustive]
     SizeOverflow {
         /// Which buffer.
         what: &'static str,
@@ -64,6 +72,7 @@ pub enum Error {
     },
     /// A `rows x cols` shape whose element count overflows `usize`.
     #[error("a {rows} x {cols} matrix has more elements than usize can count")]
+    #[non_exhaustive]
     ShapeOverflow {
         /// Rows.
         rows: usize,
@@ -72,6 +81,7 @@ pub enum Error {
     },
     /// A CUDA driver call failed.
     #[error("{during}: {source}")]
+    #[non_exhaustive]
     Driver {
         /// What was being done (the kernel's name for launches and their completion).
         during: String,
@@ -87,6 +97,7 @@ pub enum Error {
         "{}",
         wrong_context_message(what, *expected, *actual, *expected_context, *actual_context)
     )]
+    #[non_exhaustive]
     WrongContext {
         /// Which argument.
         what: &'static str,
@@ -101,6 +112,7 @@ pub enum Error {
     },
     /// Two inputs that must have the same length do not.
     #[error("{what}: expected {expected} elements, got {actual}")]
+    #[non_exhaustive]
     LengthMismatch {
         /// Which argument.
         what: &'static str,
@@ -109,20 +121,30 @@ pub enum Error {
         /// The length given.
         actual: usize,
     },
-    /// A convolution mask whose width is even, zero or above the kernels' limit.
+    /// A convolution mask whose width is even, zero, or outside the range of the kernels that
+    /// were asked to run it: every kernel of its dimensions (`1..=31`), or one variant's own
+    /// range (the wide 2D tile takes `11..=31`, the vec4 tile `1..=9`).
     #[error(
-        "a {dims}D mask of width {width}: the width must be odd and 1..={max} (a centred mask has 2r + 1 taps)"
+        "a {dims}D mask of width {width}: {kernels} take odd widths {min}..={max} (a centred mask \
+         has 2r + 1 taps)"
     )]
+    #[non_exhaustive]
     MaskWidth {
         /// 1 or 2.
         dims: u32,
         /// The width given.
         width: usize,
-        /// The largest width the kernels are compiled for.
+        /// Who refused it: `"the 1D kernels"`, `"the 2D kernels"`, or one variant's kernels
+        /// (its kernel name, e.g. `"convolution_2d_wide"`).
+        kernels: &'static str,
+        /// The narrowest width they are compiled for.
+        min: usize,
+        /// The widest width they are compiled for.
         max: usize,
     },
     /// A 1D mask given to a 2D convolution or the reverse.
     #[error("a {mask}D mask was given to a {convolution}D convolution")]
+    #[non_exhaustive]
     MaskDimensions {
         /// The mask's dimensions.
         mask: u32,
@@ -132,6 +154,7 @@ pub enum Error {
     /// A variant that needs aligned buffers (16-byte vector accesses) got a view that is not,
     /// and has no fallback.
     #[error("{kernel}: {what} starts at {address:#x}, which is not {alignment}-byte aligned")]
+    #[non_exhaustive]
     Misaligned {
         /// The kernel.
         kernel: &'static str,
@@ -145,6 +168,7 @@ pub enum Error {
     /// A shape a variant does not accept (e.g. the 16-byte-access transpose needs multiples
     /// of 4).
     #[error("{kernel} cannot take a {rows} x {cols} matrix: {requirement}")]
+    #[non_exhaustive]
     UnsupportedShape {
         /// The kernel.
         kernel: &'static str,
@@ -157,6 +181,7 @@ pub enum Error {
     },
     /// A block size the kernel cannot run with.
     #[error("{kernel} cannot run blocks of {block} threads: {requirement}")]
+    #[non_exhaustive]
     InvalidBlock {
         /// The kernel.
         kernel: &'static str,
@@ -169,6 +194,7 @@ pub enum Error {
     #[error(
         "{kernel}: {elements} elements need {blocks} blocks along {axis}, more than the limit {limit}"
     )]
+    #[non_exhaustive]
     GridTooLarge {
         /// The kernel.
         kernel: &'static str,
@@ -184,6 +210,7 @@ pub enum Error {
     /// A caller-chosen launch configuration that does not fit the kernel (a 2D grid for a 1D
     /// kernel, a grid that does not cover the input, no blocks).
     #[error("{kernel} cannot be launched as {grid:?} x {block:?}: {requirement}")]
+    #[non_exhaustive]
     LaunchShape {
         /// The kernel.
         kernel: &'static str,
@@ -196,6 +223,7 @@ pub enum Error {
     },
     /// A numeric parameter outside the range the kernel or experiment supports.
     #[error("{what} = {value}: must be {min}..={max}")]
+    #[non_exhaustive]
     OutOfRange {
         /// Which parameter.
         what: &'static str,
@@ -207,19 +235,22 @@ pub enum Error {
         max: u64,
     },
     /// A histogram range `[lower, upper)` no bin can be made of: `lower` not below `upper`, a
-    /// NaN bound, or (for floats) an infinite bound or width.
+    /// NaN bound, for floats an infinite bound or width, for integers a range of more than
+    /// 2^32 values (see [`histogram::even`](crate::histogram::even)).
     #[error(
-        "histogram range [{lower}, {upper}): lower must be below upper, and both (and their \
-         difference) finite"
+        "histogram range [{lower}, {upper}): lower must be below upper, both (and their \
+         difference) finite, and an integer range at most 2^32 values wide"
     )]
+    #[non_exhaustive]
     InvalidRange {
-        /// The lower bound given, as text.
-        lower: String,
-        /// The upper bound given, as text.
-        upper: String,
+        /// The lower level given.
+        lower: Level,
+        /// The upper level given.
+        upper: Level,
     },
     /// A size that must be a multiple of the kernel's unit of work and is not.
     #[error("{what} = {value}: must be a multiple of {multiple}")]
+    #[non_exhaustive]
     NotMultiple {
         /// Which size.
         what: &'static str,
@@ -231,6 +262,7 @@ pub enum Error {
     /// An argument of the right type but the wrong kind (e.g. pageable memory where mapped
     /// page-locked memory is needed).
     #[error("{what}: {requirement}")]
+    #[non_exhaustive]
     Unsupported {
         /// Which argument.
         what: &'static str,
@@ -246,12 +278,14 @@ pub enum Error {
          on LD_LIBRARY_PATH is enough, and the bundle's run.sh makes one)",
         looked_for.join(", ")
     )]
+    #[non_exhaustive]
     NcclNotFound {
         /// The file names tried, in order (cudarc's candidates for `nccl`).
         looked_for: Vec<String>,
     },
     /// An NCCL call failed.
     #[error("{during}: NCCL error {code} ({message})")]
+    #[non_exhaustive]
     Nccl {
         /// What was being done.
         during: String,
@@ -262,6 +296,7 @@ pub enum Error {
     },
     /// Buffers that must all have one length (one per GPU of an all-reduce) do not.
     #[error("{what} must all have the same length, got {lengths:?}")]
+    #[non_exhaustive]
     UnequalLengths {
         /// Which buffers.
         what: &'static str,
@@ -270,6 +305,7 @@ pub enum Error {
     },
     /// A device list a group of GPUs cannot be made of (empty, or a device twice).
     #[error("devices {devices:?}: {requirement}")]
+    #[non_exhaustive]
     InvalidDevices {
         /// The devices given.
         devices: Vec<usize>,
@@ -285,6 +321,7 @@ pub enum Error {
          before the first communicator: call `unsafe {{ cpu::multi_gpu::keep_nvls_off() }}` at \
          the top of main, before any thread starts, or export {variable}={required}"
     )]
+    #[non_exhaustive]
     NcclEnvironment {
         /// The environment variable.
         variable: &'static str,
@@ -293,6 +330,7 @@ pub enum Error {
     },
     /// Data larger than a `__constant__` symbol.
     #[error("{symbol} holds {capacity} bytes, {requested} bytes were given")]
+    #[non_exhaustive]
     ConstantTooLarge {
         /// The symbol.
         symbol: &'static str,
@@ -301,6 +339,44 @@ pub enum Error {
         /// Bytes given.
         requested: usize,
     },
+}
+
+impl Error {
+    /// [`Error::OutOfRange`]: for code outside this crate that reports in the library's terms
+    /// (a harness built on [`Result`]); the variants are `#[non_exhaustive]`, so only this
+    /// crate can write them as struct expressions.
+    pub fn out_of_range(what: &'static str, value: u64, min: u64, max: u64) -> Self {
+        Error::OutOfRange {
+            what,
+            value,
+            min,
+            max,
+        }
+    }
+
+    /// [`Error::Unsupported`], as [`Error::out_of_range`].
+    pub fn unsupported(what: &'static str, requirement: &'static str) -> Self {
+        Error::Unsupported { what, requirement }
+    }
+}
+
+/// A histogram level (a bound of [`Error::InvalidRange`]) as given: integer levels are `i64`,
+/// float levels `f32` (widened to `f64` exactly).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Level {
+    /// A level of an integer sample type.
+    Integer(i64),
+    /// A level of a float sample type.
+    Float(f64),
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Level::Integer(v) => write!(f, "{v}"),
+            Level::Float(v) => write!(f, "{v:?}"),
+        }
+    }
 }
 
 /// The text of [`Error::WrongContext`]: the devices when they differ, else the two contexts

@@ -4,7 +4,7 @@
 
 use cpu::Error;
 use cpu::convolution::{
-    self, MAX_MASK_WIDTH, MAX_MASK_WIDTH_2D, MAX_MASK_WIDTH_2D_VEC4, Mask2d, Variant1d, Variant2d,
+    self, Factors, MAX_MASK_WIDTH, MAX_MASK_WIDTH_2D, MAX_MASK_WIDTH_2D_VEC4, Mask2d, Variant1d, Variant2d,
 };
 use gpu::convolution::{BLOCK_1D, VEC4_TILE_1D};
 use lab_tests::{expect_err, gpu, gpu_trial, seed_for};
@@ -197,7 +197,8 @@ fn trials_2d_separable() -> Vec<Trial> {
                 let row = randoms(&mut rng, w);
                 let col = randoms(&mut rng, w);
                 let input = randoms(&mut rng, rows * cols);
-                let mask = Mask2d::separable(&gpu, &row, &col).map_err(|e| e.to_string())?;
+                let factors = Factors { x: &row, y: &col };
+                let mask = Mask2d::separable(&gpu, factors).map_err(|e| e.to_string())?;
                 let got = convolution::run_2d_mask(&gpu, variant, &input, rows, cols, &mask)
                     .map_err(|e| e.to_string())?;
                 let reference = convolution::reference_2d_separable(&input, rows, cols, &row, &col);
@@ -272,8 +273,8 @@ fn trials_2d_named_masks() -> Vec<Trial> {
         let seed = seed_for(&name);
         trials.push(gpu_trial(name, move || {
             let gpu = gpu()?;
-            let mask = Mask2d::gaussian(&gpu, sigma).map_err(|e| e.to_string())?;
-            let (row, col) = mask.factors().ok_or("a Gaussian is separable")?;
+            let mask = Mask2d::gaussian(&gpu, sigma, 3.0).map_err(|e| e.to_string())?;
+            let Factors { x: row, y: col } = mask.factors().ok_or("a Gaussian is separable")?;
             let sum: f32 = row.iter().sum();
             if row != col || (sum - 1.0).abs() > 1e-6 {
                 return Err(format!("factors {row:?} / {col:?} (sum {sum})").into());
@@ -317,6 +318,17 @@ fn trials_2d_named_masks() -> Vec<Trial> {
                 return Err("an outer product was not detected as separable".into());
             }
             check_conv2d(&gpu, &mask, Variant2d::Convolution2dSeparableFused, seed)?;
+            let dense = if w <= MAX_MASK_WIDTH_2D_VEC4 {
+                Variant2d::Convolution2dTiledVec4
+            } else {
+                Variant2d::Convolution2dWide
+            };
+            // The same values through `Mask2d::dense`: no factors, the dense path.
+            let mask = Mask2d::dense(&gpu, &outer, w).map_err(|e| e.to_string())?;
+            if mask.is_separable() || mask.factors().is_some() {
+                return Err("Mask2d::dense kept factors".into());
+            }
+            check_conv2d(&gpu, &mask, dense, seed)?;
             // One entry off by 1e-3 relative: dense.
             let mut perturbed = outer.clone();
             perturbed[w * w / 2 + 1] *= 1.001;
@@ -324,11 +336,6 @@ fn trials_2d_named_masks() -> Vec<Trial> {
             if mask.is_separable() {
                 return Err("a perturbed outer product was taken as separable".into());
             }
-            let dense = if w <= MAX_MASK_WIDTH_2D_VEC4 {
-                Variant2d::Convolution2dTiledVec4
-            } else {
-                Variant2d::Convolution2dWide
-            };
             check_conv2d(&gpu, &mask, dense, seed)
         }));
     }
@@ -349,13 +356,13 @@ fn error_trials_wide() -> Vec<Trial> {
     let image = || vec![1.0f32; 100];
     let mut trials = vec![
         on_gpu("separable_width_33", |gpu| {
-            expect_err(Mask2d::separable(gpu, &[1.0; 33], &[1.0; 33]), |e| {
+            expect_err(Mask2d::separable(gpu, Factors { x: &[1.0; 33], y: &[1.0; 33] }), |e| {
                 matches!(
                     e,
                     Error::MaskWidth {
                         dims: 2,
                         width: 33,
-                        max: 31
+                        max: 31, ..
                     }
                 )
             })
@@ -367,7 +374,7 @@ fn error_trials_wide() -> Vec<Trial> {
                     Error::MaskWidth {
                         dims: 2,
                         width: 33,
-                        max: 31
+                        max: 31, ..
                     }
                 )
             })
@@ -378,7 +385,7 @@ fn error_trials_wide() -> Vec<Trial> {
             })
         }),
         on_gpu("separable_even_width", |gpu| {
-            expect_err(Mask2d::separable(gpu, &[1.0; 4], &[1.0; 4]), |e| {
+            expect_err(Mask2d::separable(gpu, Factors { x: &[1.0; 4], y: &[1.0; 4] }), |e| {
                 matches!(e, Error::MaskWidth { width: 4, .. })
             })
         }),
@@ -388,19 +395,19 @@ fn error_trials_wide() -> Vec<Trial> {
             })
         }),
         on_gpu("separable_factor_lengths", |gpu| {
-            expect_err(Mask2d::separable(gpu, &[1.0; 5], &[1.0; 3]), |e| {
+            expect_err(Mask2d::separable(gpu, Factors { x: &[1.0; 5], y: &[1.0; 3] }), |e| {
                 matches!(
                     e,
                     Error::LengthMismatch {
-                        what: "mask column factor",
+                        what: "mask factor y",
                         expected: 5,
-                        actual: 3
+                        actual: 3, ..
                     }
                 )
             })
         }),
         on_gpu("gaussian_too_wide", |gpu| {
-            expect_err(Mask2d::gaussian(gpu, 5.2), |e| {
+            expect_err(Mask2d::gaussian(gpu, 5.2, 3.0), |e| {
                 matches!(
                     e,
                     Error::MaskWidth {
@@ -457,8 +464,51 @@ fn error_trials_wide() -> Vec<Trial> {
                 },
             )
         }),
+        on_gpu("separable_factors_by_axis", |gpu| {
+            // Sobel x: the difference along x (a row), the smoothing along y.
+            let factors = Factors {
+                x: &[-1.0, 0.0, 1.0],
+                y: &[1.0, 2.0, 1.0],
+            };
+            let mask = Mask2d::separable(gpu, factors).map_err(|e| e.to_string())?;
+            let sobel_x = [-1.0, 0.0, 1.0, -2.0, 0.0, 2.0, -1.0, 0.0, 1.0];
+            if mask.values() != sobel_x || mask.factors() != Some(factors) {
+                return Err(format!("{:?} / {:?}", mask.values(), mask.factors()).into());
+            }
+            Ok(())
+        }),
+        on_gpu("wide_width_5_names_its_range", move |gpu| {
+            let mask = Mask2d::dense(gpu, &[1.0; 25], 5).map_err(|e| e.to_string())?;
+            let e = convolution::run_2d_mask(
+                gpu,
+                Variant2d::Convolution2dWide,
+                &image(),
+                10,
+                10,
+                &mask,
+            )
+            .err()
+            .ok_or("the wide kernel took a 5 x 5 mask")?;
+            let says = e.to_string();
+            let named = matches!(
+                e,
+                Error::MaskWidth {
+                    dims: 2,
+                    width: 5,
+                    kernels: "convolution_2d_wide",
+                    min: 11,
+                    max: 31,
+                    ..
+                }
+            ) && says.contains("11..=31");
+            if !named {
+                return Err(format!("{e:?}: {says}").into());
+            }
+            Ok(())
+        }),
         on_gpu("fused_width_1", move |gpu| {
-            let mask = Mask2d::separable(gpu, &[2.0], &[3.0]).map_err(|e| e.to_string())?;
+            let factors = Factors { x: &[2.0], y: &[3.0] };
+            let mask = Mask2d::separable(gpu, factors).map_err(|e| e.to_string())?;
             expect_err(
                 convolution::run_2d_mask(
                     gpu,
@@ -474,7 +524,7 @@ fn error_trials_wide() -> Vec<Trial> {
     ];
     for sigma in [0.0f32, -1.0, f32::NAN, f32::INFINITY] {
         trials.push(on_gpu(&format!("gaussian_sigma_{sigma}"), move |gpu| {
-            expect_err(Mask2d::gaussian(gpu, sigma), |e| {
+            expect_err(Mask2d::gaussian(gpu, sigma, 3.0), |e| {
                 matches!(
                     e,
                     Error::Unsupported {
@@ -567,7 +617,7 @@ fn error_trials() -> Vec<Trial> {
                         Error::LengthMismatch {
                             what: "mask",
                             expected: 9,
-                            actual: 8
+                            actual: 8, ..
                         }
                     )
                 },
@@ -628,7 +678,7 @@ fn error_trials() -> Vec<Trial> {
                         Error::LengthMismatch {
                             what: "input",
                             expected: 90,
-                            actual: 100
+                            actual: 100, ..
                         }
                     )
                 },
@@ -649,7 +699,7 @@ fn error_trials() -> Vec<Trial> {
                         e,
                         Error::MaskDimensions {
                             mask: 1,
-                            convolution: 2
+                            convolution: 2, ..
                         }
                     )
                 },

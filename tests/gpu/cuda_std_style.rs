@@ -199,7 +199,7 @@ fn error_trials() -> Vec<Trial> {
                         Error::LengthMismatch {
                             what: "b",
                             expected: 10,
-                            actual: 9
+                            actual: 9, ..
                         }
                     )
                 })
@@ -217,7 +217,7 @@ fn error_trials() -> Vec<Trial> {
                         Error::LengthMismatch {
                             what: "c",
                             expected: 10,
-                            actual: 11
+                            actual: 11, ..
                         }
                     )
                 })
@@ -235,7 +235,7 @@ fn error_trials() -> Vec<Trial> {
                         Error::LengthMismatch {
                             what: "partial",
                             expected: 2,
-                            actual: 1
+                            actual: 1, ..
                         }
                     )
                 })

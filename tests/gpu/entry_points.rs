@@ -628,7 +628,7 @@ fn error_trials() -> Vec<Trial> {
                     Error::MaskWidth {
                         dims: 1,
                         width: 4,
-                        max: 31
+                        max: 31, ..
                     }
                 )
             })
@@ -641,7 +641,7 @@ fn error_trials() -> Vec<Trial> {
                     Error::MaskWidth {
                         dims: 2,
                         width: 4,
-                        max: convolution::MAX_MASK_WIDTH_2D
+                        max: convolution::MAX_MASK_WIDTH_2D, ..
                     }
                 )
             })
@@ -658,7 +658,7 @@ fn error_trials() -> Vec<Trial> {
                     (Variant2d::Convolution2dConstantMask, 33, convolution::MAX_MASK_WIDTH_2D),
                 ] {
                     expect_err(variant.launch_config(&gpu, 64, 64, width), |e| {
-                        matches!(e, Error::MaskWidth { dims: 2, width: w, max: m } if *w == width && *m == max)
+                        matches!(e, Error::MaskWidth { dims: 2, width: w, max: m, .. } if *w == width && *m == max)
                     })
                     .map_err(|e| format!("{variant:?} at width {width}: {e:?}"))?;
                 }
@@ -708,7 +708,7 @@ fn error_trials() -> Vec<Trial> {
                         e,
                         Error::MaskDimensions {
                             mask: 1,
-                            convolution: 2
+                            convolution: 2, ..
                         }
                     )
                 },
@@ -831,7 +831,7 @@ fn error_trials() -> Vec<Trial> {
             let result = convolution::conv1d(&gpu, &input, &mask, &mut output.slice_mut(..99));
             let lengths = |what: &'static str, expected: usize, actual: usize| {
                 move |e: &Error| {
-                    matches!(e, Error::LengthMismatch { what: w, expected: x, actual: a }
+                    matches!(e, Error::LengthMismatch { what: w, expected: x, actual: a, .. }
                         if *w == what && *x == expected && *a == actual)
                 }
             };

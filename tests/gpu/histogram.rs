@@ -8,6 +8,7 @@
 //! compared bin by bin with `cpu::histogram::reference`.
 
 use cpu::histogram::{self, Counter, HistogramElement, Update, ladder, reference};
+use cpu::error::Level;
 use cpu::{Error, Gpu};
 use lab_tests::{expect_err, gpu, gpu_trial, large_memory, seed_for};
 use libtest_mimic::{Failed, Trial};
@@ -154,13 +155,13 @@ fn ladder_trials() -> Vec<Trial> {
 
 /// `histogram::bytes` on a view starting `offset` bytes into its buffer (the buffer's bytes
 /// outside the view are 0xff, which the view must not count), with `update` onto `init`.
-fn run_bytes(
+fn run_bytes<C: Count>(
     gpu: &Gpu,
     input: &[u8],
     offset: usize,
     update: Update,
-    init: &[u32],
-) -> cpu::Result<Vec<u32>> {
+    init: &[C],
+) -> cpu::Result<Vec<C>> {
     let n = input.len();
     let mut padded = vec![0xffu8; offset + n + 16];
     padded[offset..offset + n].copy_from_slice(input);
@@ -188,9 +189,39 @@ fn bytes_trials() -> Vec<Trial> {
                 trials.push(gpu_trial(name, move || {
                     let gpu = gpu()?;
                     let input = make_bytes(kind, seed, n);
-                    let got = run_bytes(&gpu, &input, offset, Update::Overwrite, &[POISON; 256])
+                    let got = run_bytes::<u32>(&gpu, &input, offset, Update::Overwrite, &[POISON; 256])
                         .map_err(|e| e.to_string())?;
                     match compare(&got, &reference::bytes(&input)) {
+                        None => Ok(()),
+                        Some(d) => Err(format!("n={n} offset={offset} seed={seed}: {d}").into()),
+                    }
+                }));
+            }
+        }
+    }
+    // Into u64 counts: the same kernel, its block sums added in 64 bits.
+    for offset in [0, 5] {
+        for (case, n) in [("one", 1), ("40", 40), ("prime_100003", 100_003)] {
+            for update in [Update::Overwrite, Update::Accumulate] {
+                let name = format!("histogram::bytes_u64::offset_{offset}::{update:?}::{case}")
+                    .to_lowercase();
+                let seed = seed_for(&name);
+                trials.push(gpu_trial(name, move || {
+                    let gpu = gpu()?;
+                    let input = make_bytes(Input::Uniform, seed, n);
+                    let init: Vec<u64> = match update {
+                        Update::Overwrite => vec![u64::MAX; 256],
+                        Update::Accumulate => (0..256u64).map(|b| b << 33).collect(),
+                    };
+                    let got = run_bytes(&gpu, &input, offset, update, &init)
+                        .map_err(|e| e.to_string())?;
+                    let mut expected = reference::bytes(&input);
+                    if update == Update::Accumulate {
+                        for (e, i) in expected.iter_mut().zip(&init) {
+                            *e += i;
+                        }
+                    }
+                    match compare(&got, &expected) {
                         None => Ok(()),
                         Some(d) => Err(format!("n={n} offset={offset} seed={seed}: {d}").into()),
                     }
@@ -236,7 +267,10 @@ fn bytes_trials() -> Vec<Trial> {
 /// values at and next to them.
 trait Sample: HistogramElement {
     /// `(lower, upper)` of the trials.
-    const RANGE: (Self, Self);
+    const RANGE: (Self::Level, Self::Level);
+    /// Levels that take in the type's whole range, its largest value included (`None` for
+    /// `f32`, whose largest value no finite exclusive bound reaches).
+    const WHOLE: Option<(Self::Level, Self::Level)>;
     /// A random sample, from a little below `lower` to a little above `upper`.
     fn random(rng: &mut StdRng) -> Self;
     /// Values at, just inside and just outside the bounds, and the type's extremes (NaN and
@@ -245,7 +279,8 @@ trait Sample: HistogramElement {
 }
 
 impl Sample for u8 {
-    const RANGE: (u8, u8) = (10, 250);
+    const RANGE: (i64, i64) = (10, 250);
+    const WHOLE: Option<(i64, i64)> = Some((0, 256));
     fn random(rng: &mut StdRng) -> u8 {
         rng.random()
     }
@@ -255,7 +290,8 @@ impl Sample for u8 {
 }
 
 impl Sample for u16 {
-    const RANGE: (u16, u16) = (1000, 60_000);
+    const RANGE: (i64, i64) = (1000, 60_000);
+    const WHOLE: Option<(i64, i64)> = Some((0, 65_536));
     fn random(rng: &mut StdRng) -> u16 {
         rng.random()
     }
@@ -265,18 +301,20 @@ impl Sample for u16 {
 }
 
 impl Sample for i32 {
-    const RANGE: (i32, i32) = (-1_000_003, 3_000_017);
+    const RANGE: (i64, i64) = (-1_000_003, 3_000_017);
+    const WHOLE: Option<(i64, i64)> = Some((i32::MIN as i64, i32::MAX as i64 + 1));
     fn random(rng: &mut StdRng) -> i32 {
         rng.random_range(-2_000_000..4_000_000)
     }
     fn specials() -> Vec<i32> {
-        let (lo, hi) = Self::RANGE;
+        let (lo, hi) = (Self::RANGE.0 as i32, Self::RANGE.1 as i32);
         vec![i32::MIN, lo - 1, lo, lo + 1, hi - 1, hi, hi + 1, i32::MAX]
     }
 }
 
 impl Sample for f32 {
     const RANGE: (f32, f32) = (-1.0, 2.0);
+    const WHOLE: Option<(f32, f32)> = None;
     fn random(rng: &mut StdRng) -> f32 {
         rng.random_range(-1.5f32..2.5)
     }
@@ -325,19 +363,20 @@ fn make_samples<T: Sample>(seed: u64, n: usize) -> Vec<T> {
     v
 }
 
-/// `even::<T, C>` on `input` with `update` onto `init`, downloaded.
+/// `even::<T, C>` over `levels` on `input` with `update` onto `init` (as many bins as
+/// counters), downloaded.
 fn run_even<T: Sample, C: Count>(
     gpu: &Gpu,
     input: &[T],
-    bins: usize,
+    levels: (T::Level, T::Level),
     update: Update,
     init: &[C],
 ) -> cpu::Result<(Vec<C>, &'static str)> {
     let d_in = gpu.upload(input)?;
     let mut counts = gpu.upload(init)?;
-    let (lower, upper) = T::RANGE;
-    histogram::even(gpu, &d_in, bins, lower, upper, &mut counts, update)?;
-    let kernel = histogram::even_config::<T, C>(gpu, input.len(), bins)?.0.name();
+    let (lower, upper) = levels;
+    histogram::even(gpu, &d_in, lower, upper, &mut counts, update)?;
+    let kernel = histogram::even_config::<T, C>(gpu, input.len(), init.len())?.0.name();
     Ok((gpu.download(&counts, kernel)?, kernel))
 }
 
@@ -360,7 +399,7 @@ fn even_trials_of<T: Sample, C: Count>(type_name: &str) -> Vec<Trial> {
                         Update::Overwrite => vec![C::from(POISON); bins],
                         Update::Accumulate => (0..bins as u32).map(|b| C::from(b * 3)).collect(),
                     };
-                    let (got, kernel) = run_even::<T, C>(&gpu, &input, bins, update, &init)
+                    let (got, kernel) = run_even::<T, C>(&gpu, &input, T::RANGE, update, &init)
                         .map_err(|e| e.to_string())?;
                     let (lower, upper) = T::RANGE;
                     let mut expected = reference::even(&input, bins, lower, upper);
@@ -375,6 +414,31 @@ fn even_trials_of<T: Sample, C: Count>(type_name: &str) -> Vec<Trial> {
                     }
                 }));
             }
+        }
+    }
+    // Levels that reach past the type's largest value: every sample falls in a bin, the
+    // largest in the last one.
+    if let Some((lower, upper)) = T::WHOLE {
+        for bins in [1, 7, 256] {
+            let name = format!("histogram::even_{type_name}::whole_type::bins_{bins}");
+            let seed = seed_for(&name);
+            trials.push(gpu_trial(name, move || {
+                let gpu = gpu()?;
+                let input = make_samples::<T>(seed, 100_003);
+                let init = vec![C::from(POISON); bins];
+                let (got, kernel) =
+                    run_even::<T, C>(&gpu, &input, (lower, upper), Update::Overwrite, &init)
+                        .map_err(|e| e.to_string())?;
+                let expected = reference::even(&input, bins, lower, upper);
+                let total: u64 = expected.iter().sum();
+                if total != input.len() as u64 {
+                    return Err(format!("the reference dropped {} samples", input.len() as u64 - total).into());
+                }
+                match compare(&got, &expected) {
+                    None => Ok(()),
+                    Some(d) => Err(format!("{kernel} seed={seed}: {d}").into()),
+                }
+            }));
         }
     }
     trials
@@ -402,11 +466,12 @@ fn even_trials() -> Vec<Trial> {
         let got = (|| {
             let d_in = gpu.upload(&input)?;
             let mut counts = gpu.poisoned(bins, POISON)?;
-            histogram::even(&gpu, &d_in, bins, i32::MIN, i32::MAX, &mut counts, Update::Overwrite)?;
+            let (lower, upper) = (i32::MIN.into(), i32::MAX.into());
+            histogram::even(&gpu, &d_in, lower, upper, &mut counts, Update::Overwrite)?;
             gpu.download(&counts, "histogram_even_global_i32_u32")
         })()
         .map_err(|e| e.to_string())?;
-        match compare(&got, &reference::even(&input, bins, i32::MIN, i32::MAX)) {
+        match compare(&got, &reference::even(&input, bins, i32::MIN.into(), i32::MAX.into())) {
             None => Ok(()),
             Some(d) => Err(format!("seed={seed}: {d}").into()),
         }
@@ -434,8 +499,17 @@ fn refusal_trials() -> Vec<Trial> {
             let (x, _) = up(gpu)?;
             let mut c = gpu.zeros::<u32>(0).map_err(|e| e.to_string())?;
             expect_err(
-                histogram::even(gpu, &x, 0, 0.0, 1.0, &mut c, Update::Overwrite),
-                |e| matches!(e, Error::OutOfRange { what: "histogram bins", value: 0, .. }),
+                histogram::even(gpu, &x, 0.0, 1.0, &mut c, Update::Overwrite),
+                |e| {
+                    matches!(
+                        e,
+                        Error::OutOfRange {
+                            what: "histogram bins (the length of counts)",
+                            value: 0,
+                            ..
+                        }
+                    )
+                },
             )
         }),
         refusal("more_than_max_bins", move |gpu| {
@@ -443,60 +517,80 @@ fn refusal_trials() -> Vec<Trial> {
             let n = histogram::MAX_BINS + 1;
             let mut c = gpu.zeros::<u64>(n).map_err(|e| e.to_string())?;
             expect_err(
-                histogram::even(gpu, &x, n, 0, 10, &mut c, Update::Overwrite),
-                |e| matches!(e, Error::OutOfRange { what: "histogram bins", .. }),
+                histogram::even(gpu, &x, 0, 10, &mut c, Update::Overwrite),
+                |e| matches!(e, Error::OutOfRange { value, .. } if *value == n as u64),
             )
         }),
         refusal("lower_equal_to_upper", move |gpu| {
             let x = gpu.upload(&[1u16]).map_err(|e| e.to_string())?;
             let mut c = gpu.zeros::<u32>(4).map_err(|e| e.to_string())?;
             expect_err(
-                histogram::even(gpu, &x, 4, 5, 5, &mut c, Update::Overwrite),
-                |e| matches!(e, Error::InvalidRange { .. }),
+                histogram::even(gpu, &x, 5, 5, &mut c, Update::Overwrite),
+                |e| {
+                    matches!(
+                        e,
+                        Error::InvalidRange {
+                            lower: Level::Integer(5),
+                            upper: Level::Integer(5),
+                            ..
+                        }
+                    )
+                },
             )
         }),
         refusal("lower_above_upper", move |gpu| {
             let x = gpu.upload(&[1u8]).map_err(|e| e.to_string())?;
             let mut c = gpu.zeros::<u32>(4).map_err(|e| e.to_string())?;
             expect_err(
-                histogram::even(gpu, &x, 4, 9, 2, &mut c, Update::Accumulate),
+                histogram::even(gpu, &x, 9, 2, &mut c, Update::Accumulate),
                 |e| matches!(e, Error::InvalidRange { .. }),
             )
         }),
         refusal("nan_bounds", move |gpu| {
             let (x, mut c) = up(gpu)?;
             expect_err(
-                histogram::even(gpu, &x, 4, f32::NAN, 1.0, &mut c, Update::Overwrite),
+                histogram::even(gpu, &x, f32::NAN, 1.0, &mut c, Update::Overwrite),
                 |e| matches!(e, Error::InvalidRange { .. }),
             )?;
             expect_err(
-                histogram::even(gpu, &x, 4, 0.0, f32::NAN, &mut c, Update::Overwrite),
+                histogram::even(gpu, &x, 0.0, f32::NAN, &mut c, Update::Overwrite),
                 |e| matches!(e, Error::InvalidRange { .. }),
             )
         }),
         refusal("infinite_bounds", move |gpu| {
             let (x, mut c) = up(gpu)?;
             expect_err(
-                histogram::even(gpu, &x, 4, 0.0, f32::INFINITY, &mut c, Update::Overwrite),
+                histogram::even(gpu, &x, 0.0, f32::INFINITY, &mut c, Update::Overwrite),
                 |e| matches!(e, Error::InvalidRange { .. }),
             )?;
             expect_err(
-                histogram::even(gpu, &x, 4, -3e38, 3e38, &mut c, Update::Overwrite),
-                |e| matches!(e, Error::InvalidRange { .. }),
-            )
-        }),
-        refusal("even_counts_of_the_wrong_length", move |gpu| {
-            let (x, mut c) = up(gpu)?;
-            expect_err(
-                histogram::even(gpu, &x, 5, 0.0, 1.0, &mut c, Update::Overwrite),
+                histogram::even(gpu, &x, -3e38, 3e38, &mut c, Update::Overwrite),
                 |e| {
                     matches!(
                         e,
-                        Error::LengthMismatch {
-                            what: "counts",
-                            expected: 5,
-                            actual: 4
+                        Error::InvalidRange {
+                            lower: Level::Float(-3e38),
+                            upper: Level::Float(3e38),
+                            ..
                         }
+                    )
+                },
+            )
+        }),
+        refusal("integer_range_over_2e32_values", move |gpu| {
+            let x = gpu.upload(&[1i32]).map_err(|e| e.to_string())?;
+            let mut c = gpu.zeros::<u32>(4).map_err(|e| e.to_string())?;
+            let (lower, upper) = (i32::MIN as i64 - 1, i32::MAX as i64 + 1);
+            expect_err(
+                histogram::even(gpu, &x, lower, upper, &mut c, Update::Overwrite),
+                |e| {
+                    matches!(
+                        e,
+                        Error::InvalidRange {
+                            lower: Level::Integer(l),
+                            upper: Level::Integer(u),
+                            ..
+                        } if *l == lower && *u == upper
                     )
                 },
             )
@@ -574,8 +668,8 @@ fn atomic_rate_trials() -> Vec<Trial> {
         .collect()
 }
 
-/// More than 2^32 bytes: into `u64` counts with `even` (u32 counts would wrap; `bytes` refuses
-/// the length).
+/// More than 2^32 bytes: into `u64` counts with `even` and `bytes` (u32 counts would wrap:
+/// `bytes` into `u32` refuses the length).
 fn large_trials() -> Vec<Trial> {
     let name = "histogram::even_u8_u64::2e32_plus_17".to_string();
     let seed = seed_for(&name);
@@ -592,15 +686,19 @@ fn large_trials() -> Vec<Trial> {
             })
             .collect();
         let bins = 5;
-        let (got, refused) = (|| {
+        let (got, got_bytes, refused) = (|| {
             let d_in = gpu.upload(&input)?;
             let mut counts = gpu.poisoned(bins, u64::MAX)?;
-            histogram::even(&gpu, &d_in, bins, 0u8, 255, &mut counts, Update::Overwrite)?;
-            // `bytes` refuses what its u32 counts could not hold.
+            histogram::even(&gpu, &d_in, 0, 256, &mut counts, Update::Overwrite)?;
+            // `bytes` into u64 counts takes any length, into u32 refuses what they could not
+            // hold.
+            let mut byte_counts = gpu.poisoned(256, u64::MAX)?;
+            histogram::bytes(&gpu, &d_in, &mut byte_counts, Update::Overwrite)?;
             let mut small = gpu.zeros::<u32>(256)?;
             let refused = histogram::bytes(&gpu, &d_in, &mut small, Update::Overwrite);
             Ok::<_, Error>((
                 gpu.download(&counts, "histogram_even_shared_u8_u64")?,
+                gpu.download(&byte_counts, "histogram_bytes_u64")?,
                 refused,
             ))
         })()
@@ -608,7 +706,10 @@ fn large_trials() -> Vec<Trial> {
         if !matches!(refused, Err(Error::OutOfRange { .. })) {
             return Err(format!("bytes of {n} bytes: {refused:?}, expected OutOfRange").into());
         }
-        match compare(&got, &reference::even(&input, bins, 0u8, 255)) {
+        if let Some(d) = compare(&got_bytes, &reference::bytes(&input)) {
+            return Err(format!("bytes into u64, n={n} seed={seed}: {d}").into());
+        }
+        match compare(&got, &reference::even(&input, bins, 0, 256)) {
             None => Ok(()),
             Some(d) => Err(format!("n={n} seed={seed}: {d}").into()),
         }

@@ -393,7 +393,7 @@ fn error_trials() -> Vec<Trial> {
                         Error::LengthMismatch {
                             what: "x",
                             expected: 101,
-                            actual: 100
+                            actual: 100, ..
                         }
                     )
                 },

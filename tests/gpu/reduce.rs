@@ -322,7 +322,7 @@ fn entry_point_trials() -> Vec<Trial> {
                         Error::LengthMismatch {
                             what: "result",
                             expected: 1,
-                            actual: 2
+                            actual: 2, ..
                         }
                     )
                 },

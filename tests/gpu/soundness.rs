@@ -62,7 +62,7 @@ fn second_context_on_one_device() -> Result<(), Failed> {
         move |e: &Error| {
             matches!(
                 e,
-                Error::WrongContext { what: w, expected: 0, actual: 0, expected_context: ec, actual_context: ac }
+                Error::WrongContext { what: w, expected: 0, actual: 0, expected_context: ec, actual_context: ac, .. }
                     if *w == what && *ec == expected_context && *ac == actual_context
             ) && e
                 .to_string()
@@ -123,7 +123,7 @@ fn views() -> Result<(), Failed> {
                 Error::LengthMismatch {
                     what: "download destination",
                     expected: 7,
-                    actual: 6
+                    actual: 6, ..
                 }
             )
         },
@@ -134,7 +134,7 @@ fn views() -> Result<(), Failed> {
             Error::LengthMismatch {
                 what: "upload destination",
                 expected: 3,
-                actual: 2
+                actual: 2, ..
             }
         )
     })

@@ -10,7 +10,9 @@ use crate::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 use crate::timing::{self, Ceiling, Floor, Fp32Throughput};
 use anyhow::{Context, Result, bail};
 use cpu::Gpu;
-use cpu::convolution::{self, Comparison, Mask1d, Mask2d, Reference, Variant1d, Variant2d};
+use cpu::convolution::{
+    self, Comparison, Factors, Mask1d, Mask2d, Reference, Variant1d, Variant2d,
+};
 use cpu::lab::memory::fma_stream::{self, FmaStream};
 use cpu::launch::{VEC4_ALIGNMENT, is_aligned};
 use cpu::verify::Mismatch;
@@ -632,7 +634,7 @@ fn run_2d(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Result<()>
     } else {
         let ws = w.max(3);
         let sigma = gaussian_sigma(ws);
-        gaussian = Mask2d::gaussian(gpu, sigma)?;
+        gaussian = Mask2d::gaussian(gpu, sigma, GAUSSIAN_TRUNCATE)?;
         (
             &gaussian,
             format!("gaussian:{sigma} (the {ws} x {ws} Gaussian, sigma = (w - 1) / 6)"),
@@ -646,6 +648,11 @@ fn run_2d(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Result<()>
     }
     Ok(())
 }
+
+/// The `truncate` of the demo's Gaussians (`gaussian:SIGMA`, the separable table and sweep):
+/// 3 standard deviations, as NVIDIA's `convolutionSeparable` sample and OpenCV's
+/// `getGaussianKernel` size them (SciPy's default, [`convolution::SCIPY_TRUNCATE`], is 4).
+pub const GAUSSIAN_TRUNCATE: f32 = 3.0;
 
 /// Whether `mask` takes the separable path (a rank-1 mask of width 3 or more).
 fn is_separable(mask: &Mask2d) -> bool {
@@ -1051,7 +1058,7 @@ fn gaussian_sigma(w: usize) -> f32 {
 /// ([`gaussian_sigma`]), through the same entry point.
 fn sweep_2d_separable(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
     sweep_2d_with(sweep, cases, |sweep, _, w| {
-        let mask = Mask2d::gaussian(sweep.gpu(), gaussian_sigma(w))?;
+        let mask = Mask2d::gaussian(sweep.gpu(), gaussian_sigma(w), GAUSSIAN_TRUNCATE)?;
         if mask.width() != w {
             bail!(
                 "Mask2d::gaussian({}) is {} wide, the sweep expected {w}",
@@ -1264,7 +1271,7 @@ impl<'a> CheckMask<'a> {
     /// `mask`'s factors if it has them, else its values.
     fn of(mask: &'a Mask2d) -> Self {
         match mask.factors() {
-            Some((row, col)) => CheckMask::Separable { row, col },
+            Some(Factors { x: row, y: col }) => CheckMask::Separable { row, col },
             None => CheckMask::Dense(mask.values(), mask.width()),
         }
     }
@@ -1546,7 +1553,7 @@ impl MaskArg {
                 let (w, values) = m.values();
                 Mask2d::new(gpu, &values, w)?
             }
-            MaskArg::Gaussian(sigma) => Mask2d::gaussian(gpu, *sigma)?,
+            MaskArg::Gaussian(sigma) => Mask2d::gaussian(gpu, *sigma, GAUSSIAN_TRUNCATE)?,
             MaskArg::Box(w) => Mask2d::box_filter(gpu, *w)?,
             MaskArg::Npy(path) => {
                 let (w, values) = load_npy_mask(path)?;

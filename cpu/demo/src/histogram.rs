@@ -689,11 +689,11 @@ fn even_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<usiz
     let seed = bench.opts.seed ^ 2;
     let mut failures = 0;
     let mut rng = StdRng::seed_from_u64(seed);
-    failures += even_rows(bench, &mut table, &uniform_bytes(seed, n), &bins, (0, 255))?;
+    failures += even_rows(bench, &mut table, &uniform_bytes(seed, n), &bins, (0, 256))?;
     {
         let mut input = vec![0u16; (n / 2).max(1)];
         rng.fill(&mut input[..]);
-        failures += even_rows(bench, &mut table, &input, &bins, (0, u16::MAX))?;
+        failures += even_rows(bench, &mut table, &input, &bins, (0, 65_536))?;
     }
     {
         let input: Vec<i32> = (0..(n / 4).max(1))
@@ -722,7 +722,7 @@ fn even_rows<T: HistogramElement>(
     table: &mut Table,
     input: &[T],
     bins: &[usize],
-    range: (T, T),
+    range: (T::Level, T::Level),
 ) -> Result<usize> {
     let d_in = bench.gpu.upload(input)?;
     let bytes = std::mem::size_of_val(input) as u64;
@@ -741,7 +741,7 @@ fn even_row<T: HistogramElement, C: EvenCounter>(
     table: &mut Table,
     (d_in, bytes): (&CudaSlice<T>, u64),
     bins: usize,
-    (lower, upper): (T, T),
+    (lower, upper): (T::Level, T::Level),
     expected: &[u64],
 ) -> Result<usize> {
     let gpu = bench.gpu;
@@ -755,9 +755,7 @@ fn even_row<T: HistogramElement, C: EvenCounter>(
         .run_with_setup(
             &mut state,
             |(_, flush)| flush.flush(gpu),
-            |(counts, _)| {
-                histogram::even_with(gpu, d_in, bins, lower, upper, counts, Update::Overwrite)
-            },
+            |(counts, _)| histogram::even_with(gpu, d_in, lower, upper, counts, Update::Overwrite),
             |(counts, _), _| {
                 let got: Vec<u64> = gpu
                     .download(counts, kernel)?

@@ -229,12 +229,7 @@ pub fn time_group_per_gpu<S>(
 
 fn check_reps(reps: usize) -> Result<()> {
     if reps == 0 {
-        return Err(Error::OutOfRange {
-            what: "timed repetitions",
-            value: 0,
-            min: 1,
-            max: u64::MAX,
-        });
+        return Err(Error::out_of_range("timed repetitions", 0, 1, u64::MAX));
     }
     Ok(())
 }
@@ -352,12 +347,12 @@ pub struct ReadCeiling {
 pub fn read_ceiling(gpu: &Gpu, bytes: usize, warmup: usize, reps: usize) -> Result<ReadCeiling> {
     let words = bytes / 16 * 4;
     if words == 0 {
-        return Err(Error::OutOfRange {
-            what: "read-ceiling bytes",
-            value: bytes as u64,
-            min: 16,
-            max: u64::MAX,
-        });
+        return Err(Error::out_of_range(
+            "read-ceiling bytes",
+            bytes as u64,
+            16,
+            u64::MAX,
+        ));
     }
     check_reps(reps)?;
     let input = gpu.zeros::<u32>(words)?;
@@ -371,10 +366,10 @@ pub fn read_ceiling(gpu: &Gpu, bytes: usize, warmup: usize, reps: usize) -> Resu
             stream.launch(gpu, &input).map(drop)
         })?;
         if stream.sum(gpu)? != 0 {
-            return Err(Error::Unsupported {
-                what: "read stream",
-                requirement: "the sum of a zeroed buffer must be 0",
-            });
+            return Err(Error::unsupported(
+                "read stream",
+                "the sum of a zeroed buffer must be 0",
+            ));
         }
         tried.push((shape, launch, timing));
         if best
@@ -394,10 +389,10 @@ pub fn read_ceiling(gpu: &Gpu, bytes: usize, warmup: usize, reps: usize) -> Resu
         }
     }
     // `candidates` returns at least one shape per entry.
-    let mut best = best.ok_or(Error::Unsupported {
-        what: "read ceiling",
-        requirement: "at least one read-stream launch shape",
-    })?;
+    let mut best = best.ok_or(Error::unsupported(
+        "read ceiling",
+        "at least one read-stream launch shape",
+    ))?;
     best.tried = tried;
     Ok(best)
 }
@@ -498,10 +493,10 @@ pub fn fma_ceiling(gpu: &Gpu, warmup: usize, reps: usize) -> Result<FmaCeiling> 
     let launch = rate.launch_config();
     let timing = time_gpu(gpu, "fma_rate", warmup, reps, || rate.launch(gpu).map(drop))?;
     if rate.mismatches(gpu, 997)? != 0 {
-        return Err(Error::Unsupported {
-            what: "FMA-rate ceiling",
-            requirement: "every checked thread's chains equal to the CPU's",
-        });
+        return Err(Error::unsupported(
+            "FMA-rate ceiling",
+            "every checked thread's chains equal to the CPU's",
+        ));
     }
     Ok(FmaCeiling {
         fmas: rate.fmas(),

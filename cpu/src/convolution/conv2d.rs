@@ -468,6 +468,20 @@ impl Variant2d {
         mask_width % 2 == 1 && self.widths().any(|w| w == mask_width)
     }
 
+    /// [`Error::MaskWidth`] for a width the variant has no kernel for: its kernel name and its
+    /// own range ([`Variant2d::widths`]).
+    fn width_error(self, width: usize) -> Error {
+        let mut widths = self.widths();
+        let min = widths.next().unwrap_or(0);
+        Error::MaskWidth {
+            dims: 2,
+            width,
+            kernels: self.kernel_name(),
+            min,
+            max: widths.last().unwrap_or(min),
+        }
+    }
+
     /// Whether the variant needs a separable mask ([`Mask2d::factors`]): the two separable
     /// variants.
     pub fn needs_separable_mask(self) -> bool {
@@ -480,17 +494,13 @@ impl Variant2d {
     /// Checks that the variant can run `mask`.
     ///
     /// # Errors
-    /// [`Error::MaskWidth`] (`dims: 2`, `max` the variant's widest) if the variant has no
-    /// kernel for the width; [`Error::Unsupported`] (`what: "mask"`) if the variant is
+    /// [`Error::MaskWidth`] (`dims: 2`, the variant's kernel name, narrowest and widest) if the
+    /// variant has no kernel for the width; [`Error::Unsupported`] (`what: "mask"`) if the variant is
     /// separable and the mask is not.
     pub fn check_mask(self, mask: &Mask2d) -> Result<()> {
         let width = mask.width();
         if !self.supports_width(width) {
-            return Err(Error::MaskWidth {
-                dims: 2,
-                width,
-                max: self.widths().last().unwrap_or(0),
-            });
+            return Err(self.width_error(width));
         }
         if self.needs_separable_mask() && !mask.is_separable() {
             return Err(Error::Unsupported {
@@ -697,11 +707,7 @@ impl Variant2d {
         mask_width: usize,
     ) -> Result<(LaunchConfig, usize)> {
         if !self.supports_width(mask_width) {
-            return Err(Error::MaskWidth {
-                dims: 2,
-                width: mask_width,
-                max: self.widths().last().unwrap_or(0),
-            });
+            return Err(self.width_error(mask_width));
         }
         let kernel = self.kernel_name();
         let (tx, ty) = self.tile();

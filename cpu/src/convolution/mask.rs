@@ -13,11 +13,11 @@ use crate::error::{Error, Result};
 ///
 /// # Errors
 /// [`Error::OutOfRange`] (`what: "mask dimensions"`) if `dims` is neither 1 nor 2;
-/// [`Error::MaskWidth`] naming the dimensions, the width and the limit.
+/// [`Error::MaskWidth`] naming the dimensions, the width and the range `1..=max`.
 pub fn validate_mask_width(dims: u32, width: usize) -> Result<()> {
-    let max = match dims {
-        1 => MAX_MASK_WIDTH,
-        2 => MAX_MASK_WIDTH_2D,
+    let (max, kernels) = match dims {
+        1 => (MAX_MASK_WIDTH, "the 1D kernels"),
+        2 => (MAX_MASK_WIDTH_2D, "the 2D kernels"),
         _ => {
             return Err(Error::OutOfRange {
                 what: "mask dimensions",
@@ -28,7 +28,13 @@ pub fn validate_mask_width(dims: u32, width: usize) -> Result<()> {
         }
     };
     if width == 0 || width.is_multiple_of(2) || width > max {
-        return Err(Error::MaskWidth { dims, width, max });
+        return Err(Error::MaskWidth {
+            dims,
+            width,
+            kernels,
+            min: 1,
+            max,
+        });
     }
     Ok(())
 }
@@ -97,18 +103,45 @@ impl Mask1d {
 /// `8 eps` per tap, which the `f32` error bound of the comparison covers.
 pub const RANK1_TOLERANCE_EPS: f64 = 8.0;
 
-/// Widest Gaussian of [`Mask2d::gaussian`]: radius `floor(3 sigma + 0.5) <= 15` (31 taps).
-pub const MAX_GAUSSIAN_SIGMA: f32 = 15.5 / 3.0;
+/// SciPy's default `truncate` of `gaussian_filter` (4.0: the taps reach 4 standard
+/// deviations). The demo's `gaussian:SIGMA` masks use 3.0, as NVIDIA's and OpenCV's samples do.
+pub const SCIPY_TRUNCATE: f32 = 4.0;
+
+/// The widest `sigma` [`Mask2d::gaussian`] takes at `truncate`: radius
+/// `floor(truncate sigma + 0.5) <= 15` (31 taps), so `sigma < 15.5 / truncate` (about 5.17 at
+/// truncate 3, 3.87 at SciPy's 4).
+pub fn max_gaussian_sigma(truncate: f32) -> f32 {
+    15.5 / truncate
+}
+
+/// The two factors of a separable 2D mask, named by the axis each runs along:
+/// `M[y][x] = y[y] * x[x]`. `x` is applied along a row (over the columns), `y` along a column
+/// (over the rows); both have the mask's width.
+///
+/// ```
+/// # use cpu::convolution::Factors;
+/// // The Sobel x-derivative: a difference along x, a smoothing along y.
+/// let sobel_x = Factors { x: &[-1.0, 0.0, 1.0], y: &[1.0, 2.0, 1.0] };
+/// # let _ = sobel_x;
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Factors<'a> {
+    /// The factor along x (over the columns of a row).
+    pub x: &'a [f32],
+    /// The factor along y (over the rows of a column).
+    pub y: &'a [f32],
+}
 
 /// A validated `w x w` 2D mask, row-major (`w` odd, at most [`MAX_MASK_WIDTH_2D`]), placed on
 /// one device: as [`Mask1d`] (host values, a global-memory copy read by
 /// [`Variant2d::Convolution2dBasic`](super::Variant2d::Convolution2dBasic), a tag, no lock),
 /// with the `__constant__` symbol [`k::C_MASK_2D`].
 ///
-/// A separable mask, `M[y][x] = col[y] row[x]` (made by [`Mask2d::separable`],
+/// A separable mask, `M[y][x] = y[y] x[x]` (made by [`Mask2d::separable`],
 /// [`Mask2d::gaussian`], [`Mask2d::box_filter`], or detected by [`Mask2d::new`]), also keeps
-/// its factors ([`Mask2d::factors`]), which the separable kernels read from
-/// [`k::C_MASK_ROW`] and [`k::C_MASK_COL`].
+/// its [`Factors`] ([`Mask2d::factors`]), which the separable kernels read from
+/// [`k::C_MASK_ROW`] (the x factor) and [`k::C_MASK_COL`] (the y factor). [`Mask2d::dense`]
+/// keeps none, whatever the values, so that [`conv2d`](super::conv2d) takes the dense path.
 #[derive(Debug)]
 pub struct Mask2d {
     values: Vec<f32>,
@@ -124,21 +157,15 @@ impl Mask2d {
     ///
     /// A mask of width 3 or more that is an outer product within
     /// [`RANK1_TOLERANCE_EPS`] (see [`rank1_factors`]) keeps its factors: [`conv2d`](super::conv2d)
-    /// then takes the separable kernel (`2w` multiply-adds per output instead of `w^2`).
+    /// then takes the separable kernel (`2w` multiply-adds per output instead of `w^2`). Use
+    /// [`Mask2d::dense`] to keep the dense path for such values.
     ///
     /// # Errors
     /// [`Error::MaskWidth`] if `width` is even, 0 or over [`MAX_MASK_WIDTH_2D`];
     /// [`Error::LengthMismatch`] (`what: "mask"`) if `values` does not hold `width^2` floats;
     /// [`Error::OutOfMemory`] / [`Error::Driver`] from the copy.
     pub fn new(gpu: &Gpu, values: &[f32], width: usize) -> Result<Self> {
-        validate_mask_width(2, width)?;
-        if values.len() != width * width {
-            return Err(Error::LengthMismatch {
-                what: "mask",
-                expected: width * width,
-                actual: values.len(),
-            });
-        }
+        Self::checked_values(values, width)?;
         let factors = if width >= 3 {
             rank1_factors(values, width)
         } else {
@@ -147,43 +174,81 @@ impl Mask2d {
         Self::with_factors(gpu, values.to_vec(), width, factors)
     }
 
-    /// The separable mask `M[y][x] = col[y] * row[x]` (`f32` products) from its factors:
-    /// `row` along x (columns), `col` along y (rows), of the same odd width.
+    /// As [`Mask2d::new`], but the mask keeps no factors even when its values are an outer
+    /// product: [`conv2d`](super::conv2d) runs it with a dense kernel (`w^2` multiply-adds per
+    /// output, the products rounded as the values are given), and the separable variants
+    /// refuse it.
     ///
     /// # Errors
-    /// [`Error::MaskWidth`] if `row.len()` is even, 0 or over [`MAX_MASK_WIDTH_2D`];
-    /// [`Error::LengthMismatch`] (`what: "mask column factor"`) if `col` is not as long as
-    /// `row`; [`Error::OutOfMemory`] / [`Error::Driver`] from the copy.
-    pub fn separable(gpu: &Gpu, row: &[f32], col: &[f32]) -> Result<Self> {
-        let width = row.len();
+    /// As [`Mask2d::new`].
+    pub fn dense(gpu: &Gpu, values: &[f32], width: usize) -> Result<Self> {
+        Self::checked_values(values, width)?;
+        Self::with_factors(gpu, values.to_vec(), width, None)
+    }
+
+    /// The checks of [`Mask2d::new`].
+    fn checked_values(values: &[f32], width: usize) -> Result<()> {
         validate_mask_width(2, width)?;
-        if col.len() != width {
+        if values.len() != width * width {
             return Err(Error::LengthMismatch {
-                what: "mask column factor",
-                expected: width,
-                actual: col.len(),
+                what: "mask",
+                expected: width * width,
+                actual: values.len(),
             });
         }
-        let values = col
+        Ok(())
+    }
+
+    /// The separable mask `M[y][x] = factors.y[y] * factors.x[x]` (`f32` products) from its
+    /// [`Factors`], of the same odd width.
+    ///
+    /// ```no_run
+    /// # use cpu::{Gpu, convolution::{Factors, Mask2d}};
+    /// # fn main() -> cpu::Result<()> {
+    /// # let gpu = Gpu::new(0)?;
+    /// // Sobel x: [-1, 0, 1] along x, smoothed by [1, 2, 1] along y.
+    /// let sobel_x = Mask2d::separable(&gpu, Factors { x: &[-1.0, 0.0, 1.0], y: &[1.0, 2.0, 1.0] })?;
+    /// assert_eq!(&sobel_x.values()[..3], &[-1.0, 0.0, 1.0]); // row y = 0: y[0] * x
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::MaskWidth`] if `factors.x.len()` is even, 0 or over [`MAX_MASK_WIDTH_2D`];
+    /// [`Error::LengthMismatch`] (`what: "mask factor y"`) if `factors.y` is not as long as
+    /// `factors.x`; [`Error::OutOfMemory`] / [`Error::Driver`] from the copy.
+    pub fn separable(gpu: &Gpu, factors: Factors<'_>) -> Result<Self> {
+        let Factors { x, y } = factors;
+        let width = x.len();
+        validate_mask_width(2, width)?;
+        if y.len() != width {
+            return Err(Error::LengthMismatch {
+                what: "mask factor y",
+                expected: width,
+                actual: y.len(),
+            });
+        }
+        let values = y
             .iter()
-            .flat_map(|&c| row.iter().map(move |&r| c * r))
+            .flat_map(|&fy| x.iter().map(move |&fx| fy * fx))
             .collect();
-        Self::with_factors(gpu, values, width, Some((row.to_vec(), col.to_vec())))
+        Self::with_factors(gpu, values, width, Some((x.to_vec(), y.to_vec())))
     }
 
     /// The Gaussian blur of standard deviation `sigma` (pixels), separable, as SciPy's
-    /// `gaussian_filter(..., truncate=3.0)`: radius `floor(3 sigma + 0.5)`, taps
+    /// `gaussian_filter(..., truncate=truncate)`: radius `floor(truncate sigma + 0.5)`, taps
     /// `exp(-x^2 / (2 sigma^2))` for `x` in `-radius..=radius`, normalised to sum 1 per axis
     /// (SciPy's `_gaussian_kernel1d`; computed in `f64`, rounded to `f32`). The same factor
-    /// along both axes. See [`gaussian_taps`].
+    /// along both axes. See [`gaussian_taps`]; [`SCIPY_TRUNCATE`] (4.0) is SciPy's default.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] (`what: "gaussian sigma"`) if `sigma` is NaN, infinite or not
-    /// positive; [`Error::MaskWidth`] if the mask would be wider than [`MAX_MASK_WIDTH_2D`]
-    /// (`sigma` over [`MAX_GAUSSIAN_SIGMA`], about 5.17); as [`Mask2d::separable`].
-    pub fn gaussian(gpu: &Gpu, sigma: f32) -> Result<Self> {
-        let taps = gaussian_taps(sigma)?;
-        Self::separable(gpu, &taps, &taps)
+    /// [`Error::Unsupported`] (`what: "gaussian sigma"` or `"gaussian truncate"`) if `sigma`
+    /// or `truncate` is NaN, infinite or not positive; [`Error::MaskWidth`] if the mask would
+    /// be wider than [`MAX_MASK_WIDTH_2D`] (`sigma` at or over [`max_gaussian_sigma`]); as
+    /// [`Mask2d::separable`].
+    pub fn gaussian(gpu: &Gpu, sigma: f32, truncate: f32) -> Result<Self> {
+        let taps = gaussian_taps(sigma, truncate)?;
+        Self::separable(gpu, Factors { x: &taps, y: &taps })
     }
 
     /// The `width x width` box filter (mean), separable: `1 / width` per axis.
@@ -194,7 +259,7 @@ impl Mask2d {
     pub fn box_filter(gpu: &Gpu, width: usize) -> Result<Self> {
         validate_mask_width(2, width)?;
         let taps = vec![1.0 / width as f32; width];
-        Self::separable(gpu, &taps, &taps)
+        Self::separable(gpu, Factors { x: &taps, y: &taps })
     }
 
     fn with_factors(
@@ -222,12 +287,9 @@ impl Mask2d {
         &self.values
     }
 
-    /// `(row, col)`, the factors of a separable mask (`M[y][x] ~= col[y] row[x]`: `row` is
-    /// applied along x, `col` along y); `None` for a dense one.
-    pub fn factors(&self) -> Option<(&[f32], &[f32])> {
-        self.factors
-            .as_ref()
-            .map(|(row, col)| (row.as_slice(), col.as_slice()))
+    /// The [`Factors`] of a separable mask (`M[y][x] ~= y[y] x[x]`); `None` for a dense one.
+    pub fn factors(&self) -> Option<Factors<'_>> {
+        self.factors.as_ref().map(|(x, y)| Factors { x, y })
     }
 
     /// Whether the mask has factors ([`Mask2d::factors`]).
@@ -288,22 +350,30 @@ pub fn rank1_factors(values: &[f32], width: usize) -> Option<(Vec<f32>, Vec<f32>
     rank1.then_some((row, col))
 }
 
-/// The taps of [`Mask2d::gaussian`]: radius `floor(3 sigma + 0.5)`, weights
+/// The taps of [`Mask2d::gaussian`]: radius `floor(truncate sigma + 0.5)`, weights
 /// `exp(-x^2 / (2 sigma^2))` normalised to sum 1 (in `f64`, then rounded to `f32`), as SciPy's
-/// `scipy.ndimage.gaussian_filter1d(..., truncate=3.0)`.
+/// `scipy.ndimage.gaussian_filter1d(..., truncate=truncate)` (whose default is
+/// [`SCIPY_TRUNCATE`], 4.0).
 ///
 /// # Errors
-/// [`Error::Unsupported`] (`what: "gaussian sigma"`) if `sigma` is NaN, infinite or not
-/// positive; [`Error::MaskWidth`] if the width `2 radius + 1` is over [`MAX_MASK_WIDTH_2D`].
-pub fn gaussian_taps(sigma: f32) -> Result<Vec<f32>> {
+/// [`Error::Unsupported`] (`what: "gaussian sigma"` or `"gaussian truncate"`) if `sigma` or
+/// `truncate` is NaN, infinite or not positive; [`Error::MaskWidth`] if the width
+/// `2 radius + 1` is over [`MAX_MASK_WIDTH_2D`].
+pub fn gaussian_taps(sigma: f32, truncate: f32) -> Result<Vec<f32>> {
     if !sigma.is_finite() || sigma <= 0.0 {
         return Err(Error::Unsupported {
             what: "gaussian sigma",
-            requirement: "a finite sigma > 0 (at most about 5.17: 31 taps)",
+            requirement: "a finite sigma > 0 (at most 15.5 / truncate: 31 taps)",
+        });
+    }
+    if !truncate.is_finite() || truncate <= 0.0 {
+        return Err(Error::Unsupported {
+            what: "gaussian truncate",
+            requirement: "a finite truncate > 0 (SciPy's default is 4.0)",
         });
     }
     let sigma = sigma as f64;
-    let radius = (3.0 * sigma + 0.5).floor();
+    let radius = (truncate as f64 * sigma + 0.5).floor();
     if radius > (MAX_MASK_WIDTH_2D / 2) as f64 {
         return Err(Error::MaskWidth {
             dims: 2,
@@ -312,6 +382,8 @@ pub fn gaussian_taps(sigma: f32) -> Result<Vec<f32>> {
             } else {
                 usize::MAX
             },
+            kernels: "the 2D kernels",
+            min: 1,
             max: MAX_MASK_WIDTH_2D,
         });
     }
@@ -335,7 +407,7 @@ mod tests {
         for bad in [0, 2, 4, 33] {
             assert!(matches!(
                 validate_mask_width(1, bad),
-                Err(Error::MaskWidth { dims: 1, width, max: 31 }) if width == bad
+                Err(Error::MaskWidth { dims: 1, width, min: 1, max: 31, .. }) if width == bad
             ));
         }
         assert!(validate_mask_width(2, 31).is_ok());
@@ -344,9 +416,15 @@ mod tests {
             Err(Error::MaskWidth {
                 dims: 2,
                 width: 33,
-                max: 31
+                max: 31,
+                ..
             })
         ));
+        assert_eq!(
+            validate_mask_width(2, 4).unwrap_err().to_string(),
+            "a 2D mask of width 4: the 2D kernels take odd widths 1..=31 (a centred mask has 2r + \
+             1 taps)"
+        );
     }
 
     #[test]
@@ -379,7 +457,7 @@ mod tests {
             (2.5, &SCIPY_SIGMA_2_5),
         ];
         for (sigma, expected) in cases {
-            let taps = gaussian_taps(sigma).unwrap();
+            let taps = gaussian_taps(sigma, 3.0).unwrap();
             assert_eq!(taps.len(), expected.len(), "sigma {sigma}");
             for (t, e) in taps.iter().zip(expected) {
                 assert!(
@@ -388,9 +466,23 @@ mod tests {
                 );
             }
         }
-        // The widest: radius floor(3 sigma + 0.5) = 15.
-        assert_eq!(gaussian_taps(MAX_GAUSSIAN_SIGMA).unwrap().len(), 31);
-        assert_eq!(gaussian_taps(0.1).unwrap(), vec![1.0]);
+        // The widest: radius floor(3 sigma + 0.5) = 15 (f32 rounds 15.5 / 3 down).
+        assert_eq!(
+            gaussian_taps(max_gaussian_sigma(3.0), 3.0).unwrap().len(),
+            31
+        );
+        assert_eq!(gaussian_taps(0.1, 3.0).unwrap(), vec![1.0]);
+        // SciPy's default truncate: sigma 1 reaches 4 sigma, 9 taps.
+        let taps = gaussian_taps(1.0, SCIPY_TRUNCATE).unwrap();
+        assert_eq!(taps.len(), 9);
+        for (t, e) in taps.iter().zip(SCIPY_SIGMA_1_TRUNCATE_4) {
+            assert!(
+                (*t as f64 - e).abs() <= f32::EPSILON as f64 * e,
+                "{t} vs {e}"
+            );
+        }
+        assert_eq!(gaussian_taps(3.8, SCIPY_TRUNCATE).unwrap().len(), 31);
+        assert!(gaussian_taps(3.9, SCIPY_TRUNCATE).is_err());
     }
 
     #[test]
@@ -398,7 +490,7 @@ mod tests {
         for sigma in [0.0, -1.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
             assert!(
                 matches!(
-                    gaussian_taps(sigma),
+                    gaussian_taps(sigma, 3.0),
                     Err(Error::Unsupported {
                         what: "gaussian sigma",
                         ..
@@ -407,10 +499,22 @@ mod tests {
                 "{sigma}"
             );
         }
+        for truncate in [0.0, -1.0, f32::NAN, f32::INFINITY] {
+            assert!(
+                matches!(
+                    gaussian_taps(1.0, truncate),
+                    Err(Error::Unsupported {
+                        what: "gaussian truncate",
+                        ..
+                    })
+                ),
+                "{truncate}"
+            );
+        }
         for sigma in [5.2, 100.0, f32::MAX] {
             assert!(
                 matches!(
-                    gaussian_taps(sigma),
+                    gaussian_taps(sigma, 3.0),
                     Err(Error::MaskWidth {
                         dims: 2,
                         max: 31,
@@ -458,6 +562,19 @@ mod tests {
         0.2420362293761143,
         0.054005582622414484,
         0.004433048175243745,
+    ];
+    /// `exp(-0.5 x^2)` for `x` in `-4..=4` over its sum, in Python's `f64`: what
+    /// `_gaussian_kernel1d(1.0, 0, 4)` computes.
+    const SCIPY_SIGMA_1_TRUNCATE_4: [f64; 9] = [
+        0.00013383062461474175,
+        0.0044318616200312655,
+        0.05399112742070441,
+        0.24197144565660073,
+        0.39894346935609776,
+        0.24197144565660073,
+        0.05399112742070441,
+        0.0044318616200312655,
+        0.00013383062461474175,
     ];
     const SCIPY_SIGMA_0_5: [f64; 5] = [
         0.00026386508273735414,

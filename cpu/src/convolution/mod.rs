@@ -6,9 +6,9 @@
 //! `P[i] = sum_j N[i + j - r] M[j]` (1D) and
 //! `P[y][x] = sum_{jy, jx} N[y + jy - r][x + jx - r] M[jy][jx]` (2D, row-major), `f32`, with
 //! `r = w / 2` for a mask of odd width `w` (at most [`MAX_MASK_WIDTH`] = 31 in 1D,
-//! [`MAX_MASK_WIDTH_2D`] = 31, a 31 x 31 mask, in 2D; separable masks, `M[jy][jx] = col[jy]
-//! row[jx]`, from [`Mask2d::separable`], [`Mask2d::gaussian`], [`Mask2d::box_filter`] or
-//! detected by [`Mask2d::new`], take `2w` multiply-adds per output instead of `w^2`); ghost elements outside the input read as 0;
+//! [`MAX_MASK_WIDTH_2D`] = 31, a 31 x 31 mask, in 2D; separable masks, `M[jy][jx] = y[jy]
+//! x[jx]` ([`Factors`]), from [`Mask2d::separable`], [`Mask2d::gaussian`], [`Mask2d::box_filter`] or
+//! detected by [`Mask2d::new`] (unless made with [`Mask2d::dense`]), take `2w` multiply-adds per output instead of `w^2`); ghost elements outside the input read as 0;
 //! the output has the input's shape. The mask is not flipped (a correlation, as in the seed and
 //! in image-processing practice).
 //!
@@ -74,8 +74,8 @@ pub use conv2d::{
 };
 pub use gpu::convolution::{MAX_MASK_WIDTH, MAX_MASK_WIDTH_2D, MAX_MASK_WIDTH_2D_VEC4};
 pub use mask::{
-    MAX_GAUSSIAN_SIGMA, Mask1d, Mask2d, RANK1_TOLERANCE_EPS, gaussian_taps, rank1_factors,
-    validate_mask_width,
+    Factors, Mask1d, Mask2d, RANK1_TOLERANCE_EPS, SCIPY_TRUNCATE, gaussian_taps,
+    max_gaussian_sigma, rank1_factors, validate_mask_width,
 };
 pub use reference::{
     Comparison, RELATIVE_TOLERANCE, Reference, bytes_moved, compare, compare_within,

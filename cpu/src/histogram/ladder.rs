@@ -79,7 +79,7 @@ impl Variant {
             Variant::Contiguous | Variant::Interleaved | Variant::Aggregated => {
                 k::LADDER_BLOCK as usize * k::LADDER_ITEMS
             }
-            Variant::Bytes => return bytes_config(gpu, n),
+            Variant::Bytes => return bytes_config::<u32>(gpu, n),
         };
         let grid = launch::blocks_to_cover(self.kernel_name(), n, per_block as u64)?;
         Ok(launch::linear(grid, k::LADDER_BLOCK, 0))

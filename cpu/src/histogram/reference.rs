@@ -24,7 +24,12 @@ pub fn bytes(input: &[u8]) -> [u64; BYTE_BINS] {
 ///
 /// `None` when `x < lower`, `x >= upper` or `x` is NaN, and when no bins can be made (`bins`
 /// outside `1..=MAX_BINS`, or a range [`even`](super::even) refuses).
-pub fn bin_of<T: HistogramElement>(x: T, bins: usize, lower: T, upper: T) -> Option<usize> {
+pub fn bin_of<T: HistogramElement>(
+    x: T,
+    bins: usize,
+    lower: T::Level,
+    upper: T::Level,
+) -> Option<usize> {
     if bins == 0 || bins > MAX_BINS || !T::valid_range(lower, upper) {
         return None;
     }
@@ -39,7 +44,12 @@ pub fn bin_of<T: HistogramElement>(x: T, bins: usize, lower: T, upper: T) -> Opt
 ///
 /// # Panics
 /// If `bins` is outside `1..=MAX_BINS` or the range is one [`even`](super::even) refuses.
-pub fn even<T: HistogramElement>(input: &[T], bins: usize, lower: T, upper: T) -> Vec<u64> {
+pub fn even<T: HistogramElement>(
+    input: &[T],
+    bins: usize,
+    lower: T::Level,
+    upper: T::Level,
+) -> Vec<u64> {
     assert!(
         (1..=MAX_BINS).contains(&bins) && T::valid_range(lower, upper),
         "no histogram of {bins} bins over [{lower:?}, {upper:?})"
@@ -119,7 +129,7 @@ mod tests {
         for x in 0..=255u8 {
             // [0, 255) holds 255 values: the top one is dropped.
             let expected = (x < 255).then_some(x as usize * 256 / 255);
-            assert_eq!(bin_of(x, 256, 0u8, 255), expected);
+            assert_eq!(bin_of(x, 256, 0, 255), expected);
             assert_eq!(bin_of(x as u16, 256, 0, 256), Some(x as usize));
         }
     }
@@ -138,21 +148,33 @@ mod tests {
         assert_eq!(bin_of(-6i32, 4, -10, 10), Some(0));
         assert_eq!(bin_of(-5i32, 4, -10, 10), Some(1));
         assert_eq!(bin_of(9i32, 4, -10, 10), Some(3));
-        assert_eq!(bin_of(i32::MIN, MAX_BINS, i32::MIN, i32::MAX), Some(0));
         assert_eq!(
-            bin_of(i32::MAX - 1, MAX_BINS, i32::MIN, i32::MAX),
+            bin_of(i32::MIN, MAX_BINS, i32::MIN.into(), i32::MAX.into()),
+            Some(0)
+        );
+        assert_eq!(
+            bin_of(i32::MAX - 1, MAX_BINS, i32::MIN.into(), i32::MAX.into()),
             Some(MAX_BINS - 1)
         );
-        assert_eq!(bin_of(i32::MAX, MAX_BINS, i32::MIN, i32::MAX), None);
+        assert_eq!(
+            bin_of(i32::MAX, MAX_BINS, i32::MIN.into(), i32::MAX.into()),
+            None
+        );
         let x = 123_456_789i32;
         let exact = ((x as i64 - i32::MIN as i64) as u128 * MAX_BINS as u128
             / (i32::MAX as i64 - i32::MIN as i64) as u128) as usize;
-        assert_eq!(bin_of(x, MAX_BINS, i32::MIN, i32::MAX), Some(exact));
+        assert_eq!(
+            bin_of(x, MAX_BINS, i32::MIN.into(), i32::MAX.into()),
+            Some(exact)
+        );
         // u16 over its whole range into 1000 bins: (65534 * 1000) fits 32 bits, 2^20 does not.
-        assert_eq!(bin_of(65534u16, 1000, 0, u16::MAX), Some(999));
+        assert_eq!(bin_of(65534u16, 1000, 0, u16::MAX.into()), Some(999));
         // More bins than values: floor(65534 * 2^20 / 65535) = 2^20 - 17, some bins stay empty.
-        assert_eq!(bin_of(65534u16, MAX_BINS, 0, u16::MAX), Some(MAX_BINS - 17));
-        assert_eq!(bin_of(u16::MAX, 1000, 0, u16::MAX), None);
+        assert_eq!(
+            bin_of(65534u16, MAX_BINS, 0, u16::MAX.into()),
+            Some(MAX_BINS - 17)
+        );
+        assert_eq!(bin_of(u16::MAX, 1000, 0, u16::MAX.into()), None);
         // One bin takes the whole range.
         assert_eq!(bin_of(200u8, 1, 3, 250), Some(0));
         assert_eq!(bin_of(2u8, 1, 3, 250), None);
@@ -197,6 +219,25 @@ mod tests {
         assert_eq!(bin_of(0.5f32, 4, -3e38, 3e38), None); // the width overflows
         assert!(!f32::valid_range(0.0, f32::NAN));
         assert!(u8::valid_range(0, 1));
+        // Integer levels span at most 2^32 values.
+        assert!(i32::valid_range(i32::MIN.into(), i64::from(i32::MAX) + 1));
+        assert!(!i32::valid_range(i32::MIN.into(), i64::from(i32::MAX) + 2));
+        assert!(!u8::valid_range(i64::MIN, i64::MAX));
+        assert_eq!(bin_of(1u8, 4, i64::MIN, i64::MAX), None);
+    }
+
+    #[test]
+    fn integer_levels_reach_the_largest_value() {
+        assert_eq!(bin_of(255u8, 256, 0, 256), Some(255));
+        assert_eq!(bin_of(u16::MAX, 16, 0, 65536), Some(15));
+        let top = i64::from(i32::MAX) + 1;
+        assert_eq!(bin_of(i32::MAX, 4, i32::MIN.into(), top), Some(3));
+        assert_eq!(bin_of(i32::MIN, 4, i32::MIN.into(), top), Some(0));
+        assert_eq!(
+            even(&[0u8, 255, 255, 128], 2, 0, 256),
+            vec![1, 3],
+            "[0, 128) and [128, 256)"
+        );
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! The fast byte histogram, [`histogram_bytes`], and the microbenchmark of the shared-memory
-//! atomics that bound it, [`histogram_shared_atomic_rate`].
+//! The fast byte histogram, [`histogram_bytes`] (into `u32` counts) and
+//! [`histogram_bytes_u64`] (the same kernel into `u64` counts, for inputs of more than
+//! `u32::MAX` bytes), and the microbenchmark of the shared-memory atomics that bound it,
+//! [`histogram_shared_atomic_rate`].
 //!
 //! [`histogram_bytes`] is the end of the ladder of [`ladder`](super::ladder), with what each
 //! step taught and three changes more:
@@ -19,12 +21,16 @@
 //! global memory with one atomic: at most 256 global atomics per block, so at most 256 times
 //! the grid (one wave) per launch, whatever `n`.
 
+use super::even::EvenCounter;
 use super::{ATOMIC_ONE_ADDRESS, ATOMIC_RANDOM_BINS, BYTE_BINS, BYTES_UNROLL, BYTES_WARPS};
 use crate::coordinates;
 use gpu_std::{
-    grid_dim, kernel, load_global_nc_v4_u32, red_global_add, red_shared_add, static_shared,
-    syncthreads,
+    SharedArray, grid_dim, kernel, load_global_nc_v4_u32, red_global_add, red_shared_add,
+    static_shared, syncthreads,
 };
+
+/// The shared memory of [`histogram_bytes`]: a sub-histogram of 256 `u32` per warp.
+type WarpHistograms = SharedArray<u32, { BYTES_WARPS * BYTE_BINS }>;
 
 // The body of `histogram_bytes` names its four vectors in flight.
 const _: () = assert!(BYTES_UNROLL == 4);
@@ -124,6 +130,44 @@ impl Run {
 #[kernel]
 pub unsafe fn histogram_bytes(input: *const u8, n: usize, counts: *mut u32) {
     let hist = static_shared!(s_histogram_bytes: [u32; BYTES_WARPS * BYTE_BINS]);
+    // SAFETY: forwarded to the caller's contract; `hist` is this block's.
+    unsafe { bytes_into(input, n, counts, &hist) }
+}
+
+/// [`histogram_bytes`] into `u64` counts: `counts[b] += #{i < n : input[i] == b}` for inputs
+/// of any length. The warps' sub-histograms stay `u32` (so the loop is the same); each
+/// block's sums are added to `counts` with 64-bit atomics.
+///
+/// Launch: as [`histogram_bytes`], with at least `ceil(n / 2^31)` blocks, so that no block
+/// counts more than `u32::MAX` bytes (the host's grid for `n` is at least that).
+///
+/// Parameters: `input` holds `n` bytes at any address; `counts` 256 `u64` bins, added to.
+///
+/// # Safety
+/// As [`histogram_bytes`], with `counts` valid for 256 `u64` and at least `ceil(n / 2^31)`
+/// blocks.
+///
+/// Performance: as [`histogram_bytes`]; the merge's 256 atomics per block are 64-bit.
+#[kernel]
+pub unsafe fn histogram_bytes_u64(input: *const u8, n: usize, counts: *mut u64) {
+    let hist = static_shared!(s_histogram_bytes_u64: [u32; BYTES_WARPS * BYTE_BINS]);
+    // SAFETY: forwarded to the caller's contract; `hist` is this block's.
+    unsafe { bytes_into(input, n, counts, &hist) }
+}
+
+/// The body of [`histogram_bytes`] and [`histogram_bytes_u64`]: counts into the warps'
+/// sub-histograms in `hist`, then adds each block's nonzero bins to `counts` as `C`.
+///
+/// # Safety
+/// As the kernels; `hist` is this block's; no block counts more than `u32::MAX` bytes (so
+/// the block's `u32` sums cannot wrap) unless `C` is `u32` (where the counts wrap anyway).
+#[inline(always)]
+unsafe fn bytes_into<C: EvenCounter>(
+    input: *const u8,
+    n: usize,
+    counts: *mut C,
+    hist: &WarpHistograms,
+) {
     let (tid, block, bid) = coordinates();
     let threads = block * grid_dim().x as usize;
     let warps = block / 32;
@@ -193,7 +237,7 @@ pub unsafe fn histogram_bytes(input: *const u8, n: usize, counts: *mut u32) {
                 sum = sum.wrapping_add(hist.read(w * BYTE_BINS + b));
             }
             if sum != 0 {
-                red_global_add(counts.add(b), sum);
+                red_global_add(counts.add(b), C::from(sum));
             }
             b += block;
         }

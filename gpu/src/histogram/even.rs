@@ -1,13 +1,17 @@
 //! CUB's `DeviceHistogram::HistogramEven`: `bins` equal-width bins over `[lower, upper)`,
 //! for `u8`, `u16`, `i32` and `f32` samples into `u32` or `u64` counters.
 //!
+//! The levels `lower` and `upper` have a type of their own ([`EvenSample::Level`], as CUB's
+//! `LevelT`): `i64` for the integer samples, so that `upper` can lie above the sample type's
+//! largest value (`[0, 256)` counts every `u8`, `255` included), and `f32` for `f32` samples.
+//!
 //! The bin of a sample is [`EvenSample::bin`], which the CPU reference
 //! (`cpu::histogram::reference::bin_of`) calls too, so host and device compute every bin with
 //! the same operations:
-//! - integers: `floor((x - lower) * bins / (upper - lower))`, exact: the difference in `i64`,
-//!   the product and quotient in `u32` when `(upper - lower - 1) * bins` fits in 32 bits
-//!   (every byte histogram), else in `u64` (it always fits: the range is below 2^32, `bins`
-//!   at most 2^20);
+//! - integers: `floor((x - lower) * bins / (upper - lower))`, exact: the comparisons and the
+//!   difference in `i64`, the product and quotient in `u32` when the range fits in 32 bits and
+//!   `(upper - lower - 1) * bins` does too (every byte histogram), else in `u64` (it always
+//!   fits: the range is at most 2^32 values, `bins` at most 2^20);
 //! - `f32`, as CUB: `(x - lower) * scale` with `scale = bins / (upper - lower)`, each step
 //!   rounded in `f32`, truncated towards zero and clamped to `bins - 1` (rounding may carry a
 //!   sample just below `upper` to `bins`);
@@ -32,24 +36,29 @@ pub const NO_BIN: u32 = u32::MAX;
 
 /// A sample type of the even histogram, and its bin rule.
 pub trait EvenSample: Copy {
+    /// The type of the levels `lower` and `upper`: `i64` for integer samples, `f32` for `f32`.
+    type Level: Copy;
+
     /// The launch's constants of the rule, computed once from `bins`, `lower` and `upper`.
     type Rule: Copy;
 
     /// The rule for `bins` bins over `[lower, upper)`. Precondition (the host checks it):
-    /// `1 <= bins <= MAX_BINS`, `lower < upper`, both finite.
-    fn rule(bins: u32, lower: Self, upper: Self) -> Self::Rule;
+    /// `1 <= bins <= MAX_BINS`, `lower < upper`, both finite; for integer levels
+    /// `upper - lower <= 2^32`.
+    fn rule(bins: u32, lower: Self::Level, upper: Self::Level) -> Self::Rule;
 
     /// The bin of `self` under `rule`, or [`NO_BIN`] when it is below `lower`, at or above
     /// `upper`, or NaN.
     fn bin(self, rule: &Self::Rule) -> u32;
 }
 
-/// The rule of the integer samples: the lower bound, the range `upper - lower` (below 2^32),
-/// the bins, and whether `(range - 1) * bins` fits in 32 bits.
+/// The rule of the integer samples: the levels, the range `upper - lower` (at most 2^32), the
+/// bins, and whether the range and `(range - 1) * bins` fit in 32 bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IntegerRule {
     lower: i64,
-    range: u32,
+    upper: i64,
+    range: u64,
     bins: u32,
     narrow: bool,
 }
@@ -57,32 +66,37 @@ pub struct IntegerRule {
 macro_rules! integer_sample {
     ($($t:ty),*) => {$(
         impl EvenSample for $t {
+            type Level = i64;
             type Rule = IntegerRule;
 
             #[inline(always)]
-            fn rule(bins: u32, lower: Self, upper: Self) -> IntegerRule {
-                // `upper - lower` of a 32-bit or narrower type lies in 1..2^32 (precondition).
-                let range = (upper as i64).wrapping_sub(lower as i64) as u32;
+            fn rule(bins: u32, lower: i64, upper: i64) -> IntegerRule {
+                // `upper - lower` lies in 1..=2^32 (precondition), so it does not wrap.
+                let range = upper.wrapping_sub(lower) as u64;
                 IntegerRule {
-                    lower: lower as i64,
+                    lower,
+                    upper,
                     range,
                     bins,
-                    narrow: (range as u64).saturating_sub(1) * bins as u64 <= u32::MAX as u64,
+                    narrow: range <= u32::MAX as u64
+                        && range.saturating_sub(1) * bins as u64 <= u32::MAX as u64,
                 }
             }
 
             #[inline(always)]
             fn bin(self, rule: &IntegerRule) -> u32 {
-                let d = self as i64 - rule.lower;
-                if d < 0 || d >= rule.range as i64 {
+                let x = self as i64;
+                if x < rule.lower || x >= rule.upper {
                     return NO_BIN;
                 }
-                let d = d as u32;
+                // `0 <= x - lower < range <= 2^32`: exact in `u64`.
+                let d = x.wrapping_sub(rule.lower) as u64;
                 if rule.narrow {
-                    // `d * bins <= (range - 1) * bins`, which fits.
-                    d * rule.bins / rule.range
+                    // `d * bins <= (range - 1) * bins`, which fits, as does `range`.
+                    d as u32 * rule.bins / rule.range as u32
                 } else {
-                    (d as u64 * rule.bins as u64 / rule.range as u64) as u32
+                    // `d * bins < 2^32 * 2^20`.
+                    (d * rule.bins as u64 / rule.range) as u32
                 }
             }
         }
@@ -101,6 +115,7 @@ pub struct FloatRule {
 }
 
 impl EvenSample for f32 {
+    type Level = f32;
     type Rule = FloatRule;
 
     #[inline(always)]
@@ -126,7 +141,7 @@ impl EvenSample for f32 {
     }
 }
 
-/// A counter of the even histogram: `u32` or `u64`.
+/// A counter of the even histogram and of the byte histogram: `u32` or `u64`.
 pub trait EvenCounter: ReduceAdd + From<u32> + PartialEq + Default {}
 impl EvenCounter for u32 {}
 impl EvenCounter for u64 {}
@@ -180,8 +195,8 @@ unsafe fn even_shared<T: EvenSample, C: EvenCounter>(
     input: *const T,
     n: usize,
     bins: u32,
-    lower: T,
-    upper: T,
+    lower: T::Level,
+    upper: T::Level,
     counts: *mut C,
 ) {
     let hist = DynamicShared::<C>::get();
@@ -223,8 +238,8 @@ unsafe fn even_global<T: EvenSample, C: EvenCounter>(
     input: *const T,
     n: usize,
     bins: u32,
-    lower: T,
-    upper: T,
+    lower: T::Level,
+    upper: T::Level,
     counts: *mut C,
 ) {
     let rule = T::rule(bins, lower, upper);
@@ -237,7 +252,7 @@ unsafe fn even_global<T: EvenSample, C: EvenCounter>(
 }
 
 macro_rules! even_kernels {
-    ($shared:ident, $global:ident, $t:ty, $c:ty) => {
+    ($shared:ident, $global:ident, $t:ty, $c:ty, $l:ty) => {
         #[doc = concat!("`counts[b] += #{i < n : bin(input[i]) == b}` over `", stringify!($t),
             "` samples into `", stringify!($c), "` counters, with the block's histogram in ",
             "shared memory (see the [module docs](self) for the bin rule).")]
@@ -248,8 +263,9 @@ macro_rules! even_kernels {
         #[doc = concat!("`bins * ", stringify!($c), "::BITS / 8` bytes of dynamic shared ",
             "memory, at most [`EVEN_SHARED_LIMIT_BYTES`](super::EVEN_SHARED_LIMIT_BYTES).")]
         ///
-        /// Parameters: `input` holds `n` samples; `bins`, `lower`, `upper` as
-        /// [`EvenSample::rule`]; `counts` holds `bins` counters, added to (wrapping).
+        /// Parameters: `input` holds `n` samples; `bins`, `lower`, `upper` (levels of type
+        #[doc = concat!("`", stringify!($l), "`) as [`EvenSample::rule`]; `counts` holds `bins` ")]
+        /// counters, added to (wrapping).
         ///
         /// # Safety
         /// `input` is valid for `n` samples; `counts` for `bins` counters, not overlapping
@@ -264,8 +280,8 @@ macro_rules! even_kernels {
             input: *const $t,
             n: usize,
             bins: u32,
-            lower: $t,
-            upper: $t,
+            lower: $l,
+            upper: $l,
             counts: *mut $c,
         ) {
             // SAFETY: forwarded to the caller's contract.
@@ -292,8 +308,8 @@ macro_rules! even_kernels {
             input: *const $t,
             n: usize,
             bins: u32,
-            lower: $t,
-            upper: $t,
+            lower: $l,
+            upper: $l,
             counts: *mut $c,
         ) {
             // SAFETY: forwarded to the caller's contract.
@@ -306,49 +322,57 @@ even_kernels!(
     histogram_even_shared_u8_u32,
     histogram_even_global_u8_u32,
     u8,
-    u32
+    u32,
+    i64
 );
 even_kernels!(
     histogram_even_shared_u8_u64,
     histogram_even_global_u8_u64,
     u8,
-    u64
+    u64,
+    i64
 );
 even_kernels!(
     histogram_even_shared_u16_u32,
     histogram_even_global_u16_u32,
     u16,
-    u32
+    u32,
+    i64
 );
 even_kernels!(
     histogram_even_shared_u16_u64,
     histogram_even_global_u16_u64,
     u16,
-    u64
+    u64,
+    i64
 );
 even_kernels!(
     histogram_even_shared_i32_u32,
     histogram_even_global_i32_u32,
     i32,
-    u32
+    u32,
+    i64
 );
 even_kernels!(
     histogram_even_shared_i32_u64,
     histogram_even_global_i32_u64,
     i32,
-    u64
+    u64,
+    i64
 );
 even_kernels!(
     histogram_even_shared_f32_u32,
     histogram_even_global_f32_u32,
     f32,
-    u32
+    u32,
+    f32
 );
 even_kernels!(
     histogram_even_shared_f32_u64,
     histogram_even_global_f32_u64,
     f32,
-    u64
+    u64,
+    f32
 );
 
 #[cfg(test)]
@@ -357,15 +381,42 @@ mod tests {
 
     #[test]
     fn integer_rules_pick_the_narrow_path_when_it_is_exact() {
-        assert!(u8::rule(256, 0, 255).narrow);
-        assert!(!i32::rule(1 << 20, i32::MIN, i32::MAX).narrow);
-        assert_eq!(i32::rule(1 << 20, i32::MIN, i32::MAX).range, u32::MAX);
+        assert!(u8::rule(256, 0, 256).narrow);
+        assert!(!i32::rule(1 << 20, i32::MIN.into(), i32::MAX.into()).narrow);
+        assert_eq!(
+            i32::rule(1 << 20, i32::MIN.into(), i32::MAX.into()).range,
+            u32::MAX as u64
+        );
         assert_eq!(255u8.bin(&u8::rule(7, 0, 255)), NO_BIN);
         assert_eq!(254u8.bin(&u8::rule(7, 0, 255)), 6);
         assert_eq!(
-            (i32::MAX - 1).bin(&i32::rule(1 << 20, i32::MIN, i32::MAX)),
+            (i32::MAX - 1).bin(&i32::rule(1 << 20, i32::MIN.into(), i32::MAX.into())),
             (1 << 20) - 1
         );
+    }
+
+    #[test]
+    fn integer_levels_reach_past_the_largest_sample() {
+        // Every byte, 255 included.
+        let bytes = u8::rule(256, 0, 256);
+        assert_eq!(255u8.bin(&bytes), 255);
+        assert_eq!(0u8.bin(&bytes), 0);
+        // The whole i32 range: 2^32 values, one bin of 2^31 each side of 0.
+        let whole = i32::rule(2, i32::MIN.into(), i64::from(i32::MAX) + 1);
+        assert_eq!(whole.range, 1 << 32);
+        assert!(!whole.narrow, "a range of 2^32 does not fit in u32");
+        assert_eq!(i32::MAX.bin(&whole), 1);
+        assert_eq!(i32::MIN.bin(&whole), 0);
+        assert_eq!((-1i32).bin(&whole), 0);
+        assert_eq!(0i32.bin(&whole), 1);
+        // Levels far outside the sample type.
+        let wide = u16::rule(4, -(1 << 31), 1 << 31);
+        assert_eq!(u16::MAX.bin(&wide), 2);
+        // Levels near i64's ends do not wrap.
+        let low = u8::rule(1, i64::MIN, i64::MIN + 10);
+        assert_eq!(0u8.bin(&low), NO_BIN);
+        let high = i32::rule(1, i64::MAX - 10, i64::MAX);
+        assert_eq!(i32::MAX.bin(&high), NO_BIN);
     }
 
     #[test]

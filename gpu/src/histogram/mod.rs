@@ -9,7 +9,8 @@
 //!   with a contiguous and with an interleaved partition (§9.5), and aggregation of runs of
 //!   equal values (§9.6).
 //! - [`bytes`]: [`histogram_bytes`](bytes::histogram_bytes), the fast byte histogram (one
-//!   sub-histogram per warp, 16-byte loads, runs aggregated per thread, `red.shared`), and
+//!   sub-histogram per warp, 16-byte loads, runs aggregated per thread, `red.shared`), the
+//!   same into `u64` counts ([`histogram_bytes_u64`](bytes::histogram_bytes_u64)), and
 //!   [`histogram_shared_atomic_rate`](bytes::histogram_shared_atomic_rate), the
 //!   microbenchmark of the shared-memory atomics that bound it.
 //! - [`even`]: the `HistogramEven` kernels, shared-memory privatisation while the bins fit in
@@ -47,6 +48,11 @@ pub const BYTES_UNROLL: usize = 4;
 /// Bytes a block of [`histogram_bytes`](bytes::histogram_bytes) reads per step of its loop
 /// (32 KiB): the host gives each block at least one step's worth.
 pub const BYTES_PER_BLOCK_STEP: usize = BYTES_BLOCK as usize * 16 * BYTES_UNROLL;
+
+/// The most bytes one block of [`histogram_bytes_u64`](bytes::histogram_bytes_u64) may count
+/// (2^31: its warps' sub-histograms and block sums are `u32`): the host launches at least
+/// `ceil(n / BYTES_U64_MAX_PER_BLOCK)` blocks.
+pub const BYTES_U64_MAX_PER_BLOCK: usize = 1 << 31;
 
 /// Threads per block of the `even` kernels.
 pub const EVEN_BLOCK: u32 = 256;
