@@ -16,7 +16,29 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///
 /// The enum and every variant with fields are `#[non_exhaustive]`: new variants and new fields
 /// may come in a minor release, so a `match` outside this crate needs a `_` arm and `..` in
-/// each struct pattern (`Error::MaskWidth { width, .. }`).
+/// each struct pattern (`Error::MaskWidth { width, .. }`):
+///
+/// ```
+/// # fn handle(e: cpu::Error) -> usize {
+/// match e {
+///     cpu::Error::LengthMismatch { expected, .. } => expected,
+///     cpu::Error::MaskWidth { width, min, max, .. } => width.clamp(min, max),
+///     _ => 0,
+/// }
+/// # }
+/// ```
+///
+/// A pattern that lists every field without `..` does not compile outside the crate, so a
+/// field added later cannot break a caller's `match`:
+///
+/// ```compile_fail,E0638
+/// # fn handle(e: cpu::Error) -> usize {
+/// match e {
+///     cpu::Error::LengthMismatch { what: _, expected, actual: _ } => expected,
+///     _ => 0,
+/// }
+/// # }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

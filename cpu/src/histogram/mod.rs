@@ -39,6 +39,17 @@
 //! - [`reference`](mod@reference): the CPU histograms, the bin rule [`reference::bin_of`], and
 //!   histogram equalisation's lookup table.
 //!
+//! The launch constants the docs name are here, beside the entry points (a crate that depends on
+//! `cpu` alone can read them):
+//!
+//! ```
+//! use cpu::histogram;
+//! assert_eq!(histogram::EVEN_SHARED_LIMIT_BYTES, 48 * 1024);
+//! assert_eq!((histogram::BYTES_BLOCK, histogram::EVEN_BLOCK), (512, 256));
+//! assert_eq!(histogram::BYTES_PER_BLOCK_STEP, 32 * 1024);
+//! assert_eq!((histogram::BYTE_BINS, histogram::MAX_BINS), (256, 1 << 20));
+//! ```
+//!
 //! Every entry point works on the caller's views and stream, checks its arguments before
 //! anything reaches the driver, and queues its work without a host synchronisation;
 //! [`Update::Overwrite`] queues a memset of the counts first.

@@ -22,6 +22,9 @@ mod reference;
 
 pub use reference::{bytes_moved, reference};
 
+/// The longest short side of a thin matrix (32): [`Variant::TransposeThinVec4`] takes it.
+pub use gpu::transpose::THIN_MAX;
+
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
 use gpu::transpose as k;
 
@@ -39,7 +42,7 @@ use crate::launch::{self, VEC4_ALIGNMENT};
 /// Variant, when `rows` and `cols` are multiples of 4 and both buffers start on a 16-byte
 /// boundary (the `float4` loads and stores of the first two need all of it):
 /// [`Variant::TransposeThinVec4`] for a thin matrix (`min(rows, cols) <=`
-/// [`THIN_MAX`](gpu::transpose::THIN_MAX)), [`Variant::TransposeTiledVec4`] for the others
+/// [`THIN_MAX`]), [`Variant::TransposeTiledVec4`] for the others
 /// whose grid fits (at most 65535 tiles of 64 rows: `rows <= 4194240`); otherwise
 /// [`Variant::TransposeTiledVec4Any`] (16-byte accesses too, for any shape and any element
 /// offset, on a one-dimensional grid). See [`Variant::fastest`].
@@ -67,7 +70,7 @@ pub fn transpose(
 /// # Errors
 /// As [`transpose`]; for [`Variant::TransposeTiledVec4`] and [`Variant::TransposeThinVec4`]
 /// also [`Error::UnsupportedShape`] if `rows` or `cols` is not a multiple of 4 (or, for the
-/// thin kernel, neither is at most [`THIN_MAX`](gpu::transpose::THIN_MAX)), and
+/// thin kernel, neither is at most [`THIN_MAX`]), and
 /// [`Error::Misaligned`] if a buffer does not start on a 16-byte boundary (both checked only
 /// for a non-empty matrix).
 pub fn transpose_with(
@@ -177,7 +180,7 @@ pub enum Variant {
     /// 64 x 64 tile with 16-byte accesses for any shape and element offset: each row's
     /// aligned `float4`s, its partial chunks at the ends element by element.
     TransposeTiledVec4Any,
-    /// Thin matrices (one side at most [`THIN_MAX`](gpu::transpose::THIN_MAX), both multiples
+    /// Thin matrices (one side at most [`THIN_MAX`], both multiples
     /// of 4): 4 x 4 blocks transposed in registers, `float4` loads and stores, no shared
     /// memory.
     TransposeThinVec4,
@@ -262,7 +265,7 @@ impl Variant {
     /// from a row of `input` or writes to a row of `output` lies wholly inside the matrix and,
     /// rows starting at multiples of 4 elements, on a 16-byte boundary; and
     /// [`Variant::TransposeThinVec4`], the same and one side at most
-    /// [`THIN_MAX`](gpu::transpose::THIN_MAX) (its block spans the short side).
+    /// [`THIN_MAX`] (its block spans the short side).
     /// [`Variant::TransposeTiledVec4Any`] finds each row's 16-byte boundaries itself.
     pub fn supports(self, rows: usize, cols: usize) -> bool {
         match self {
