@@ -505,8 +505,9 @@ fn run_1d(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize, mask_width: usi
                 |d_out| convolution::conv1d_with(gpu, variant, &d_in, &mask, d_out),
                 |d_out, _| {
                     let got = gpu.download(d_out, entry)?;
-                    out.dump(&format!("output_{name}"), &[], &got)?;
-                    Ok(convolution::compare(&got, &reference))
+                    out.verify(&format!("output_{name}"), &[], &got, |got| {
+                        convolution::compare(got, &reference)
+                    })
                 },
             )?;
         failures += !trial.passed() as usize;
@@ -582,8 +583,9 @@ impl Bench2d<'_> {
                 |d_out| convolution::conv2d_with(gpu, variant, &self.d_in, mask, d_out, rows, cols),
                 |d_out, _| {
                     let got = gpu.download(d_out, entry)?;
-                    out.dump(&format!("output_{dump}"), &shape, &got)?;
-                    Ok(convolution::compare(&got, reference))
+                    out.verify(&format!("output_{dump}"), &shape, &got, |got| {
+                        convolution::compare(got, reference)
+                    })
                 },
             )
     }
@@ -638,6 +640,8 @@ fn run_2d(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Result<()>
             format!("gaussian:{sigma} (the {ws} x {ws} Gaussian, sigma = (w - 1) / 6)"),
         )
     };
+    // The separable table's mask, as its 2D values (the random table's is `mask`).
+    out.dump("mask_separable", &[sep.width() as u64; 2], sep.values())?;
     failures += separable_table(&bench, out, sep, &sep_about)?;
     drop(bench);
     failures += filter_picture(gpu, opts, out, args)? as usize;
@@ -754,7 +758,7 @@ fn separable_table(b: &Bench2d<'_>, out: &mut Out, mask: &Mask2d, about: &str) -
         table.measured_row(cells, m);
     }
     // The floor measured: the fused kernel's traffic and FMAs with no data exchange.
-    let trial = stream_trial(b.gpu, b.opts, &b.input, w, &b.ceiling)?;
+    let trial = stream_trial(b, out, w)?;
     failures += !trial.passed() as usize;
     let ms = trial.timing.median_ms;
     let floor = b.floor(Variant2d::Convolution2dSeparableFused, w);
@@ -783,23 +787,30 @@ const STREAM_ROW: &str =
 /// element and the last 4 bit for bit against their CPU chains, then times it: the most a
 /// kernel that reads `input` once, does `2w` FMAs per element and writes it once gets in this
 /// run.
-fn stream_trial(
-    gpu: &Gpu,
-    opts: &Options,
-    input: &[f32],
-    w: usize,
-    ceiling: &Ceiling,
-) -> Result<Trial<Comparison>> {
+/// With `--dump`, its output is downloaded once more and dumped as
+/// `output_separable_fma-stream`.
+fn stream_trial(b: &Bench2d<'_>, out: &Out, w: usize) -> Result<Trial<Comparison>> {
+    let (gpu, input) = (b.gpu, &b.input);
     let mut stream = FmaStream::new(gpu, input)?;
     let kernel = fma_stream::kernel(w)?.name();
-    Plan::new(gpu, opts, "fma-stream", kernel)
-        .bytes(stream.bytes(), Some(ceiling))
+    Plan::new(gpu, b.opts, "fma-stream", kernel)
+        .bytes(stream.bytes(), Some(&b.ceiling))
         .run(
             &mut stream,
             |s| s.launch(gpu, w),
             |s, _| {
+                let result = s.check(gpu, w, input, STREAM_CHECK_STRIDE)?;
+                if out.dumping() {
+                    let shape = [b.rows as u64, b.cols as u64];
+                    out.verify(
+                        "output_separable_fma-stream",
+                        &shape,
+                        &s.output(gpu)?,
+                        |_| (),
+                    )?;
+                }
                 Ok(Comparison {
-                    result: s.check(gpu, w, input, STREAM_CHECK_STRIDE)?,
+                    result,
                     max_relative_error: 0.0,
                 })
             },
@@ -843,8 +854,9 @@ fn filter_picture(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Re
         |d_out| convolution::conv2d_with(gpu, variant, &d_in, &mask, d_out, rows, cols),
         |d_out, _| {
             got = gpu.download(d_out, entry)?;
-            out.dump("image_output", &shape, &got)?;
-            Ok(convolution::compare(&got, &reference))
+            out.verify("image_output", &shape, &got, |got| {
+                convolution::compare(got, &reference)
+            })
         },
     )?;
     let written = match args.image_out.as_deref() {

@@ -1,5 +1,7 @@
 //! `demo histogram`.
 
+mod dump;
+
 use std::path::{Path, PathBuf};
 
 use crate::harness::{Footprint, Plan, SMALL, Trial, WARMUP};
@@ -395,12 +397,12 @@ struct Bench<'a> {
 
 impl Bench<'_> {
     /// One 256-bin launch over `d_in` by `launch` into poisoned counts: verified against
-    /// `expected` (counts start at `start` where given: `Update::Accumulate`), then timed with
-    /// the L2 flushed before each launch; `bytes` read per launch.
+    /// `expected` (counts start at `start` where given: `Update::Accumulate`) and dumped as
+    /// `dump`, then timed with the L2 flushed before each launch; `bytes` read per launch.
     fn bytes_trial(
         &mut self,
-        label: &str,
-        kernel: &'static str,
+        out: &Out,
+        (label, kernel, dump): (&str, &'static str, &str),
         expected: &[u64],
         start: Option<u32>,
         mut launch: impl FnMut(&mut CudaSlice<u32>) -> cpu::Result<LaunchConfig>,
@@ -422,7 +424,10 @@ impl Bench<'_> {
                 &mut state,
                 |(_, flush)| flush.flush(gpu),
                 |(counts, _)| launch(counts),
-                |(counts, _), _| Ok(check_counts(&gpu.download(counts, kernel)?, &expected)),
+                |(counts, _), _| {
+                    let got = gpu.download(counts, kernel)?;
+                    out.verify(dump, &[], &got, |got| check_counts(got, &expected))
+                },
             )
     }
 }
@@ -532,8 +537,8 @@ fn ladder_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<us
         let name = variant_name(variant);
         let gpu = bench.gpu;
         let trial = bench.bytes_trial(
-            &name,
-            variant.kernel_name(),
+            out,
+            (&name, variant.kernel_name(), &dump::ladder_output(variant)),
             &expected,
             None,
             |counts| ladder::run(gpu, variant, &d_in, counts),
@@ -576,6 +581,8 @@ fn inputs_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<us
         let expected = expected_bytes(&input.bytes);
         let (used, top) = spread(&expected);
         let d_in = bench.gpu.upload(&input.bytes)?;
+        let short = variant_name(kind);
+        out.dump(&dump::bytes_input(&short), &[], &input.bytes)?;
         drop(input.bytes);
         let gpu = bench.gpu;
         // Uniform twice: overwriting the counts, then adding to counts of 1 each.
@@ -589,9 +596,10 @@ fn inputs_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<us
                 Update::Overwrite => "bytes".to_string(),
                 Update::Accumulate => "bytes (Update::Accumulate)".to_string(),
             };
+            let dump = dump::bytes_output(&short, update == Update::Accumulate);
             let trial = bench.bytes_trial(
-                &format!("{label} [{}]", variant_name(kind)),
-                kernel,
+                out,
+                (&format!("{label} [{short}]"), kernel, &dump),
                 &expected,
                 start,
                 |counts| histogram::bytes_with(gpu, &d_in, counts, update),
@@ -689,17 +697,31 @@ fn even_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<usiz
     let seed = bench.opts.seed ^ 2;
     let mut failures = 0;
     let mut rng = StdRng::seed_from_u64(seed);
-    failures += even_rows(bench, &mut table, &uniform_bytes(seed, n), &bins, (0, 255))?;
+    failures += even_rows(
+        bench,
+        out,
+        &mut table,
+        &uniform_bytes(seed, n),
+        &bins,
+        (0, 255),
+    )?;
     {
         let mut input = vec![0u16; (n / 2).max(1)];
         rng.fill(&mut input[..]);
-        failures += even_rows(bench, &mut table, &input, &bins, (0, u16::MAX))?;
+        failures += even_rows(bench, out, &mut table, &input, &bins, (0, u16::MAX))?;
     }
     {
         let input: Vec<i32> = (0..(n / 4).max(1))
             .map(|_| rng.random_range(-1_100_000..1_100_000))
             .collect();
-        failures += even_rows(bench, &mut table, &input, &bins, (-1_000_000, 1_000_000))?;
+        failures += even_rows(
+            bench,
+            out,
+            &mut table,
+            &input,
+            &bins,
+            (-1_000_000, 1_000_000),
+        )?;
     }
     {
         // [-1.1, 1.1) with a NaN every 4099 elements: the values outside [-1, 1) and the NaNs
@@ -709,7 +731,7 @@ fn even_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<usiz
             .enumerate()
             .map(|(i, x)| if i % 4099 == 7 { f32::NAN } else { 1.1 * x })
             .collect();
-        failures += even_rows(bench, &mut table, &input, &bins, (-1.0, 1.0))?;
+        failures += even_rows(bench, out, &mut table, &input, &bins, (-1.0, 1.0))?;
     }
     out.table(table);
     Ok(failures)
@@ -717,27 +739,31 @@ fn even_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<usiz
 
 /// The `even` rows of one input: each bin count, into u32 and into u64 counts, against one
 /// CPU reference per bin count.
-fn even_rows<T: HistogramElement>(
+fn even_rows<T: HistogramElement + npyz::AutoSerialize>(
     bench: &mut Bench,
+    out: &Out,
     table: &mut Table,
     input: &[T],
     bins: &[usize],
     range: (T, T),
 ) -> Result<usize> {
+    out.dump(&dump::even_input(std::any::type_name::<T>()), &[], input)?;
     let d_in = bench.gpu.upload(input)?;
     let bytes = std::mem::size_of_val(input) as u64;
     let mut failures = 0;
     for &b in bins {
         let expected = reference::even(input, b, range.0, range.1);
-        failures += even_row::<T, u32>(bench, table, (&d_in, bytes), b, range, &expected)?;
-        failures += even_row::<T, u64>(bench, table, (&d_in, bytes), b, range, &expected)?;
+        failures += even_row::<T, u32>(bench, out, table, (&d_in, bytes), b, range, &expected)?;
+        failures += even_row::<T, u64>(bench, out, table, (&d_in, bytes), b, range, &expected)?;
     }
     Ok(failures)
 }
 
-/// One `even` row: `bins` bins over `[lower, upper)` of `d_in` (`bytes` long) into `C` counts.
-fn even_row<T: HistogramElement, C: EvenCounter>(
+/// One `even` row: `bins` bins over `[lower, upper)` of `d_in` (`bytes` long) into `C` counts,
+/// dumped as `output_even_<type>_<bins>_<counts>`.
+fn even_row<T: HistogramElement, C: EvenCounter + npyz::AutoSerialize>(
     bench: &mut Bench,
+    out: &Out,
     table: &mut Table,
     (d_in, bytes): (&CudaSlice<T>, u64),
     bins: usize,
@@ -759,12 +785,12 @@ fn even_row<T: HistogramElement, C: EvenCounter>(
                 histogram::even_with(gpu, d_in, bins, lower, upper, counts, Update::Overwrite)
             },
             |(counts, _), _| {
-                let got: Vec<u64> = gpu
-                    .download(counts, kernel)?
-                    .into_iter()
-                    .map(Into::into)
-                    .collect();
-                Ok(verify::exact(&got, expected))
+                let got = gpu.download(counts, kernel)?;
+                let name = dump::even_output(std::any::type_name::<T>(), bins, C::NAME);
+                out.verify(&name, &[], &got, |got| {
+                    let got: Vec<u64> = got.iter().map(|&c| c.into()).collect();
+                    verify::exact(&got, expected)
+                })
             },
         )?;
     let gbps = trial.gbps();
@@ -841,7 +867,9 @@ fn shared_atomics(bench: &Bench, out: &mut Out, size: usize) -> Result<usize> {
                 Ok(launch.config)
             },
             |sink, cfg| {
-                let got = gpu.download(sink, kernel)?[0];
+                let sink = gpu.download(sink, kernel)?;
+                out.verify(&dump::shared_atomics_output(pattern), &[], &sink, |_| ())?;
+                let got = sink[0];
                 // Each block adds its word 0: `iterations` from lane 0 of warp 0 when every lane
                 // has its own bank, 32 times that when every lane hits word 0.
                 let per_block = match pattern {
@@ -912,6 +940,8 @@ fn equalise(bench: &mut Bench, out: &mut Out, image: &Path, path: &Path) -> Resu
         bail!("demo histogram: {} has no pixels", image.display());
     }
     let gpu = bench.gpu;
+    let shape = [rows as u64, cols as u64];
+    out.dump("image_input", &shape, &pixels)?;
     let expected = expected_bytes(&pixels);
     let d_in = gpu.upload(&pixels)?;
     let kernel = ladder::Variant::Bytes.kernel_name();
@@ -924,15 +954,19 @@ fn equalise(bench: &mut Bench, out: &mut Out, image: &Path, path: &Path) -> Resu
             |counts| histogram::bytes_with(gpu, &d_in, counts, Update::Overwrite),
             |counts, _| {
                 got = gpu.download(counts, kernel)?;
-                Ok(check_counts(&got, &expected))
+                out.verify("image_counts", &[], &got, |got| {
+                    check_counts(got, &expected)
+                })
             },
         )?;
     let equalised = apply(&reference::equalise_lut(&got), &pixels);
     let all_cpu = reference::equalise(&pixels);
-    let check = trial
-        .check
-        .clone()
-        .and_then(|()| verify::exact(&equalised, &all_cpu));
+    let check = out.verify("image_output", &shape, &equalised, |equalised| {
+        trial
+            .check
+            .clone()
+            .and_then(|()| verify::exact(equalised, &all_cpu))
+    })?;
     let failed = check.is_err() as usize;
     image::GrayImage::from_raw(cols as u32, rows as u32, equalised.clone())
         .context("image size does not match its pixels")?

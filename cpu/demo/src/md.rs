@@ -504,10 +504,11 @@ fn gpu_table(
         }
         failures += usize::from(check.is_err());
         let name = kernel.kernel_name();
-        out.dump(
+        out.verify(
             &format!("forces_{name}"),
             &[system.len() as u64, 3],
             &got.forces.concat(),
+            |_| (),
         )?;
         let s = t.median_ms * 1e-3;
         let mut m = Measurement::new(name, &t)

@@ -310,7 +310,7 @@ impl SeedRun<'_> {
                 |(work, _)| work.launch(gpu),
                 |(work, _), _| {
                     let got = work.sum(gpu)?;
-                    out.dump(&format!("{dump_prefix}_{kernel}"), &[], &[got])?;
+                    out.verify(&format!("{dump_prefix}_{kernel}"), &[], &[got], |_| ())?;
                     Ok((exact(got, self.expected), 0.0))
                 },
             )
@@ -341,10 +341,11 @@ where
             |(reducer, _)| reducer.launch(gpu, d_input),
             |(reducer, _), cfg| {
                 let got = reducer.result(gpu)?;
-                out.dump(
+                out.verify(
                     &format!("output_{}{dump_suffix}", K::KERNEL_NAME),
                     &[],
                     &[got],
+                    |_| (),
                 )?;
                 Ok(check(got, cfg))
             },

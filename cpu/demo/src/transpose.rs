@@ -151,8 +151,9 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, rows: usize, cols: usize) -> Re
                     } else {
                         ([rows as u64, cols as u64], &input)
                     };
-                    out.dump(&format!("output_{name}"), &shape, &got)?;
-                    Ok(verify::exact(&got, want))
+                    out.verify(&format!("output_{name}"), &shape, &got, |got| {
+                        verify::exact(got, want)
+                    })
                 },
             )?;
         failures += !trial.passed() as usize;

@@ -101,7 +101,7 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize) -> Result<()> {
                 |d_z| vector_add::add_with(gpu, variant, &d_x, &d_y, d_z),
                 |d_z, _| {
                     let got = gpu.download(d_z, variant.kernel_name())?;
-                    out.dump(&format!("z_{name}"), &[], &got)?;
+                    out.verify(&format!("z_{name}"), &[], &got, |_| ())?;
                     let err = got
                         .iter()
                         .zip(&expected)

@@ -321,7 +321,7 @@ impl CoalescingPoints<'_> {
                             anyhow::anyhow!("{kernel} (running, or copying back): {e}")
                         })?;
                         if dump {
-                            out.dump(&format!("y_{kernel}_{param}"), &[], host_y)?;
+                            out.verify(&format!("y_{kernel}_{param}"), &[], host_y, |_| ())?;
                         }
                         Ok(coalescing::check(access, x, host_y))
                     },
@@ -532,7 +532,7 @@ fn run_layout(gpu: &Gpu, out: &mut Out, opts: &Options, size: usize) -> Result<(
                 |d, _| {
                     let got = d.result(gpu)?;
                     if out.dumping() {
-                        out.dump(&format!("output_{name}"), &shape, &flatten(&got))?;
+                        out.verify(&format!("output_{name}"), &shape, &flatten(&got), |_| ())?;
                     }
                     Ok(verify::exact(&got, &expected))
                 },
@@ -1098,8 +1098,7 @@ fn run_texture(
                     |lookup, _| {
                         let got = gpu.download(&lookup.out, kernel)?;
                         let name = format!("out_{series}_{}", variant_name(variant));
-                        out.dump(&name, &[], &got)?;
-                        Ok(verify::exact(&got, &expected))
+                        out.verify(&name, &[], &got, |got| verify::exact(got, &expected))
                     },
                 )?;
             failures += !trial.passed() as usize;
