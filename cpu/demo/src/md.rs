@@ -260,10 +260,18 @@ fn cpu_tables(
             runs.push(team::measure(system, list, method, &partition, 1, reps)?);
         }
         let bound = scales.reordering_bound(F64_UNIT_ROUNDOFF, t);
-        let checks: Vec<_> = runs
+        let checks = runs
             .iter()
-            .map(|r| check_forces(&r.forces.forces, reference, &bound))
-            .collect();
+            .map(|r| {
+                let check = check_forces(&r.forces.forces, reference, &bound);
+                if !out.dumping() {
+                    return Ok(check);
+                }
+                let forces = r.forces.forces.concat();
+                let name = format!("forces_{}_{t}_threads", r.method.name());
+                out.verify(&name, &[reference.len() as u64, 3], &forces, |_| check)
+            })
+            .collect::<Result<Vec<_>>>()?;
         let bad: Vec<String> = runs
             .iter()
             .zip(&checks)

@@ -270,6 +270,7 @@ fn strong_scaling(group: &GpuGroup, opts: &Options, out: &mut Out, size: usize) 
         let mut sum = ShardedSum::new(g)?;
         let cfgs = sum.launch(g, &shards)?;
         let got = sum.result(g, 0)?;
+        out.verify(&format!("output_sharded_sum_{k}_gpus"), &[], &[got], |_| ())?;
         let lengths: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
         let bound = ShardedSum::error_bound(&lengths, &cfgs, sum_abs);
         let check = reference::check_sum(got, expected, bound);

@@ -313,3 +313,97 @@ fn type_string<T: npyz::AutoSerialize>() -> String {
         other => other.descr(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{ChartKind, Measurement};
+    use crate::timing::Timing;
+
+    fn table(id: &str, rows: usize) -> Table {
+        let mut t = Table::new(id, "", ChartKind::None, ["variant"]);
+        let timing = Timing {
+            median_ms: 1.0,
+            min_ms: 1.0,
+            max_ms: 1.0,
+            reps: 1,
+        };
+        for r in 0..rows {
+            let name = format!("v{r}");
+            t.measured_row([name.clone()], Measurement::new(name, &timing));
+        }
+        t
+    }
+
+    /// What `--dump` writes without a GPU: the arrays, and the index tying each verified array
+    /// to the table printed next.
+    #[test]
+    fn the_index_names_each_array_and_its_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut out = Out::new("p", Format::Json, None, Some(dir.path()), None);
+        assert!(out.dumping());
+        out.dump("input", &[2, 3], &[1i32, 2, 3, 4, 5, 6]).unwrap();
+        let verdict = out
+            .verify("output_a", &[], &[1.5f32, 2.5], |got| got.len())
+            .unwrap();
+        assert_eq!(verdict, 2, "the check's own result comes back");
+        out.table(table("first", 1));
+        out.verify("output_b", &[], &[7u32], |_| ()).unwrap();
+        out.verify("output_c", &[], &[8u64], |_| ()).unwrap();
+        out.table(table("second", 2));
+        let section = out.finish(None);
+        assert!(section.error.is_none(), "{:?}", section.error);
+        let index: DumpIndex = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("p/index.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(index.pattern, "p");
+        let names: Vec<(&str, &str, bool, Option<&str>)> = index
+            .arrays
+            .iter()
+            .map(|a| {
+                (
+                    a.name.as_str(),
+                    a.dtype.as_str(),
+                    a.verified,
+                    a.table.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("input", "<i4", false, Some("first")),
+                ("output_a", "<f4", true, Some("first")),
+                ("output_b", "<u4", true, Some("second")),
+                ("output_c", "<u8", true, Some("second")),
+            ]
+        );
+        assert_eq!(index.arrays[0].shape, [2, 3]);
+        assert_eq!(index.arrays[1].shape, [2], "one dimension of data.len()");
+        let tables: Vec<(&str, usize, usize)> = index
+            .tables
+            .iter()
+            .map(|t| (t.id.as_str(), t.measured_rows, t.verified.len()))
+            .collect();
+        assert_eq!(tables, [("first", 1, 1), ("second", 2, 2)]);
+        for a in &index.arrays {
+            let npy = std::fs::read(dir.path().join(format!("p/{}.npy", a.name))).unwrap();
+            assert_eq!(&npy[..6], b"\x93NUMPY", "{}", a.name);
+        }
+    }
+
+    #[test]
+    fn without_dump_nothing_is_written_and_the_check_still_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut out = Out::new("p", Format::Json, None, None, None);
+        assert!(!out.dumping());
+        let mut ran = false;
+        out.verify("output", &[], &[1u8], |_| ran = true).unwrap();
+        assert!(ran);
+        out.table(table("t", 1));
+        let section = out.finish(None);
+        assert!(section.error.is_none());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}

@@ -425,7 +425,7 @@ fn constant_memory_demo(
 ) -> Result<()> {
     use constant_memory::{Access, Table as ConstTable, Variant};
     let dev_var = constant_memory::dev_var_example(gpu, 100, 4)?;
-    out.dump("dev_var", &[], &dev_var)?;
+    out.verify("dev_var", &[], &dev_var, |_| ())?;
     let seed_check = verify::exact(&dev_var, &[100, 101, 102, 103]);
     out.line(format!(
         "seed example: __constant__ int devVar = 100; xminus<<<1, 4>>>: {dev_var:?} (seed prints 100 101 102 103): {}",
