@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::args::{ArgError, count_in, odd_width};
 use crate::harness::{Footprint, Plan, SMALL, Trial, array, elements};
 use crate::registry::{Pattern, VariantInfo, kernels_each, variant, widths};
 use crate::report::{ChartKind, Measurement, Table};
@@ -28,7 +29,7 @@ pub(crate) struct Conv1d {
     #[arg(long, default_value_t = 1 << 26)]
     size: usize,
     /// Mask width (odd, 1..=31).
-    #[arg(long, default_value_t = 7)]
+    #[arg(long, default_value_t = 7, value_parser = odd_width::<{ convolution::MAX_MASK_WIDTH }>)]
     mask_width: usize,
 }
 
@@ -82,14 +83,19 @@ impl Pattern for Conv1d {
 /// filtered with a mask.
 #[derive(clap::Args)]
 pub(crate) struct Conv2d {
-    /// Rows of the random image of the timed tables.
-    #[arg(long, default_value_t = 4096)]
+    /// Rows of the random image of the timed tables (at least 1).
+    #[arg(long, default_value_t = 4096, value_parser = count_in::<1, { u64::MAX }>)]
     rows: usize,
-    /// Columns of the random image of the timed tables.
-    #[arg(long, default_value_t = 4096)]
+    /// Columns of the random image of the timed tables (at least 1).
+    #[arg(long, default_value_t = 4096, value_parser = count_in::<1, { u64::MAX }>)]
     cols: usize,
     /// Width of the random mask of the timed tables (odd, 1..=31); `--mask` replaces it.
-    #[arg(long, default_value_t = 5, conflicts_with = "mask")]
+    #[arg(
+        long,
+        default_value_t = 5,
+        conflicts_with = "mask",
+        value_parser = odd_width::<{ convolution::MAX_MASK_WIDTH_2D }>
+    )]
     mask_width: usize,
     /// PNG to filter (read as grayscale); without it, a generated 640 x 480 test picture.
     #[arg(long)]
@@ -195,10 +201,17 @@ impl Pattern for Conv2d {
         cases
     }
 
-    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+    /// The image's element count (an argument error if it overflows), then the files: the
+    /// `--mask` `.npy` and the `--image` PNG's header (exit status 1 if unreadable).
+    fn check(&self) -> Result<()> {
+        elements("conv2d", self.rows, self.cols).map_err(|e| ArgError(e.to_string()))?;
         if let Some(mask) = &self.mask {
             mask.check()?;
         }
+        picture_dims(self.image.as_deref()).map(drop)
+    }
+
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
         let picture = picture_dims(self.image.as_deref())?;
         footprint_2d(self.rows, self.cols, picture).map(Some)
     }

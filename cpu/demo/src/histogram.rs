@@ -4,6 +4,7 @@ mod dump;
 
 use std::path::{Path, PathBuf};
 
+use crate::args::refuse;
 use crate::harness::{Footprint, Plan, SMALL, Trial, WARMUP};
 use crate::registry::{Pattern, VariantInfo, kernels_each, variant};
 use crate::report::{ChartKind, Table};
@@ -128,8 +129,21 @@ impl Pattern for Histogram {
         ]
     }
 
+    /// The arguments ([`Histogram::check_args`]: exit status 2), then the files' sizes (exit
+    /// status 1 if unreadable).
+    fn check(&self) -> Result<()> {
+        self.check_args()?;
+        if let (true, Some(path)) = (self.input.reads_file(), self.file.as_deref()) {
+            file_bytes(self.input, path)?;
+        }
+        if let Some(path) = self.image.as_deref() {
+            png_dims(path)?;
+        }
+        Ok(())
+    }
+
     fn footprint(&self, gpu: &Gpu) -> Result<Option<Footprint>> {
-        self.check()?;
+        self.check_args()?;
         let file = match (self.input.reads_file(), self.file.as_deref()) {
             (true, Some(path)) => file_bytes(self.input, path)?,
             _ => 0,
@@ -155,27 +169,28 @@ impl Pattern for Histogram {
 }
 
 impl Histogram {
-    /// The arguments' own consistency, before anything is read or allocated.
-    fn check(&self) -> Result<()> {
+    /// The arguments' own consistency, before anything is read or allocated: argument errors
+    /// (exit status 2).
+    fn check_args(&self) -> Result<()> {
         if self.size == 0 || self.size > MAX_SIZE {
-            bail!(
+            refuse!(
                 "demo histogram: --size {} is outside 1..={MAX_SIZE} (the counts are u32)",
                 self.size
             );
         }
         if self.bins == 0 || self.bins > histogram::MAX_BINS {
-            bail!(
+            refuse!(
                 "demo histogram: --bins {} is outside 1..={}",
                 self.bins,
                 histogram::MAX_BINS
             );
         }
         match (self.input.reads_file(), &self.file) {
-            (true, None) => bail!(
+            (true, None) => refuse!(
                 "demo histogram: --input {} reads a file: give --file PATH",
                 variant_name(self.input)
             ),
-            (false, Some(path)) => bail!(
+            (false, Some(path)) => refuse!(
                 "demo histogram: --file {} is read by --input image or --input text only",
                 path.display()
             ),
@@ -433,7 +448,7 @@ impl Bench<'_> {
 }
 
 fn run(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Histogram) -> Result<()> {
-    args.check()?;
+    args.check_args()?;
     let copy = out.ceiling(gpu, opts.reps)?;
     let read = timing::read_ceiling(gpu, CEILING_READ_BYTES, WARMUP, opts.reps as usize)?;
     out.line(format!(
@@ -1141,7 +1156,7 @@ mod tests {
             .try_get_matches_from(argv)
             .map_err(|e| e.to_string())?;
         let h = Histogram::from_arg_matches(&m).map_err(|e| e.to_string())?;
-        h.check().map_err(|e| e.to_string())?;
+        h.check_args().map_err(|e| e.to_string())?;
         Ok(h)
     }
 

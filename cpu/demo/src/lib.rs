@@ -16,6 +16,7 @@
 //! description), `report_files`, [`sweep`], then one module per pattern family named after its
 //! patterns, each defining its patterns (`Pattern` on its arguments).
 
+mod args;
 mod cli;
 mod convolution;
 mod device;

@@ -2,6 +2,7 @@
 
 mod dump;
 
+use crate::args::refuse;
 use crate::harness::{Footprint, Plan, SMALL};
 use crate::registry::{Pattern, VariantInfo, kernels_each};
 use crate::report::{ChartKind, Table};
@@ -76,6 +77,19 @@ impl Pattern for Scan {
     /// Several tiles, none whole at the end, and one tile.
     fn sanitize() -> Vec<String> {
         vec!["--size 20011".into(), "--size 1000".into()]
+    }
+
+    /// The compaction counts in u32: a whole run takes at most `u32::MAX` elements (exit
+    /// status 2); the ladder alone (`--variant`) any number.
+    fn check(&self) -> Result<()> {
+        if self.variant.is_none() && self.size > u32::MAX as usize {
+            refuse!(
+                "demo scan: --size {} is beyond {} (select_if counts in u32): give --variant to run one step of the ladder alone",
+                self.size,
+                u32::MAX
+            );
+        }
+        Ok(())
     }
 
     fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
@@ -574,4 +588,19 @@ fn sweep_select(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_run_counts_in_u32_the_ladder_alone_does_not() {
+        let scan = |size, variant| Scan { size, variant };
+        let big = u32::MAX as usize + 1;
+        let e = scan(big, None).check().unwrap_err();
+        assert_eq!(crate::args::exit_status(&e), 2, "{e}");
+        assert!(scan(u32::MAX as usize, None).check().is_ok());
+        assert!(scan(big, Some(ladder::Variant::KoggeStone)).check().is_ok());
+    }
 }

@@ -83,6 +83,13 @@ impl Pattern for Transpose {
         ]
     }
 
+    /// The element count must fit a `usize` (exit status 2).
+    fn check(&self) -> Result<()> {
+        elements("transpose", self.rows, self.cols)
+            .map(drop)
+            .map_err(|e| crate::args::ArgError(e.to_string()).into())
+    }
+
     fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
         footprint(self.rows, self.cols).map(Some)
     }
