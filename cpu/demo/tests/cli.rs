@@ -316,6 +316,7 @@ fn profile_and_peers_files_are_checked_before_the_gpu_runs() {
 fn sweep_checks_its_patterns_and_peers_file_before_the_gpu_runs() {
     let e = assert_one_sentence_error(&["sweep", "reduce-i32", "reduce"]);
     assert!(e.contains("unknown pattern `reduce`"), "{e}");
+    assert_argument_error(&["sweep", "reduce-i32", "reduce"], "unknown pattern");
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("peers.json");
     // `run.sh peers` writes a list for `demo all`: not a sweep's.
@@ -324,6 +325,13 @@ fn sweep_checks_its_patterns_and_peers_file_before_the_gpu_runs() {
     assert!(e.contains("peers.py --sweep"), "{e}");
     assert_one_sentence_error(&["sweep", "--peers", "/no/such/sweep-peers.json"]);
     assert_one_sentence_error(&["sweep", "--dump", dir.path().to_str().unwrap()]);
+    assert_argument_error(
+        &["sweep", "--dump", dir.path().to_str().unwrap()],
+        "neither --dump nor --profile",
+    );
+    // A peers file that cannot be read is a run-time failure.
+    let out = demo(&["sweep", "--peers", "/no/such/sweep-peers.json"]);
+    assert_eq!(out.status.code(), Some(1));
 }
 
 fn require_gpu() {
