@@ -42,6 +42,7 @@ mod vector_add;
 pub use run::main;
 
 pub(crate) use cli::Options;
+pub use out::{DumpIndex, DumpedArray, DumpedTable};
 pub(crate) use out::{Format, Out};
 pub(crate) use registry::variant_name;
 
