@@ -850,6 +850,7 @@ fn filter_picture(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Re
     let spec = args.mask.as_ref().unwrap_or(&named);
     let mask = spec.device(gpu)?;
     let w = mask.width();
+    out.dump("image_mask", &[w as u64; 2], mask.values())?;
     let d_in = gpu.upload(&picture)?;
     let variant = Variant2d::choose(
         &mask,

@@ -762,7 +762,9 @@ fn even_rows<T: HistogramElement + npyz::AutoSerialize>(
     bins: &[usize],
     range: (T, T),
 ) -> Result<usize> {
-    out.dump(&dump::even_input(std::any::type_name::<T>()), &[], input)?;
+    let ty = std::any::type_name::<T>();
+    out.dump(&dump::even_input(ty), &[], input)?;
+    out.dump(&dump::even_range(ty), &[], &[range.0, range.1])?;
     let d_in = bench.gpu.upload(input)?;
     let bytes = std::mem::size_of_val(input) as u64;
     let mut failures = 0;

@@ -292,6 +292,7 @@ fn histogram_dumps_the_documented_names() {
         ("f32", n / 4, "<f4"),
     ] {
         expect(&arrays, &format!("input_even_{ty}"), &[len], dtype);
+        expect(&arrays, &format!("range_even_{ty}"), &[2], dtype);
         for bins in [64, 4096, limit] {
             expect(
                 &arrays,
@@ -361,6 +362,9 @@ fn conv2d_dumps_the_separable_mask_and_outputs() {
         expect(&arrays, "output_separable_fma-stream", &[rows, cols], "<f4");
         expect(&arrays, "image_input", &[480, 640], "<f4");
         expect(&arrays, "image_output", &[480, 640], "<f4");
+        // The picture's mask: --mask, else sobel-x.
+        let image_w = if w == 13 { 13 } else { 3 };
+        expect(&arrays, "image_mask", &[image_w, image_w], "<f4");
         let conv = dir.path().join("conv2d");
         let (_, _, mask) = read_npy::<f32>(&conv.join("mask_separable.npy"));
         let sum: f32 = mask.iter().sum();

@@ -7,9 +7,10 @@
 //!   kind (`uniform`, `constant`, `zipf`, and `image` or `text` with `--file`), and
 //!   `output_bytes_accumulate_uniform`: `Update::Accumulate` onto counts of 1 each, so every
 //!   count is one more than `output_bytes_uniform`'s.
-//! - even: `input_even_<type>` (`u8`, `u16`, `i32`, `f32`) and
-//!   `output_even_<type>_<bins>_<counts>` (`output_even_f32_256_u64`), for each bin count the
-//!   table runs (`--bins`, 4096, and one beyond the shared-memory limit).
+//! - even: `input_even_<type>` (`u8`, `u16`, `i32`, `f32`), `range_even_<type>` (`[lower,
+//!   upper]` of the call, in the sample type) and `output_even_<type>_<bins>_<counts>`
+//!   (`output_even_f32_256_u64`), for each bin count the table runs (`--bins`, 4096, and one
+//!   beyond the shared-memory limit).
 //! - shared-atomics: `output_shared_atomics_<pattern>`, the sink (one u32; predicted for
 //!   `distinct-banks` and `one-address` only).
 //! - equalise (with `--image`): `image_input` (rows x cols grey levels), `image_counts` (256
@@ -44,6 +45,11 @@ pub(super) fn even_input(ty: &str) -> String {
     format!("input_even_{ty}")
 }
 
+/// The `[lower, upper]` bounds the even table passes for samples of type `ty`.
+pub(super) fn even_range(ty: &str) -> String {
+    format!("range_even_{ty}")
+}
+
 /// `histogram::even`'s `bins` counts of type `counts` over the samples of type `ty`.
 pub(super) fn even_output(ty: &str, bins: usize, counts: &str) -> String {
     format!("output_even_{ty}_{bins}_{counts}")
@@ -69,6 +75,7 @@ mod tests {
         names.push(bytes_output("uniform", true));
         for ty in ["u8", "u16", "i32", "f32"] {
             names.push(even_input(ty));
+            names.push(even_range(ty));
             for bins in [256, 4096, 12289] {
                 for counts in ["u32", "u64"] {
                     names.push(even_output(ty, bins, counts));
