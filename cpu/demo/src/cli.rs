@@ -57,7 +57,8 @@ pub(crate) struct Options {
     #[arg(long, global = true, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Folder to write each variant's input and output arrays into, as .npy files
-    /// (DIR/<pattern>/<name>.npy).
+    /// (DIR/<pattern>/<name>.npy): every array a table verifies, listed with its table in
+    /// DIR/<pattern>/index.json (the names: docs/report.md).
     #[arg(long, global = true, value_name = "DIR")]
     pub dump: Option<PathBuf>,
     /// Nsight Compute CSV (`ncu --csv --metrics ...`, see `run.sh profile`) whose load/store
