@@ -41,7 +41,7 @@ pub struct Out {
 }
 
 /// `DIR/<pattern>/index.json` of a `--dump DIR` run: every array written, in order, and every
-/// table with its measured rows and the arrays it verified. An array belongs to the table
+/// table with its measurements and the arrays it verified. An array belongs to the table
 /// printed next after it was written; inputs are written before the table that reads them.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DumpIndex {
@@ -74,8 +74,9 @@ pub struct DumpedArray {
 pub struct DumpedTable {
     /// The table's id.
     pub id: String,
-    /// Its rows with a measurement (each verified against the CPU).
-    pub measured_rows: usize,
+    /// Its measurements (a row of two measurements counts twice): each is a timed, and most a
+    /// verified, launch.
+    pub measurements: usize,
     /// The arrays it verified, as [`Out::verify`] wrote them.
     pub verified: Vec<String>,
 }
@@ -290,7 +291,7 @@ impl DumpIndex {
         }
         self.tables.push(DumpedTable {
             id: table.id.clone(),
-            measured_rows: table.measurements.len(),
+            measurements: table.measurements.len(),
             verified,
         });
     }
@@ -384,7 +385,7 @@ mod tests {
         let tables: Vec<(&str, usize, usize)> = index
             .tables
             .iter()
-            .map(|t| (t.id.as_str(), t.measured_rows, t.verified.len()))
+            .map(|t| (t.id.as_str(), t.measurements, t.verified.len()))
             .collect();
         assert_eq!(tables, [("first", 1, 1), ("second", 2, 2)]);
         for a in &index.arrays {

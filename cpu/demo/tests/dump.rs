@@ -5,7 +5,7 @@
 //! conv2d at sizes of their own) with `--reps 1 --format json --dump DIR`. The checks read
 //! `DIR/<pattern>/index.json` ([`DumpIndex`]): every array it lists is a `.npy` file of that
 //! shape and type, no name twice, its tables are the report's tables, and each table verified
-//! at least as many arrays as it has measured rows, except the tables [`EXEMPT`] names with
+//! at least as many arrays as it has measurements, except the tables [`EXEMPT`] names with
 //! their reason. The binary is `GPU_LAB_DEMO` if set (the bundle's `run.sh` sets it), else the
 //! one cargo built. Ignored where there is no NVIDIA driver (`run.sh tests` runs them).
 
@@ -17,7 +17,7 @@ use clap::ValueEnum;
 use demo::DumpIndex;
 use demo::report::{Block, Report};
 
-/// Tables whose measured rows do not each verify an array the demo holds, with the fewest
+/// Tables whose measurements do not each verify an array the demo holds, with the fewest
 /// arrays they verify and why (`*`: every table of the pattern).
 const EXEMPT: &[(&str, &str, usize, &str)] = &[
     (
@@ -146,7 +146,7 @@ fn check_index(
     let indexed: Vec<(String, usize)> = index
         .tables
         .iter()
-        .map(|t| (t.id.clone(), t.measured_rows))
+        .map(|t| (t.id.clone(), t.measurements))
         .collect();
     assert_eq!(
         indexed, tables,
@@ -158,13 +158,13 @@ fn check_index(
             .find(|(p, id, _, _)| *p == pattern && (*id == "*" || *id == t.id));
         let least = match exempt {
             Some(&(_, _, least, _)) => least,
-            None => t.measured_rows,
+            None => t.measurements,
         };
         assert!(
             t.verified.len() >= least,
-            "{pattern}, table {}: {} measured rows but {} verified arrays dumped ({:?})",
+            "{pattern}, table {}: {} measurements but {} verified arrays dumped ({:?})",
             t.id,
-            t.measured_rows,
+            t.measurements,
             t.verified.len(),
             t.verified
         );
