@@ -317,6 +317,9 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
     let check = out.join("scipy_check.py");
     std::fs::write(&check, SCIPY_CHECK_PY)
         .with_context(|| format!("writing {}", check.display()))?;
+    let dumps = out.join("check_dumps.py");
+    std::fs::write(&dumps, CHECK_DUMPS_PY)
+        .with_context(|| format!("writing {}", dumps.display()))?;
     // The photographs `run.sh photos` filters (data/README.md: sources and licences).
     let data = out.join("data");
     std::fs::create_dir_all(&data).with_context(|| format!("creating {}", data.display()))?;
@@ -457,6 +460,10 @@ const PEERS_PY: &str = include_str!("../peers/peers.py");
 /// `run.sh photos`: `demo conv2d` on the photographs of `data/` against SciPy's `correlate`.
 const SCIPY_CHECK_PY: &str = include_str!("../peers/scipy_check.py");
 
+/// `run.sh dumps`: `demo scan`, `histogram` and `conv2d` with `--dump`, every dumped output
+/// recomputed with NumPy from the dumped inputs.
+const CHECK_DUMPS_PY: &str = include_str!("../peers/check_dumps.py");
+
 /// The bundle's entry point (see README "Running on a GPU machine without Rust").
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # Runs this bundle on a machine with an NVIDIA driver (no Rust needed).
@@ -487,6 +494,8 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 #                       efficiency and shared-memory bank conflicts added to its tables
 #   ./run.sh photos     demo conv2d on the photographs in data/ (vec4, wide and separable kernels)
 #                       against SciPy's ndimage.correlate (scipy_check.py), within the f32 bound
+#   ./run.sh dumps      demo scan, histogram and conv2d with --dump, every dumped output recomputed
+#                       with NumPy from the dumped inputs (check_dumps.py)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mode=${1:-all}
@@ -690,11 +699,17 @@ case "$mode" in
     else
       echo "python3 not found: photos skipped"
     fi ;;
+  dumps)
+    if command -v python3 >/dev/null; then
+      python3 "$here/check_dumps.py" --demo "$here/bin/demo" || failed+=("dumps")
+    else
+      echo "python3 not found: dumps skipped"
+    fi ;;
   tests) run_tests ;;
   demo) run_demo ;;
   sanitize) run_sanitize ;;
   resources) run_resources ;;
-  *) echo "usage: $0 [all|tests|examples|demo|sanitize|resources|report|peers|multi-gpu|sweep|profile|photos]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|tests|examples|demo|sanitize|resources|report|peers|multi-gpu|sweep|profile|photos|dumps]" >&2; exit 2 ;;
 esac
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -14,7 +14,8 @@ use crate::registry::PatternInfo;
 #[derive(Parser)]
 #[command(
     version,
-    about = "GPU parallel patterns in Rust: run, verify and time each kernel"
+    about = "GPU parallel patterns in Rust: run, verify and time each kernel",
+    after_help = EXIT_STATUS
 )]
 pub(crate) struct Cli {
     #[command(flatten)]
@@ -23,6 +24,16 @@ pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Option<Builtin>,
 }
+
+/// The end of `demo --help`: what the exit status says.
+pub(crate) const EXIT_STATUS: &str = "\
+Exit status:
+  0    every run passed (every output matched the CPU reference)
+  1    a run-time failure: no driver or no such device, not enough memory for the sizes, a file \
+that cannot be read, a driver or library error, an output that disagrees with the CPU reference
+  2    an argument error (an unknown option, a value out of range, arguments that do not go \
+together), refused before any device work
+  130  interrupted (Ctrl-C or SIGTERM); report files are whole or absent";
 
 // The global options every command and pattern gets (a pattern reads them as its context). No
 // doc comment: a flattened struct's doc comment would become the command's help.
@@ -46,7 +57,8 @@ pub(crate) struct Options {
     #[arg(long, global = true, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Folder to write each variant's input and output arrays into, as .npy files
-    /// (DIR/<pattern>/<name>.npy).
+    /// (DIR/<pattern>/<name>.npy): every array a table verifies, listed with its table in
+    /// DIR/<pattern>/index.json (the names: docs/report.md).
     #[arg(long, global = true, value_name = "DIR")]
     pub dump: Option<PathBuf>,
     /// Nsight Compute CSV (`ncu --csv --metrics ...`, see `run.sh profile`) whose load/store

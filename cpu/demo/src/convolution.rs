@@ -1,8 +1,11 @@
 //! `demo conv1d` and `demo conv2d`.
 
+mod picture;
+
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::args::{ArgError, count_in, odd_width};
 use crate::harness::{Footprint, Plan, SMALL, Trial, array, elements};
 use crate::registry::{Pattern, VariantInfo, kernels_each, variant, widths};
 use crate::report::{ChartKind, Measurement, Table};
@@ -30,7 +33,7 @@ pub(crate) struct Conv1d {
     #[arg(long, default_value_t = 1 << 26)]
     size: usize,
     /// Mask width (odd, 1..=31).
-    #[arg(long, default_value_t = 7)]
+    #[arg(long, default_value_t = 7, value_parser = odd_width::<{ convolution::MAX_MASK_WIDTH }>)]
     mask_width: usize,
 }
 
@@ -84,14 +87,19 @@ impl Pattern for Conv1d {
 /// filtered with a mask.
 #[derive(clap::Args)]
 pub(crate) struct Conv2d {
-    /// Rows of the random image of the timed tables.
-    #[arg(long, default_value_t = 4096)]
+    /// Rows of the random image of the timed tables (at least 1).
+    #[arg(long, default_value_t = 4096, value_parser = count_in::<1, { u64::MAX }>)]
     rows: usize,
-    /// Columns of the random image of the timed tables.
-    #[arg(long, default_value_t = 4096)]
+    /// Columns of the random image of the timed tables (at least 1).
+    #[arg(long, default_value_t = 4096, value_parser = count_in::<1, { u64::MAX }>)]
     cols: usize,
     /// Width of the random mask of the timed tables (odd, 1..=31); `--mask` replaces it.
-    #[arg(long, default_value_t = 5, conflicts_with = "mask")]
+    #[arg(
+        long,
+        default_value_t = 5,
+        conflicts_with = "mask",
+        value_parser = odd_width::<{ convolution::MAX_MASK_WIDTH_2D }>
+    )]
     mask_width: usize,
     /// PNG to filter (read as grayscale); without it, a generated 640 x 480 test picture.
     #[arg(long)]
@@ -197,11 +205,18 @@ impl Pattern for Conv2d {
         cases
     }
 
-    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+    /// The image's element count (an argument error if it overflows), then the files: the
+    /// `--mask` `.npy` and the `--image` PNG's header (exit status 1 if unreadable).
+    fn check(&self) -> Result<()> {
+        elements("conv2d", self.rows, self.cols).map_err(|e| ArgError(e.to_string()))?;
         if let Some(mask) = &self.mask {
             mask.check()?;
         }
-        let picture = picture_dims(self.image.as_deref())?;
+        picture::picture_dims(self.image.as_deref()).map(drop)
+    }
+
+    fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
+        let picture = picture::picture_dims(self.image.as_deref())?;
         footprint_2d(self.rows, self.cols, picture).map(Some)
     }
 
@@ -463,9 +478,6 @@ fn floor_line(
     Ok(fp32)
 }
 
-/// Side of the generated test picture when no `--image` is given.
-const PICTURE: (usize, usize) = (480, 640);
-
 fn run_1d(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize, mask_width: usize) -> Result<()> {
     convolution::validate_mask_width(1, mask_width)?;
     let ceiling = out.ceiling(gpu, opts.reps)?;
@@ -507,8 +519,9 @@ fn run_1d(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize, mask_width: usi
                 |d_out| convolution::conv1d_with(gpu, variant, &d_in, &mask, d_out),
                 |d_out, _| {
                     let got = gpu.download(d_out, entry)?;
-                    out.dump(&format!("output_{name}"), &[], &got)?;
-                    Ok(convolution::compare(&got, &reference))
+                    out.verify(&format!("output_{name}"), &[], &got, |got| {
+                        convolution::compare(got, &reference)
+                    })
                 },
             )?;
         failures += !trial.passed() as usize;
@@ -584,8 +597,9 @@ impl Bench2d<'_> {
                 |d_out| convolution::conv2d_with(gpu, variant, &self.d_in, mask, d_out, rows, cols),
                 |d_out, _| {
                     let got = gpu.download(d_out, entry)?;
-                    out.dump(&format!("output_{dump}"), &shape, &got)?;
-                    Ok(convolution::compare(&got, reference))
+                    out.verify(&format!("output_{dump}"), &shape, &got, |got| {
+                        convolution::compare(got, reference)
+                    })
                 },
             )
     }
@@ -640,9 +654,11 @@ fn run_2d(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Result<()>
             format!("gaussian:{sigma} (the {ws} x {ws} Gaussian, sigma = (w - 1) / 6)"),
         )
     };
+    // The separable table's mask, as its 2D values (the random table's is `mask`).
+    out.dump("mask_separable", &[sep.width() as u64; 2], sep.values())?;
     failures += separable_table(&bench, out, sep, &sep_about)?;
     drop(bench);
-    failures += filter_picture(gpu, opts, out, args)? as usize;
+    failures += picture::filter_picture(gpu, opts, out, args)? as usize;
     if failures > 0 {
         bail!("{failures} conv2d run(s) disagree with the CPU reference");
     }
@@ -761,7 +777,7 @@ fn separable_table(b: &Bench2d<'_>, out: &mut Out, mask: &Mask2d, about: &str) -
         table.measured_row(cells, m);
     }
     // The floor measured: the fused kernel's traffic and FMAs with no data exchange.
-    let trial = stream_trial(b.gpu, b.opts, &b.input, w, &b.ceiling)?;
+    let trial = stream_trial(b, out, w)?;
     failures += !trial.passed() as usize;
     let ms = trial.timing.median_ms;
     let floor = b.floor(Variant2d::Convolution2dSeparableFused, w);
@@ -790,178 +806,34 @@ const STREAM_ROW: &str =
 /// element and the last 4 bit for bit against their CPU chains, then times it: the most a
 /// kernel that reads `input` once, does `2w` FMAs per element and writes it once gets in this
 /// run.
-fn stream_trial(
-    gpu: &Gpu,
-    opts: &Options,
-    input: &[f32],
-    w: usize,
-    ceiling: &Ceiling,
-) -> Result<Trial<Comparison>> {
+/// With `--dump`, its output is downloaded once more and dumped as
+/// `output_separable_fma-stream`.
+fn stream_trial(b: &Bench2d<'_>, out: &Out, w: usize) -> Result<Trial<Comparison>> {
+    let (gpu, input) = (b.gpu, &b.input);
     let mut stream = FmaStream::new(gpu, input)?;
     let kernel = fma_stream::kernel(w)?.name();
-    Plan::new(gpu, opts, "fma-stream", kernel)
-        .bytes(stream.bytes(), Some(ceiling))
+    Plan::new(gpu, b.opts, "fma-stream", kernel)
+        .bytes(stream.bytes(), Some(&b.ceiling))
         .run(
             &mut stream,
             |s| s.launch(gpu, w),
             |s, _| {
+                let result = s.check(gpu, w, input, STREAM_CHECK_STRIDE)?;
+                if out.dumping() {
+                    let shape = [b.rows as u64, b.cols as u64];
+                    out.verify(
+                        "output_separable_fma-stream",
+                        &shape,
+                        &s.output(gpu)?,
+                        |_| (),
+                    )?;
+                }
                 Ok(Comparison {
-                    result: s.check(gpu, w, input, STREAM_CHECK_STRIDE)?,
+                    result,
                     max_relative_error: 0.0,
                 })
             },
         )
-}
-
-/// Filters the `--image` PNG (or the generated picture) with `--mask` (sobel-x without one)
-/// on the GPU through the kernel `conv2d` picks, checks it against the CPU, writes
-/// `--image-out` if given; reports it as the table `image`. Returns whether the check failed.
-fn filter_picture(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Conv2d) -> Result<bool> {
-    let (picture, rows, cols, source) = match args.image.as_deref() {
-        Some(path) => {
-            let (p, r, c) = load_luma(path)?;
-            (p, r, c, path.display().to_string())
-        }
-        None => {
-            let (r, c) = PICTURE;
-            (test_picture(r, c), r, c, "generated test picture".into())
-        }
-    };
-    let shape = [rows as u64, cols as u64];
-    out.dump("image_input", &shape, &picture)?;
-    let named = MaskArg::Named(NamedMask::SobelX);
-    let spec = args.mask.as_ref().unwrap_or(&named);
-    let mask = spec.device(gpu)?;
-    let w = mask.width();
-    let d_in = gpu.upload(&picture)?;
-    let variant = Variant2d::choose(
-        &mask,
-        rows,
-        cols,
-        is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT),
-    );
-    let entry = variant.entry(w);
-    let mut d_out = gpu.poisoned(picture.len(), f32::NAN)?;
-    let mask_name = format!("{spec} ({w} x {w})");
-    let reference = reference_2d_parallel(&picture, (rows, cols), CheckMask::of(&mask));
-    let mut got = Vec::new();
-    let trial = Plan::new(gpu, opts, &mask_name, entry).run(
-        &mut d_out,
-        |d_out| convolution::conv2d_with(gpu, variant, &d_in, &mask, d_out, rows, cols),
-        |d_out, _| {
-            got = gpu.download(d_out, entry)?;
-            out.dump("image_output", &shape, &got)?;
-            Ok(convolution::compare(&got, &reference))
-        },
-    )?;
-    let written = match args.image_out.as_deref() {
-        Some(path) => {
-            save_luma(path, &got, rows, cols, spec.is_derivative(&mask))?;
-            format!(", written to {}", path.display())
-        }
-        None => String::new(),
-    };
-    let mut table = Table::new(
-        "image",
-        format!(
-            "image: {source} ({cols} x {rows}, grayscale){written}; the kernel conv2d picks for the mask"
-        ),
-        ChartKind::None,
-        [
-            "mask",
-            "kernel",
-            "grid x block",
-            "median ms",
-            "max rel err",
-            "vs CPU",
-        ],
-    );
-    let failed = !trial.passed();
-    table.measured_row(
-        [
-            mask_name,
-            entry.to_string(),
-            trial.grid_block(),
-            format!("{:.3}", trial.timing.median_ms),
-            format!("{:.1e}", trial.check.max_relative_error),
-            trial.verdict(),
-        ],
-        trial.measurement,
-    );
-    out.table(table);
-    Ok(failed)
-}
-
-/// `(rows, cols)` of the picture `demo conv2d` filters: the `--image` file's, from its header
-/// alone, or the generated picture's.
-fn picture_dims(image: Option<&Path>) -> Result<(usize, usize)> {
-    let Some(path) = image else {
-        return Ok(PICTURE);
-    };
-    let (cols, rows) = image::ImageReader::open(path)
-        .with_context(|| format!("opening {}", path.display()))?
-        .with_guessed_format()?
-        .into_dimensions()
-        .with_context(|| format!("reading the size of {} (PNG expected)", path.display()))?;
-    Ok((rows as usize, cols as usize))
-}
-
-/// Reads a PNG as grayscale floats in `[0, 1]`: `(pixels, rows, cols)`.
-fn load_luma(path: &Path) -> Result<(Vec<f32>, usize, usize)> {
-    let image = image::ImageReader::open(path)
-        .with_context(|| format!("opening {}", path.display()))?
-        .with_guessed_format()?
-        .decode()
-        .with_context(|| format!("decoding {} (PNG expected)", path.display()))?
-        .to_luma32f();
-    let (cols, rows) = image.dimensions();
-    Ok((image.into_raw(), rows as usize, cols as usize))
-}
-
-/// Writes `values` (`rows x cols`) as an 8-bit grayscale PNG: clamped to `[0, 1]`, or for a
-/// derivative mask the magnitude scaled by its maximum.
-fn save_luma(path: &Path, values: &[f32], rows: usize, cols: usize, signed: bool) -> Result<()> {
-    let peak = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-    let to_byte = |v: f32| -> u8 {
-        let x = if signed {
-            if peak > 0.0 { v.abs() / peak } else { 0.0 }
-        } else {
-            v
-        };
-        (x.clamp(0.0, 1.0) * 255.0).round() as u8
-    };
-    let pixels: Vec<u8> = values.iter().map(|&v| to_byte(v)).collect();
-    let image = image::GrayImage::from_raw(cols as u32, rows as u32, pixels)
-        .context("image size does not match its pixels")?;
-    image
-        .save_with_format(path, image::ImageFormat::Png)
-        .with_context(|| format!("writing {}", path.display()))
-}
-
-/// A `rows x cols` grayscale test picture in `[0, 1]`: a horizontal gradient with a bright
-/// disc, a dark square, a checkerboard and concentric rings, so that smoothing and edge masks
-/// both have something to show.
-fn test_picture(rows: usize, cols: usize) -> Vec<f32> {
-    let mut p = Vec::with_capacity(rows * cols);
-    for y in 0..rows {
-        for x in 0..cols {
-            let (u, v) = (x as f32 / cols as f32, y as f32 / rows as f32);
-            let ring = ((u - 0.72).powi(2) + (v - 0.72).powi(2)).sqrt();
-            let value = if (u - 0.28).powi(2) + (v - 0.35).powi(2) < 0.03 {
-                1.0
-            } else if (0.58..0.86).contains(&u) && (0.12..0.4).contains(&v) {
-                0.0
-            } else if ring < 0.2 {
-                0.5 + 0.5 * (ring * 120.0).sin()
-            } else if u < 0.45 && v > 0.68 {
-                if (x / 16 + y / 16) % 2 == 0 { 0.9 } else { 0.1 }
-            } else {
-                0.2 + 0.6 * u
-            };
-            p.push(value);
-        }
-    }
-    p
 }
 
 // ---- The sweeps: one input per shape, each mask width on it, checked in parallel chunks.

@@ -1,7 +1,11 @@
 //! `demo histogram`.
 
+mod dump;
+mod equalise;
+
 use std::path::{Path, PathBuf};
 
+use crate::args::refuse;
 use crate::harness::{Footprint, Plan, SMALL, Trial, WARMUP};
 use crate::registry::{Pattern, VariantInfo, kernels_each, variant};
 use crate::report::{ChartKind, Table};
@@ -105,10 +109,11 @@ impl Pattern for Histogram {
         .reads_only(),
     ];
 
-    /// The ladder's steps (the last is the kernel behind `histogram::bytes`), then
-    /// `histogram::even`'s kernels and the shared-atomic microbenchmark.
+    /// The ladder's steps (the last is the kernel behind `histogram::bytes`), the same into
+    /// u64 counts, then `histogram::even`'s kernels and the shared-atomic microbenchmark.
     fn variants() -> Vec<VariantInfo> {
         let mut v = kernels_each(&ladder::Variant::ALL, |v| vec![v.kernel_name()]);
+        v.push(variant("bytes-u64", &[u64::BYTES.name()]));
         v.push(variant("even", &even_kernels()));
         v.push(variant(
             "shared-atomic-rate",
@@ -126,8 +131,21 @@ impl Pattern for Histogram {
         ]
     }
 
+    /// The arguments ([`Histogram::check_args`]: exit status 2), then the files' sizes (exit
+    /// status 1 if unreadable).
+    fn check(&self) -> Result<()> {
+        self.check_args()?;
+        if let (true, Some(path)) = (self.input.reads_file(), self.file.as_deref()) {
+            file_bytes(self.input, path)?;
+        }
+        if let Some(path) = self.image.as_deref() {
+            png_dims(path)?;
+        }
+        Ok(())
+    }
+
     fn footprint(&self, gpu: &Gpu) -> Result<Option<Footprint>> {
-        self.check()?;
+        self.check_args()?;
         let file = match (self.input.reads_file(), self.file.as_deref()) {
             (true, Some(path)) => file_bytes(self.input, path)?,
             _ => 0,
@@ -153,27 +171,28 @@ impl Pattern for Histogram {
 }
 
 impl Histogram {
-    /// The arguments' own consistency, before anything is read or allocated.
-    fn check(&self) -> Result<()> {
+    /// The arguments' own consistency, before anything is read or allocated: argument errors
+    /// (exit status 2).
+    fn check_args(&self) -> Result<()> {
         if self.size == 0 || self.size > MAX_SIZE {
-            bail!(
+            refuse!(
                 "demo histogram: --size {} is outside 1..={MAX_SIZE} (the counts are u32)",
                 self.size
             );
         }
         if self.bins == 0 || self.bins > histogram::MAX_BINS {
-            bail!(
+            refuse!(
                 "demo histogram: --bins {} is outside 1..={}",
                 self.bins,
                 histogram::MAX_BINS
             );
         }
         match (self.input.reads_file(), &self.file) {
-            (true, None) => bail!(
+            (true, None) => refuse!(
                 "demo histogram: --input {} reads a file: give --file PATH",
                 variant_name(self.input)
             ),
-            (false, Some(path)) => bail!(
+            (false, Some(path)) => refuse!(
                 "demo histogram: --file {} is read by --input image or --input text only",
                 path.display()
             ),
@@ -359,8 +378,8 @@ fn expected_bytes(input: &[u8]) -> Vec<u64> {
 }
 
 /// Downloaded u32 counts against the reference's.
-fn check_counts(got: &[u32], expected: &[u64]) -> Result<(), verify::Mismatch> {
-    let got: Vec<u64> = got.iter().map(|&c| u64::from(c)).collect();
+fn check_counts<C: Copy + Into<u64>>(got: &[C], expected: &[u64]) -> Result<(), verify::Mismatch> {
+    let got: Vec<u64> = got.iter().map(|&c| c.into()).collect();
     verify::exact(&got, expected)
 }
 
@@ -395,21 +414,21 @@ struct Bench<'a> {
 
 impl Bench<'_> {
     /// One 256-bin launch over `d_in` by `launch` into poisoned counts: verified against
-    /// `expected` (counts start at `start` where given: `Update::Accumulate`), then timed with
-    /// the L2 flushed before each launch; `bytes` read per launch.
-    fn bytes_trial(
+    /// `expected` (counts start at `start` where given: `Update::Accumulate`) and dumped as
+    /// `dump`, then timed with the L2 flushed before each launch; `bytes` read per launch.
+    fn bytes_trial<C: EvenCounter + npyz::AutoSerialize>(
         &mut self,
-        label: &str,
-        kernel: &'static str,
+        out: &Out,
+        (label, kernel, dump): (&str, &'static str, &str),
         expected: &[u64],
         start: Option<u32>,
-        mut launch: impl FnMut(&mut CudaSlice<u32>) -> cpu::Result<LaunchConfig>,
+        mut launch: impl FnMut(&mut CudaSlice<C>) -> cpu::Result<LaunchConfig>,
         bytes: u64,
     ) -> Result<Trial<Result<(), verify::Mismatch>>> {
         let gpu = self.gpu;
         let counts = match start {
-            Some(s) => gpu.upload(&[s; histogram::BYTE_BINS])?,
-            None => gpu.poisoned(histogram::BYTE_BINS, POISON)?,
+            Some(s) => gpu.upload(&[C::from(s); histogram::BYTE_BINS])?,
+            None => gpu.poisoned(histogram::BYTE_BINS, C::from(POISON))?,
         };
         let expected: Vec<u64> = match start {
             Some(s) => expected.iter().map(|&c| c + u64::from(s)).collect(),
@@ -422,13 +441,16 @@ impl Bench<'_> {
                 &mut state,
                 |(_, flush)| flush.flush(gpu),
                 |(counts, _)| launch(counts),
-                |(counts, _), _| Ok(check_counts(&gpu.download(counts, kernel)?, &expected)),
+                |(counts, _), _| {
+                    let got = gpu.download(counts, kernel)?;
+                    out.verify(dump, &[], &got, |got| check_counts(got, &expected))
+                },
             )
     }
 }
 
 fn run(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Histogram) -> Result<()> {
-    args.check()?;
+    args.check_args()?;
     let copy = out.ceiling(gpu, opts.reps)?;
     let read = timing::read_ceiling(gpu, CEILING_READ_BYTES, WARMUP, opts.reps as usize)?;
     out.line(format!(
@@ -452,7 +474,7 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, args: &Histogram) -> Result<()>
     failures += even_table(&mut bench, out, args)?;
     failures += shared_atomics(&bench, out, args.size)?;
     if let (Some(image), Some(path)) = (args.image.as_deref(), args.equalise.as_deref()) {
-        failures += equalise(&mut bench, out, image, path)?;
+        failures += equalise::equalise(&mut bench, out, image, path)?;
     }
     if failures > 0 {
         bail!("{failures} histogram(s) disagree with the CPU reference");
@@ -532,8 +554,8 @@ fn ladder_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<us
         let name = variant_name(variant);
         let gpu = bench.gpu;
         let trial = bench.bytes_trial(
-            &name,
-            variant.kernel_name(),
+            out,
+            (&name, variant.kernel_name(), &dump::ladder_output(variant)),
             &expected,
             None,
             |counts| ladder::run(gpu, variant, &d_in, counts),
@@ -576,27 +598,48 @@ fn inputs_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<us
         let expected = expected_bytes(&input.bytes);
         let (used, top) = spread(&expected);
         let d_in = bench.gpu.upload(&input.bytes)?;
+        let short = variant_name(kind);
+        out.dump(&dump::bytes_input(&short), &[], &input.bytes)?;
         drop(input.bytes);
         let gpu = bench.gpu;
-        // Uniform twice: overwriting the counts, then adding to counts of 1 each.
-        let updates: &[(Update, Option<u32>)] = if i == 0 {
-            &[(Update::Overwrite, None), (Update::Accumulate, Some(1))]
+        // Uniform three times: overwriting the counts, adding to counts of 1 each, and into
+        // u64 counts (`histogram_bytes_u64`, which takes inputs past u32::MAX bytes).
+        let updates: &[(Update, Option<u32>, bool)] = if i == 0 {
+            &[
+                (Update::Overwrite, None, false),
+                (Update::Accumulate, Some(1), false),
+                (Update::Overwrite, None, true),
+            ]
         } else {
-            &[(Update::Overwrite, None)]
+            &[(Update::Overwrite, None, false)]
         };
-        for &(update, start) in updates {
-            let label = match update {
-                Update::Overwrite => "bytes".to_string(),
-                Update::Accumulate => "bytes (Update::Accumulate)".to_string(),
+        for &(update, start, wide) in updates {
+            let label = match (update, wide) {
+                (_, true) => "bytes (u64 counts)".to_string(),
+                (Update::Overwrite, _) => "bytes".to_string(),
+                (Update::Accumulate, _) => "bytes (Update::Accumulate)".to_string(),
             };
-            let trial = bench.bytes_trial(
-                &format!("{label} [{}]", variant_name(kind)),
-                kernel,
-                &expected,
-                start,
-                |counts| histogram::bytes_with(gpu, &d_in, counts, update),
-                n as u64,
-            )?;
+            let dump = dump::bytes_output(&short, update == Update::Accumulate);
+            let name = format!("{label} [{short}]");
+            let trial = if wide {
+                bench.bytes_trial::<u64>(
+                    out,
+                    (&name, u64::BYTES.name(), &dump::bytes_output_u64(&short)),
+                    &expected,
+                    start,
+                    |counts| histogram::bytes_with(gpu, &d_in, counts, update),
+                    n as u64,
+                )?
+            } else {
+                bench.bytes_trial::<u32>(
+                    out,
+                    (&name, kernel, &dump),
+                    &expected,
+                    start,
+                    |counts| histogram::bytes_with(gpu, &d_in, counts, update),
+                    n as u64,
+                )?
+            };
             failures += !trial.passed() as usize;
             let ms = trial.timing.median_ms;
             let atomics = ladder::Variant::Bytes.atomics_per_byte(n, &trial.cfg);
@@ -689,17 +732,31 @@ fn even_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<usiz
     let seed = bench.opts.seed ^ 2;
     let mut failures = 0;
     let mut rng = StdRng::seed_from_u64(seed);
-    failures += even_rows(bench, &mut table, &uniform_bytes(seed, n), &bins, (0, 256))?;
+    failures += even_rows(
+        bench,
+        out,
+        &mut table,
+        &uniform_bytes(seed, n),
+        &bins,
+        (0, 256),
+    )?;
     {
         let mut input = vec![0u16; (n / 2).max(1)];
         rng.fill(&mut input[..]);
-        failures += even_rows(bench, &mut table, &input, &bins, (0, 65_536))?;
+        failures += even_rows(bench, out, &mut table, &input, &bins, (0, 65_536))?;
     }
     {
         let input: Vec<i32> = (0..(n / 4).max(1))
             .map(|_| rng.random_range(-1_100_000..1_100_000))
             .collect();
-        failures += even_rows(bench, &mut table, &input, &bins, (-1_000_000, 1_000_000))?;
+        failures += even_rows(
+            bench,
+            out,
+            &mut table,
+            &input,
+            &bins,
+            (-1_000_000, 1_000_000),
+        )?;
     }
     {
         // [-1.1, 1.1) with a NaN every 4099 elements: the values outside [-1, 1) and the NaNs
@@ -709,7 +766,7 @@ fn even_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<usiz
             .enumerate()
             .map(|(i, x)| if i % 4099 == 7 { f32::NAN } else { 1.1 * x })
             .collect();
-        failures += even_rows(bench, &mut table, &input, &bins, (-1.0, 1.0))?;
+        failures += even_rows(bench, out, &mut table, &input, &bins, (-1.0, 1.0))?;
     }
     out.table(table);
     Ok(failures)
@@ -717,27 +774,33 @@ fn even_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<usiz
 
 /// The `even` rows of one input: each bin count, into u32 and into u64 counts, against one
 /// CPU reference per bin count.
-fn even_rows<T: HistogramElement>(
+fn even_rows<T: HistogramElement + npyz::AutoSerialize>(
     bench: &mut Bench,
+    out: &Out,
     table: &mut Table,
     input: &[T],
     bins: &[usize],
     range: (T::Level, T::Level),
 ) -> Result<usize> {
+    let ty = std::any::type_name::<T>();
+    out.dump(&dump::even_input(ty), &[], input)?;
+    out.dump(&dump::even_range(ty), &[], &[range.0, range.1])?;
     let d_in = bench.gpu.upload(input)?;
     let bytes = std::mem::size_of_val(input) as u64;
     let mut failures = 0;
     for &b in bins {
         let expected = reference::even(input, b, range.0, range.1);
-        failures += even_row::<T, u32>(bench, table, (&d_in, bytes), b, range, &expected)?;
-        failures += even_row::<T, u64>(bench, table, (&d_in, bytes), b, range, &expected)?;
+        failures += even_row::<T, u32>(bench, out, table, (&d_in, bytes), b, range, &expected)?;
+        failures += even_row::<T, u64>(bench, out, table, (&d_in, bytes), b, range, &expected)?;
     }
     Ok(failures)
 }
 
-/// One `even` row: `bins` bins over `[lower, upper)` of `d_in` (`bytes` long) into `C` counts.
-fn even_row<T: HistogramElement, C: EvenCounter>(
+/// One `even` row: `bins` bins over `[lower, upper)` of `d_in` (`bytes` long) into `C` counts,
+/// dumped as `output_even_<type>_<bins>_<counts>`.
+fn even_row<T: HistogramElement, C: EvenCounter + npyz::AutoSerialize>(
     bench: &mut Bench,
+    out: &Out,
     table: &mut Table,
     (d_in, bytes): (&CudaSlice<T>, u64),
     bins: usize,
@@ -757,12 +820,12 @@ fn even_row<T: HistogramElement, C: EvenCounter>(
             |(_, flush)| flush.flush(gpu),
             |(counts, _)| histogram::even_with(gpu, d_in, lower, upper, counts, Update::Overwrite),
             |(counts, _), _| {
-                let got: Vec<u64> = gpu
-                    .download(counts, kernel)?
-                    .into_iter()
-                    .map(Into::into)
-                    .collect();
-                Ok(verify::exact(&got, expected))
+                let got = gpu.download(counts, kernel)?;
+                let name = dump::even_output(std::any::type_name::<T>(), bins, C::NAME);
+                out.verify(&name, &[], &got, |got| {
+                    let got: Vec<u64> = got.iter().map(|&c| c.into()).collect();
+                    verify::exact(&got, expected)
+                })
             },
         )?;
     let gbps = trial.gbps();
@@ -839,7 +902,9 @@ fn shared_atomics(bench: &Bench, out: &mut Out, size: usize) -> Result<usize> {
                 Ok(launch.config)
             },
             |sink, cfg| {
-                let got = gpu.download(sink, kernel)?[0];
+                let sink = gpu.download(sink, kernel)?;
+                out.verify(&dump::shared_atomics_output(pattern), &[], &sink, |_| ())?;
+                let got = sink[0];
                 // Each block adds its word 0: `iterations` from lane 0 of warp 0 when every lane
                 // has its own bank, 32 times that when every lane hits word 0.
                 let per_block = match pattern {
@@ -884,99 +949,6 @@ fn shared_atomics(bench: &Bench, out: &mut Out, size: usize) -> Result<usize> {
     }
     out.table(table);
     Ok(failures)
-}
-
-// ---- Equalisation ---------------------------------------------------------------------------
-
-/// `lut` applied to every pixel.
-fn apply(lut: &[u8; 256], pixels: &[u8]) -> Vec<u8> {
-    pixels.iter().map(|&p| lut[p as usize]).collect()
-}
-
-/// `(min, max)` of the pixels.
-fn range(pixels: &[u8]) -> (u8, u8) {
-    pixels
-        .iter()
-        .fold((u8::MAX, u8::MIN), |(lo, hi), &p| (lo.min(p), hi.max(p)))
-}
-
-/// Histogram-equalises the PNG `image` (its grey levels): the histogram on the GPU
-/// (`histogram::bytes`, timed), the lookup table from it (`reference::equalise_lut`), applied;
-/// checked against an all-CPU equalisation; written to `path`. Reported as the table
-/// `equalise`; returns the failed checks.
-fn equalise(bench: &mut Bench, out: &mut Out, image: &Path, path: &Path) -> Result<usize> {
-    let (pixels, cols, rows) = load_grey(image)?;
-    if pixels.is_empty() {
-        bail!("demo histogram: {} has no pixels", image.display());
-    }
-    let gpu = bench.gpu;
-    let expected = expected_bytes(&pixels);
-    let d_in = gpu.upload(&pixels)?;
-    let kernel = ladder::Variant::Bytes.kernel_name();
-    let mut counts = gpu.poisoned(histogram::BYTE_BINS, POISON)?;
-    let mut got = Vec::new();
-    let trial = Plan::new(gpu, bench.opts, "histogram::bytes", kernel)
-        .bytes(pixels.len() as u64, Some(&bench.copy))
-        .run(
-            &mut counts,
-            |counts| histogram::bytes_with(gpu, &d_in, counts, Update::Overwrite),
-            |counts, _| {
-                got = gpu.download(counts, kernel)?;
-                Ok(check_counts(&got, &expected))
-            },
-        )?;
-    let equalised = apply(&reference::equalise_lut(&got), &pixels);
-    let all_cpu = reference::equalise(&pixels);
-    let check = trial
-        .check
-        .clone()
-        .and_then(|()| verify::exact(&equalised, &all_cpu));
-    let failed = check.is_err() as usize;
-    image::GrayImage::from_raw(cols as u32, rows as u32, equalised.clone())
-        .context("image size does not match its pixels")?
-        .save_with_format(path, image::ImageFormat::Png)
-        .with_context(|| format!("writing {}", path.display()))?;
-    let levels = |p: &[u8]| {
-        let mut seen = [false; 256];
-        p.iter().for_each(|&x| seen[x as usize] = true);
-        seen.iter().filter(|&&s| s).count()
-    };
-    let (lo, hi) = range(&pixels);
-    let (elo, ehi) = range(&equalised);
-    let mut table = Table::new(
-        "equalise",
-        format!(
-            "histogram equalisation of {} ({cols} x {rows} grey): counts on the GPU (histogram::bytes), \
-             lookup table round((cdf(v) - cdf_min) / (N - cdf_min) * 255), applied, against an all-CPU \
-             equalisation; written to {}",
-            image.display(),
-            path.display()
-        ),
-        ChartKind::None,
-        [
-            "step",
-            "pixels",
-            "grey range before -> after",
-            "levels used before -> after",
-            "grid x block",
-            "histogram median ms",
-            "vs CPU",
-        ],
-    );
-    table.measured_row(
-        [
-            "histogram::bytes + LUT".to_string(),
-            pixels.len().to_string(),
-            format!("{lo}..{hi} -> {elo}..{ehi}"),
-            format!("{} -> {}", levels(&pixels), levels(&equalised)),
-            trial.grid_block(),
-            format!("{:.4}", trial.timing.median_ms),
-            crate::verdict(&check),
-        ],
-        trial.measurement.passed(check.is_ok()),
-    );
-    out.table(table);
-    Ok(failed)
 }
 
 // ---- Sweeps ---------------------------------------------------------------------------------
@@ -1105,7 +1077,7 @@ mod tests {
             .try_get_matches_from(argv)
             .map_err(|e| e.to_string())?;
         let h = Histogram::from_arg_matches(&m).map_err(|e| e.to_string())?;
-        h.check().map_err(|e| e.to_string())?;
+        h.check_args().map_err(|e| e.to_string())?;
         Ok(h)
     }
 

@@ -16,6 +16,7 @@
 //! description), `report_files`, [`sweep`], then one module per pattern family named after its
 //! patterns, each defining its patterns (`Pattern` on its arguments).
 
+mod args;
 mod cli;
 mod convolution;
 mod device;
@@ -41,6 +42,7 @@ mod vector_add;
 pub use run::main;
 
 pub(crate) use cli::Options;
+pub use out::{DumpIndex, DumpedArray, DumpedTable};
 pub(crate) use out::{Format, Out};
 pub(crate) use registry::variant_name;
 

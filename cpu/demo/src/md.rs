@@ -13,10 +13,11 @@ use cpu::lab::md::forces::{
 use cpu::lab::md::gpu::{self as md_gpu, DeviceNeighbourList, GpuForces, GpuKernel, Precision};
 use cpu::lab::md::team::{self, Method, Partition, TeamRun, TriangleModel, model_idle};
 use cpu::lab::md::{
-    CUTOFF, LATTICE_ENERGY_PER_ATOM, ListKind, NeighbourList, SKIN, System, energy_drift,
+    CUTOFF, LATTICE_ENERGY_PER_ATOM, ListKind, NeighbourList, SKIN, System, energy_drift, system,
 };
 use cudarc::driver::CudaSlice;
 
+use crate::args::{count_in, refuse};
 use crate::harness::Footprint;
 use crate::registry::{Pattern, VariantInfo, variant};
 use crate::report::{ChartKind, Measurement, Table};
@@ -56,7 +57,11 @@ pub fn footprint(cells: usize, cores: usize) -> Result<Footprint> {
 #[derive(clap::Args)]
 pub(crate) struct Md {
     /// fcc unit cells per side, 4 atoms each (20: 32000 atoms; the paper's sizes: 35, 55).
-    #[arg(long, default_value_t = 20)]
+    #[arg(
+        long,
+        default_value_t = 20,
+        value_parser = count_in::<{ system::MIN_CELLS as u64 }, { system::MAX_CELLS as u64 }>
+    )]
     cells: usize,
     /// Thread counts of the CPU table, comma-separated (default: 1 to all cores).
     #[arg(long, value_delimiter = ',')]
@@ -86,6 +91,12 @@ impl Pattern for Md {
         vec!["--cells 3 --steps 10 --threads 2".into()]
     }
 
+    /// Each thread count `1..=` the cores of this machine (exit status 2).
+    fn check(&self) -> Result<()> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        check_threads(&self.threads, cores)
+    }
+
     fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         footprint(self.cells, cores).map(Some)
@@ -94,6 +105,14 @@ impl Pattern for Md {
     fn run(&self, gpu: &Gpu, opts: &Options, out: &mut Out) -> Result<()> {
         run(gpu, opts, out, self.cells, &self.threads, self.steps)
     }
+}
+
+/// Refuses a thread count of 0 or beyond `cores` (an argument error).
+fn check_threads(threads: &[usize], cores: usize) -> Result<()> {
+    if let Some(&t) = threads.iter().find(|&&t| t == 0 || t > cores) {
+        refuse!("--threads {t}: each thread count must be 1..={cores} (the cores of this machine)");
+    }
+    Ok(())
 }
 
 /// `demo md --cells N --threads LIST --steps S` (see the module docs). `threads` empty means
@@ -113,9 +132,7 @@ fn run(
     } else {
         threads.to_vec()
     };
-    if let Some(&t) = threads.iter().find(|&&t| t == 0 || t > cores) {
-        bail!("--threads {t}: each thread count must be 1..={cores} (the cores of this machine)");
-    }
+    check_threads(&threads, cores)?;
     let system = System::lj_melt(cells, opts.seed)?;
     let n = system.len();
     let list = NeighbourList::build_parallel(&system, ListKind::Half, CUTOFF + SKIN, cores)?;
@@ -260,10 +277,18 @@ fn cpu_tables(
             runs.push(team::measure(system, list, method, &partition, 1, reps)?);
         }
         let bound = scales.reordering_bound(F64_UNIT_ROUNDOFF, t);
-        let checks: Vec<_> = runs
+        let checks = runs
             .iter()
-            .map(|r| check_forces(&r.forces.forces, reference, &bound))
-            .collect();
+            .map(|r| {
+                let check = check_forces(&r.forces.forces, reference, &bound);
+                if !out.dumping() {
+                    return Ok(check);
+                }
+                let forces = r.forces.forces.concat();
+                let name = format!("forces_{}_{t}_threads", r.method.name());
+                out.verify(&name, &[reference.len() as u64, 3], &forces, |_| check)
+            })
+            .collect::<Result<Vec<_>>>()?;
         let bad: Vec<String> = runs
             .iter()
             .zip(&checks)
@@ -504,10 +529,11 @@ fn gpu_table(
         }
         failures += usize::from(check.is_err());
         let name = kernel.kernel_name();
-        out.dump(
+        out.verify(
             &format!("forces_{name}"),
             &[system.len() as u64, 3],
             &got.forces.concat(),
+            |_| (),
         )?;
         let s = t.median_ms * 1e-3;
         let mut m = Measurement::new(name, &t)

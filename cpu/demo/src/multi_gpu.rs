@@ -15,6 +15,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Deserialize;
 
+use crate::args::{bytes_from, refuse};
 use crate::harness::{Footprint, SMALL, require_memory};
 use crate::registry::{Pattern, VariantInfo, kernels_each};
 use crate::report::{ChartKind, Measurement, Table};
@@ -43,8 +44,9 @@ pub(crate) struct MultiGpu {
     /// f32 elements of the sharded sum (default 2^30: 4 GiB, a copy on each GPU).
     #[arg(long, default_value_t = 1 << 30)]
     size: usize,
-    /// Largest all-reduce, bytes per GPU (default 4 GiB; capped by the free device memory).
-    #[arg(long, default_value_t = 4 << 30)]
+    /// Largest all-reduce, bytes per GPU (default 4 GiB, at least 1 KiB; capped by the free
+    /// device memory).
+    #[arg(long, default_value_t = 4 << 30, value_parser = bytes_from::<MIN_BYTES>)]
     max_bytes: u64,
 }
 
@@ -98,6 +100,16 @@ impl Pattern for MultiGpu {
     }
 
     /// Each device of the group is checked by itself, phase by phase.
+    /// A device named twice (exit status 2); whether each exists is the driver's to say.
+    fn check(&self) -> Result<()> {
+        for (i, d) in self.devices.iter().enumerate() {
+            if self.devices[..i].contains(d) {
+                refuse!("--devices names device {d} twice: each GPU of the group once");
+            }
+        }
+        Ok(())
+    }
+
     fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
         Ok(None)
     }
@@ -270,6 +282,7 @@ fn strong_scaling(group: &GpuGroup, opts: &Options, out: &mut Out, size: usize) 
         let mut sum = ShardedSum::new(g)?;
         let cfgs = sum.launch(g, &shards)?;
         let got = sum.result(g, 0)?;
+        out.verify(&format!("output_sharded_sum_{k}_gpus"), &[], &[got], |_| ())?;
         let lengths: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
         let bound = ShardedSum::error_bound(&lengths, &cfgs, sum_abs);
         let check = reference::check_sum(got, expected, bound);

@@ -1,5 +1,6 @@
 //! `demo reduce`: the seed's nine reductions, the template's block sizes, `reduce_sum`.
 
+use crate::args::power_of_two;
 use crate::harness::{Footprint, Plan, SMALL, Speedups, Trial, array};
 use crate::registry::{Pattern, VariantInfo, kernels_each, variant, variant_name};
 use crate::report::{ChartKind, Table};
@@ -63,7 +64,7 @@ pub(crate) struct Reduce {
     #[arg(long, default_value_t = gpu::reduce::SEED_N)]
     size: usize,
     /// Threads per block of the seed kernels (a power of two, 64..=1024 for all of them).
-    #[arg(long, default_value_t = gpu::reduce::SEED_BLOCK)]
+    #[arg(long, default_value_t = gpu::reduce::SEED_BLOCK, value_parser = power_of_two::<64, 1024>)]
     block: u32,
 }
 
@@ -310,7 +311,7 @@ impl SeedRun<'_> {
                 |(work, _)| work.launch(gpu),
                 |(work, _), _| {
                     let got = work.sum(gpu)?;
-                    out.dump(&format!("{dump_prefix}_{kernel}"), &[], &[got])?;
+                    out.verify(&format!("{dump_prefix}_{kernel}"), &[], &[got], |_| ())?;
                     Ok((exact(got, self.expected), 0.0))
                 },
             )
@@ -341,10 +342,11 @@ where
             |(reducer, _)| reducer.launch(gpu, d_input),
             |(reducer, _), cfg| {
                 let got = reducer.result(gpu)?;
-                out.dump(
+                out.verify(
                     &format!("output_{}{dump_suffix}", K::KERNEL_NAME),
                     &[],
                     &[got],
+                    |_| (),
                 )?;
                 Ok(check(got, cfg))
             },

@@ -54,6 +54,17 @@ pub(crate) trait Pattern: clap::Args + FromArgMatches + 'static {
         None
     }
 
+    /// Checks what clap's value parsers cannot, before any device work (before the device is
+    /// opened): combinations of arguments, and the files they name. An argument error is an
+    /// [`ArgError`](crate::args::ArgError) (exit status 2, as clap's); a file that cannot be
+    /// read any other error (exit status 1). Nothing by default.
+    ///
+    /// # Errors
+    /// As above.
+    fn check(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// The peak device and host memory of a run with these arguments, checked
     /// ([`require_memory`]) before [`Pattern::run`], so that a size that does not fit is
     /// refused in one sentence before any GPU work. `None` where the pattern runs on several
@@ -83,6 +94,7 @@ pub struct PatternInfo {
     sweeps: &'static [SweepSpec],
     args: fn(clap::Command) -> clap::Command,
     unavailable: fn() -> Option<String>,
+    check: fn(&ArgMatches) -> Result<()>,
     run: fn(&Gpu, &Options, &mut Out, &ArgMatches) -> Result<()>,
 }
 
@@ -97,6 +109,7 @@ impl PatternInfo {
             sweeps: P::SWEEPS,
             args: P::augment_args,
             unavailable: P::unavailable,
+            check: check::<P>,
             run: run::<P>,
         }
     }
@@ -122,6 +135,15 @@ impl PatternInfo {
     /// Its sweeps ([`Pattern::SWEEPS`]).
     pub(crate) fn sweeps(&self) -> &'static [SweepSpec] {
         self.sweeps
+    }
+
+    /// Checks `matches`, the matches of its subcommand, before any device work
+    /// ([`Pattern::check`]).
+    ///
+    /// # Errors
+    /// As [`Pattern::check`].
+    pub(crate) fn check(&self, matches: &ArgMatches) -> Result<()> {
+        (self.check)(matches)
     }
 
     /// Runs it with `matches`, the matches of its subcommand: the arguments parsed, the
@@ -159,6 +181,10 @@ impl std::fmt::Debug for PatternInfo {
             .field("name", &self.name)
             .finish_non_exhaustive()
     }
+}
+
+fn check<P: Pattern>(matches: &ArgMatches) -> Result<()> {
+    P::from_arg_matches(matches)?.check()
 }
 
 fn run<P: Pattern>(gpu: &Gpu, opts: &Options, out: &mut Out, matches: &ArgMatches) -> Result<()> {
@@ -333,7 +359,7 @@ mod tests {
     }
 
     /// Every pattern parses at its defaults (what `demo all` runs) and with each of its
-    /// sanitizer cases, as that pattern, into its own arguments.
+    /// sanitizer cases, as that pattern, into its own arguments, which pass its check.
     #[test]
     fn defaults_and_sanitizer_cases_parse() {
         for p in PATTERNS {
@@ -344,8 +370,11 @@ mod tests {
                     .try_get_matches_from(argv)
                     .unwrap_or_else(|e| panic!("demo {} {args}: {e}", p.name));
                 match cli::parse(&matches) {
-                    Ok((_, Invocation::Pattern(q, _))) => {
-                        assert_eq!(q.name, p.name, "demo {} {args}", p.name)
+                    Ok((_, Invocation::Pattern(q, sub))) => {
+                        assert_eq!(q.name, p.name, "demo {} {args}", p.name);
+                        if let Err(e) = q.check(&sub) {
+                            panic!("demo {} {args}: {e}", p.name);
+                        }
                     }
                     Ok((_, Invocation::Builtin(_))) => panic!("demo {} is a command", p.name),
                     Err(e) => panic!("demo {} {args}: {e}", p.name),

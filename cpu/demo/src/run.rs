@@ -17,7 +17,9 @@ use crate::report_files::{compare, render, write_report};
 use crate::{Format, Options, Out, PATTERNS, sweep};
 
 /// The `demo` command: parses the arguments, runs, prints one sentence and exits non-zero on
-/// error.
+/// error: 2 for an argument error (clap's, or an [`ArgError`](crate::args::ArgError) of a
+/// pattern's check, both before any device work), 1 for a run-time failure
+/// ([`EXIT_STATUS`](crate::cli::EXIT_STATUS), the end of `demo --help`).
 pub fn main() -> ExitCode {
     // SAFETY: the first statement of main: no other thread exists yet to touch the environment.
     unsafe { cpu::multi_gpu::keep_nvls_off() };
@@ -35,7 +37,7 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            ExitCode::from(crate::args::exit_status(&e))
         }
     }
 }
@@ -72,7 +74,11 @@ fn run(opts: &Options, invocation: Invocation) -> Result<()> {
             );
         }
         Invocation::Builtin(Builtin::All) => Work::All,
-        Invocation::Pattern(pattern, matches) => Work::One(pattern, matches),
+        Invocation::Pattern(pattern, matches) => {
+            // What the parsers could not check, before the device is opened.
+            pattern.check(&matches)?;
+            Work::One(pattern, matches)
+        }
     };
     // Inputs are read before the GPU work starts, so a bad file fails in a second.
     let (profile, peers) = read_inputs(opts)?;

@@ -1,5 +1,8 @@
 //! `demo scan`.
 
+mod dump;
+
+use crate::args::refuse;
 use crate::harness::{Footprint, Plan, SMALL};
 use crate::registry::{Pattern, VariantInfo, kernels_each};
 use crate::report::{ChartKind, Table};
@@ -76,6 +79,19 @@ impl Pattern for Scan {
         vec!["--size 20011".into(), "--size 1000".into()]
     }
 
+    /// The compaction counts in u32: a whole run takes at most `u32::MAX` elements (exit
+    /// status 2); the ladder alone (`--variant`) any number.
+    fn check(&self) -> Result<()> {
+        if self.variant.is_none() && self.size > u32::MAX as usize {
+            refuse!(
+                "demo scan: --size {} is beyond {} (select_if counts in u32): give --variant to run one step of the ladder alone",
+                self.size,
+                u32::MAX
+            );
+        }
+        Ok(())
+    }
+
     fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
         Ok(Some(footprint(self.size)))
     }
@@ -122,6 +138,7 @@ fn ladder_table(
     let ceiling = out.ceiling(gpu, opts.reps)?;
     let input = random_i32(opts.seed, n);
     let full = reference::scan_i32(&input, Kind::Inclusive);
+    out.dump("input", &[], &input)?;
     let d_in = gpu.upload(&input)?;
     let mut ladder = ladder::Ladder::new(gpu, n)?;
     let bytes = scan::bytes_moved(n);
@@ -162,10 +179,15 @@ fn ladder_table(
                 |d_out| ladder.run(gpu, variant, &d_in, d_out),
                 |d_out, _| {
                     let got = gpu.download(d_out, variant.kernel_name())?;
-                    Ok(match variant.section() {
-                        Some(s) => verify::exact(&got, &reference::section_scan_i32(&input, s)),
-                        None => verify::exact(&got, &full),
-                    })
+                    out.verify(
+                        &dump::ladder_output(variant),
+                        &[],
+                        &got,
+                        |got| match variant.section() {
+                            Some(s) => verify::exact(got, &reference::section_scan_i32(&input, s)),
+                            None => verify::exact(got, &full),
+                        },
+                    )
                 },
             )?;
         failures += !trial.passed() as usize;
@@ -218,6 +240,7 @@ fn entry_table(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<usi
     );
     let mut failures = 0;
     let ints = random_i32(opts.seed ^ 1, n);
+    out.dump(&dump::entry_input("i32"), &[], &ints)?;
     for kind in [Kind::Inclusive, Kind::Exclusive] {
         let expected = reference::scan_i32(&ints, kind);
         let d_in = gpu.upload(&ints)?;
@@ -228,13 +251,19 @@ fn entry_table(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<usi
             .run(
                 &mut d_out,
                 |d_out| call(gpu, kind, &d_in, d_out),
-                |d_out, _| Ok(verify::exact(&gpu.download(d_out, "scan")?, &expected)),
+                |d_out, _| {
+                    let got = gpu.download(d_out, "scan")?;
+                    out.verify(&dump::entry_output(kind, "i32"), &[], &got, |got| {
+                        verify::exact(got, &expected)
+                    })
+                },
             )?;
         failures += !trial.passed() as usize;
         push_entry_row(&mut table, &label, &trial, &ceiling, None);
     }
     let uints: Vec<u32> = ints.iter().map(|&x| x as u32).collect();
     drop(ints);
+    out.dump(&dump::entry_input("u32"), &[], &uints)?;
     {
         let expected = reference::scan_u32(&uints, Kind::Inclusive);
         let d_in = gpu.upload(&uints)?;
@@ -245,7 +274,15 @@ fn entry_table(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<usi
             .run(
                 &mut d_out,
                 |d_out| call(gpu, Kind::Inclusive, &d_in, d_out),
-                |d_out, _| Ok(verify::exact(&gpu.download(d_out, "scan")?, &expected)),
+                |d_out, _| {
+                    let got = gpu.download(d_out, "scan")?;
+                    out.verify(
+                        &dump::entry_output(Kind::Inclusive, "u32"),
+                        &[],
+                        &got,
+                        |got| verify::exact(got, &expected),
+                    )
+                },
             )?;
         failures += !trial.passed() as usize;
         push_entry_row(&mut table, &label, &trial, &ceiling, None);
@@ -258,13 +295,17 @@ fn entry_table(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<usi
             .run(
                 &mut d_out,
                 |d_out| ws.tile_copy(gpu, &d_in, d_out),
-                |d_out, _| Ok(verify::exact(&gpu.download(d_out, "tile copy")?, &uints)),
+                |d_out, _| {
+                    let got = gpu.download(d_out, "tile copy")?;
+                    out.verify(dump::TILE_COPY, &[], &got, |got| verify::exact(got, &uints))
+                },
             )?;
         failures += !trial.passed() as usize;
         push_entry_row(&mut table, &label, &trial, &ceiling, None);
     }
     drop(uints);
     let floats = random_floats(opts.seed ^ 2, n);
+    out.dump(&dump::entry_input("f32"), &[], &floats)?;
     for kind in [Kind::Inclusive, Kind::Exclusive] {
         let d_in = gpu.upload(&floats)?;
         let mut d_out = gpu.poisoned(n, f32::NAN)?;
@@ -277,16 +318,19 @@ fn entry_table(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<usi
                 |d_out| call(gpu, kind, &d_in, d_out),
                 |d_out, _| {
                     let got = gpu.download(d_out, "scan")?;
-                    let (exact, magnitude) = reference::scan_f32(&floats, kind);
-                    worst = got
-                        .iter()
-                        .zip(exact.iter().zip(&magnitude))
-                        .enumerate()
-                        .map(|(i, (&g, (&e, &m)))| {
-                            (g as f64 - e).abs() / reference::f32_bound(i, m).max(f64::MIN_POSITIVE)
-                        })
-                        .fold(0.0, f64::max);
-                    Ok(reference::check_f32(&got, &floats, kind))
+                    out.verify(&dump::entry_output(kind, "f32"), &[], &got, |got| {
+                        let (exact, magnitude) = reference::scan_f32(&floats, kind);
+                        worst = got
+                            .iter()
+                            .zip(exact.iter().zip(&magnitude))
+                            .enumerate()
+                            .map(|(i, (&g, (&e, &m)))| {
+                                (g as f64 - e).abs()
+                                    / reference::f32_bound(i, m).max(f64::MIN_POSITIVE)
+                            })
+                            .fold(0.0, f64::max);
+                        reference::check_f32(got, &floats, kind)
+                    })
                 },
             )?;
         failures += !trial.passed() as usize;
@@ -328,8 +372,7 @@ fn select_table(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<us
         .map(|x| x.rem_euclid(4))
         .collect();
     failures += select_row(
-        gpu,
-        opts,
+        (gpu, opts, out),
         &mut table,
         &ceiling,
         &floats,
@@ -337,8 +380,7 @@ fn select_table(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<us
         "select_if::<f32>(x > 0)",
     )?;
     failures += select_row(
-        gpu,
-        opts,
+        (gpu, opts, out),
         &mut table,
         &ceiling,
         &ints,
@@ -349,9 +391,10 @@ fn select_table(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<us
     Ok(failures)
 }
 
-fn select_row<T: SelectElement + PartialOrd + std::fmt::Debug>(
-    gpu: &Gpu,
-    opts: &Options,
+/// One compaction row; its input, kept elements and count dumped as `input_select_<type>`,
+/// `output_select_if_<type>` and `output_select_if_<type>_count`.
+fn select_row<T: SelectElement + PartialOrd + std::fmt::Debug + npyz::AutoSerialize>(
+    (gpu, opts, out): (&Gpu, &Options, &Out),
     table: &mut Table,
     ceiling: &crate::timing::Ceiling,
     input: &[T],
@@ -359,6 +402,8 @@ fn select_row<T: SelectElement + PartialOrd + std::fmt::Debug>(
     label: &str,
 ) -> Result<usize> {
     let n = input.len();
+    let ty = std::any::type_name::<T>();
+    out.dump(&dump::select_input(ty), &[], input)?;
     let expected = reference::select_if(input, predicate);
     let d_in = gpu.upload(input)?;
     let poison = input.first().copied().unwrap_or_default();
@@ -372,9 +417,13 @@ fn select_row<T: SelectElement + PartialOrd + std::fmt::Debug>(
                 scan::ScanWorkspace::<T>::select_launch_config(gpu, n)
             },
             |(d_out, d_count), _| {
-                let count = gpu.download(d_count, "select_if")?[0] as usize;
+                let count = gpu.download(d_count, "select_if")?;
                 let got = gpu.download(d_out, "select_if")?;
-                Ok(check_selected(&got, count, &expected))
+                out.verify(&dump::select_count(ty), &[], &count, |_| ())?;
+                let kept = &got[..(count[0] as usize).min(n)];
+                out.verify(&dump::select_output(ty), &[], kept, |_| {
+                    check_selected(&got, count[0] as usize, &expected)
+                })
             },
         )?;
     let gbps = trial.gbps();
@@ -539,4 +588,19 @@ fn sweep_select(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_run_counts_in_u32_the_ladder_alone_does_not() {
+        let scan = |size, variant| Scan { size, variant };
+        let big = u32::MAX as usize + 1;
+        let e = scan(big, None).check().unwrap_err();
+        assert_eq!(crate::args::exit_status(&e), 2, "{e}");
+        assert!(scan(u32::MAX as usize, None).check().is_ok());
+        assert!(scan(big, Some(ladder::Variant::KoggeStone)).check().is_ok());
+    }
 }

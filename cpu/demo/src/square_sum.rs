@@ -85,7 +85,7 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize) -> Result<()> {
                 |(s, _)| s.launch(gpu, &d_input),
                 |(s, _), _| {
                     let got = s.sum(gpu)?;
-                    out.dump(&format!("output_{kernel}"), &[], &[got])?;
+                    out.verify(&format!("output_{kernel}"), &[], &[got], |_| ())?;
                     Ok((exact(got, expected), 0.0))
                 },
             )?;

@@ -83,6 +83,13 @@ impl Pattern for Transpose {
         ]
     }
 
+    /// The element count must fit a `usize` (exit status 2).
+    fn check(&self) -> Result<()> {
+        elements("transpose", self.rows, self.cols)
+            .map(drop)
+            .map_err(|e| crate::args::ArgError(e.to_string()).into())
+    }
+
     fn footprint(&self, _gpu: &Gpu) -> Result<Option<Footprint>> {
         footprint(self.rows, self.cols).map(Some)
     }
@@ -151,8 +158,9 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, rows: usize, cols: usize) -> Re
                     } else {
                         ([rows as u64, cols as u64], &input)
                     };
-                    out.dump(&format!("output_{name}"), &shape, &got)?;
-                    Ok(verify::exact(&got, want))
+                    out.verify(&format!("output_{name}"), &shape, &got, |got| {
+                        verify::exact(got, want)
+                    })
                 },
             )?;
         failures += !trial.passed() as usize;

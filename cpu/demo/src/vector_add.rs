@@ -101,7 +101,7 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize) -> Result<()> {
                 |d_z| vector_add::add_with(gpu, variant, &d_x, &d_y, d_z),
                 |d_z, _| {
                     let got = gpu.download(d_z, variant.kernel_name())?;
-                    out.dump(&format!("z_{name}"), &[], &got)?;
+                    out.verify(&format!("z_{name}"), &[], &got, |_| ())?;
                     let err = got
                         .iter()
                         .zip(&expected)
@@ -152,7 +152,11 @@ fn seed_toy(gpu: &Gpu, out: &mut Out, rng: &mut StdRng) -> Result<Result<(), ver
         toy,
     )?;
     let z = gpu.download(&d_z, "vector_add")?;
-    let toy_check = verify::exact(&z, &vector_add::reference(&x, &y));
+    out.dump("toy_x", &[], &x)?;
+    out.dump("toy_y", &[], &y)?;
+    let toy_check = out.verify("toy_z", &[], &z, |z| {
+        verify::exact(z, &vector_add::reference(&x, &y))
+    })?;
     out.line(format!(
         "seed toy: N = {SEED_N}, add<<<{SEED_GRID}, {SEED_BLOCK}>>>: z[10] = {} (seed prints 200); all {SEED_N} outputs vs CPU: {}",
         z[10],

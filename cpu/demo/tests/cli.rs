@@ -35,9 +35,127 @@ fn device_index_out_of_range() {
     assert_one_sentence_error(&["--device", "4096", "vector-add", "--size", "10"]);
 }
 
+/// Exit status 2 and a first line `error: ...` naming the problem, with no panic: an argument
+/// error refused before any device work (these run where there is no driver: a refusal that
+/// came after opening the device would say so, with status 1).
+fn assert_argument_error(args: &[&str], says: &str) {
+    let out = demo(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    let first = stderr.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("error: ") && first.contains(says),
+        "{args:?}: expected `{says}` in {stderr:?}"
+    );
+}
+
 #[test]
 fn reduction_block_not_a_power_of_two() {
-    assert_one_sentence_error(&["reduce", "--size", "1000", "--block", "100"]);
+    assert_argument_error(
+        &["reduce", "--size", "1000", "--block", "100"],
+        "not a power of two",
+    );
+    assert_argument_error(&["reduce", "--block", "2048"], "outside 64..=1024");
+}
+
+#[test]
+fn conv2d_mask_widths_are_refused_by_the_parser() {
+    for w in ["4", "0", "33"] {
+        assert_argument_error(
+            &["conv2d", "--mask-width", w],
+            "the width must be odd, 1 to 31",
+        );
+    }
+    assert_argument_error(&["conv2d", "--mask-width", "x"], "not a whole number");
+    for w in ["4", "0", "33"] {
+        assert_argument_error(
+            &["conv1d", "--mask-width", w],
+            "the width must be odd, 1 to 31",
+        );
+    }
+}
+
+/// Every value that is wrong on any machine is refused before the device is opened, with
+/// status 2: by the parser, or by the pattern's check of its arguments together.
+#[test]
+fn bad_values_are_refused_before_any_device_work() {
+    const OVER: &str = "8589934592"; // 2^33: 2^66 elements
+    let cases: &[(&[&str], &str)] = &[
+        (&["conv2d", "--rows", "0"], "less than 1"),
+        (&["conv2d", "--cols", "0"], "less than 1"),
+        (&["conv2d", "--rows", OVER, "--cols", OVER], "overflows"),
+        (&["transpose", "--rows", OVER, "--cols", OVER], "overflows"),
+        (&["histogram", "--size", "0"], "--size 0 is outside"),
+        (&["histogram", "--bins", "0"], "--bins 0 is outside"),
+        (&["histogram", "--input", "image"], "give --file PATH"),
+        (
+            &["histogram", "--file", "x.txt"],
+            "--input image or --input text",
+        ),
+        (&["md", "--cells", "2"], "outside 3..=400"),
+        (&["md", "--threads", "0"], "--threads 0"),
+        (&["md", "--threads", "1000000"], "the cores of this machine"),
+        (&["multi-gpu", "--devices", "0,1,0"], "names device 0 twice"),
+        (&["multi-gpu", "--max-bytes", "1000"], "less than 1024"),
+        (&["coalescing", "--max-offset", "33"], "outside 0..=32"),
+        (&["coalescing", "--max-stride", "0"], "outside 1..=32"),
+        (&["coalescing", "--max-stride", "33"], "outside 1..=32"),
+        (&["bandwidth", "--max-size", "1000"], "less than 1024"),
+        (&["bandwidth", "--launches", "0"], "less than 1"),
+        (&["texture", "--table", "0"], "less than 1"),
+        (&["scan", "--size", "4294967296"], "select_if counts in u32"),
+        (&["bank-conflicts", "--accesses", "0"], "0"),
+        (&["constant-memory", "--reads", "0"], "0"),
+    ];
+    for (args, says) in cases {
+        assert_argument_error(args, says);
+    }
+}
+
+/// A file an argument names is read before the device is opened: unreadable, it is a run-time
+/// failure (status 1) said in one sentence, even where there is no driver.
+#[test]
+fn unreadable_files_fail_before_any_device_work_with_status_1() {
+    for (args, says) in [
+        (
+            &["conv2d", "--mask", "/no/such/mask.npy"][..],
+            "cannot read the mask",
+        ),
+        (&["conv2d", "--image", "/no/such/picture.png"], "opening"),
+        (
+            &["histogram", "--input", "text", "--file", "/no/such/file"],
+            "reading /no/such/file",
+        ),
+        (
+            &[
+                "histogram",
+                "--image",
+                "/no/such/a.png",
+                "--equalise",
+                "b.png",
+            ],
+            "opening",
+        ),
+    ] {
+        let line = assert_one_sentence_error(args);
+        assert_eq!(demo(args).status.code(), Some(1), "{args:?}");
+        assert!(line.contains(says), "{args:?}: {line}");
+    }
+}
+
+#[test]
+fn help_documents_the_exit_status() {
+    let out = demo(&["--help"]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "Exit status:",
+        "  1    a run-time failure",
+        "  2    an argument error",
+    ] {
+        assert!(stdout.contains(line), "--help lacks `{line}`: {stdout}");
+    }
 }
 
 #[test]
@@ -198,6 +316,7 @@ fn profile_and_peers_files_are_checked_before_the_gpu_runs() {
 fn sweep_checks_its_patterns_and_peers_file_before_the_gpu_runs() {
     let e = assert_one_sentence_error(&["sweep", "reduce-i32", "reduce"]);
     assert!(e.contains("unknown pattern `reduce`"), "{e}");
+    assert_argument_error(&["sweep", "reduce-i32", "reduce"], "unknown pattern");
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("peers.json");
     // `run.sh peers` writes a list for `demo all`: not a sweep's.
@@ -206,6 +325,13 @@ fn sweep_checks_its_patterns_and_peers_file_before_the_gpu_runs() {
     assert!(e.contains("peers.py --sweep"), "{e}");
     assert_one_sentence_error(&["sweep", "--peers", "/no/such/sweep-peers.json"]);
     assert_one_sentence_error(&["sweep", "--dump", dir.path().to_str().unwrap()]);
+    assert_argument_error(
+        &["sweep", "--dump", dir.path().to_str().unwrap()],
+        "neither --dump nor --profile",
+    );
+    // A peers file that cannot be read is a run-time failure.
+    let out = demo(&["sweep", "--peers", "/no/such/sweep-peers.json"]);
+    assert_eq!(out.status.code(), Some(1));
 }
 
 fn require_gpu() {

@@ -238,8 +238,12 @@ fn registers_demo(gpu: &Gpu, out: &mut Out, opts: &Options, size: usize) -> Resu
                 |d_out| registers::launch(gpu, variant, &d_x, d_out),
                 |d_out, _| {
                     let got = gpu.download(d_out, kernel)?;
-                    out.dump(&format!("out_{}", variant_name(variant)), &[], &got)?;
-                    Ok(verify::exact(&got, &expected))
+                    out.verify(
+                        &format!("out_{}", variant_name(variant)),
+                        &[],
+                        &got,
+                        |got| verify::exact(got, &expected),
+                    )
                 },
             )?;
         failures += !trial.passed() as usize;
@@ -289,7 +293,12 @@ fn shared_memory_demo(gpu: &Gpu, out: &mut Out, opts: &Options, size: usize) -> 
     let seed_expected = shared_memory::reference(&shared_memory::SEED_U, 4);
     for variant in shared_memory::Variant::ALL {
         let got = shared_memory::run(gpu, variant, &shared_memory::SEED_U, 4)?;
-        out.dump(&format!("seed_out_{}", variant_name(variant)), &[], &got)?;
+        out.verify(
+            &format!("seed_out_{}", variant_name(variant)),
+            &[],
+            &got,
+            |_| (),
+        )?;
         let check = verify::exact(&got, &seed_expected);
         failures += check.is_err() as usize;
         table.row([
@@ -315,7 +324,7 @@ fn shared_memory_demo(gpu: &Gpu, out: &mut Out, opts: &Options, size: usize) -> 
     let expected = shared_memory::reference(&u, 256);
     for variant in shared_memory::Variant::ALL {
         let got = shared_memory::run(gpu, variant, &u, 256)?;
-        out.dump(&format!("out_{}", variant_name(variant)), &[], &got)?;
+        out.verify(&format!("out_{}", variant_name(variant)), &[], &got, |_| ())?;
         let check = verify::exact(&got, &expected);
         failures += check.is_err() as usize;
         table.row([
@@ -416,7 +425,7 @@ fn constant_memory_demo(
 ) -> Result<()> {
     use constant_memory::{Access, Table as ConstTable, Variant};
     let dev_var = constant_memory::dev_var_example(gpu, 100, 4)?;
-    out.dump("dev_var", &[], &dev_var)?;
+    out.verify("dev_var", &[], &dev_var, |_| ())?;
     let seed_check = verify::exact(&dev_var, &[100, 101, 102, 103]);
     out.line(format!(
         "seed example: __constant__ int devVar = 100; xminus<<<1, 4>>>: {dev_var:?} (seed prints 100 101 102 103): {}",
@@ -444,8 +453,7 @@ fn constant_memory_demo(
                 |d_out, _| {
                     let got = gpu.download(d_out, kernel)?;
                     let name = format!("out_{}_{}", variant_name(variant), variant_name(access));
-                    out.dump(&name, &[], &got)?;
-                    Ok(verify::exact(&got, &expected))
+                    out.verify(&name, &[], &got, |got| verify::exact(got, &expected))
                 },
             )?;
             failures += !trial.passed() as usize;
@@ -530,7 +538,7 @@ fn device_globals_demo(gpu: &Gpu, out: &mut Out, opts: &Options) -> Result<()> {
         ),
     ];
     for (version, dump_name, kernel, got, want, input) in runs {
-        out.dump(dump_name, &[], &got)?;
+        out.verify(dump_name, &[], &got, |_| ())?;
         let check = verify::exact(&got, want);
         failures += check.is_err() as usize;
         let shown = if got.len() <= 4 {

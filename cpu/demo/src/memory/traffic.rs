@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use crate::args::count_in;
 use crate::harness::{Footprint, Plan, SMALL, Trial, WARMUP};
 use crate::registry::{Pattern, VariantInfo, one_kernel_each, variant};
 use crate::report::{ChartKind, Measurement, Table};
@@ -31,10 +32,18 @@ pub(crate) struct Coalescing {
     #[arg(long, default_value_t = 1 << 26)]
     size: usize,
     /// Largest misalignment offset of the sweep, in elements (at most 32).
-    #[arg(long, default_value_t = gpu::memory::coalescing::MAX_OFFSET)]
+    #[arg(
+        long,
+        default_value_t = gpu::memory::coalescing::MAX_OFFSET,
+        value_parser = count_in::<0, { gpu::memory::coalescing::MAX_OFFSET as u64 }>
+    )]
     max_offset: usize,
     /// Largest stride of the sweep, in elements (at most 32).
-    #[arg(long, default_value_t = gpu::memory::coalescing::MAX_STRIDE)]
+    #[arg(
+        long,
+        default_value_t = gpu::memory::coalescing::MAX_STRIDE,
+        value_parser = count_in::<1, { gpu::memory::coalescing::MAX_STRIDE as u64 }>
+    )]
     max_stride: usize,
 }
 
@@ -105,11 +114,12 @@ impl Pattern for Layout {
 /// ceiling; the read-only ceiling (a read stream); the launch overhead of an empty kernel.
 #[derive(clap::Args)]
 pub(crate) struct Bandwidth {
-    /// Largest transfer of the sweep in bytes (powers of 4 from 1 KiB; default 1 GiB).
-    #[arg(long, default_value_t = 1 << 30)]
+    /// Largest transfer of the sweep in bytes (powers of 4 from 1 KiB; default 1 GiB; at least
+    /// 1024).
+    #[arg(long, default_value_t = 1 << 30, value_parser = count_in::<1024, { u64::MAX }>)]
     max_size: usize,
-    /// Back-to-back launches of the empty kernel.
-    #[arg(long, default_value_t = 1000)]
+    /// Back-to-back launches of the empty kernel (at least 1).
+    #[arg(long, default_value_t = 1000, value_parser = count_in::<1, { u64::MAX }>)]
     launches: usize,
 }
 
@@ -163,8 +173,9 @@ pub(crate) struct Texture {
     /// Lookups (default 2^24).
     #[arg(long, default_value_t = 1 << 24)]
     size: usize,
-    /// Table elements (default 2^20 f32: 4 MiB, resident in L2).
-    #[arg(long, default_value_t = 1 << 20)]
+    /// Table elements (default 2^20 f32: 4 MiB, resident in L2; at least 1, at most the
+    /// device's 1D linear texture width).
+    #[arg(long, default_value_t = 1 << 20, value_parser = count_in::<1, { u64::MAX }>)]
     table: usize,
 }
 
@@ -321,7 +332,7 @@ impl CoalescingPoints<'_> {
                             anyhow::anyhow!("{kernel} (running, or copying back): {e}")
                         })?;
                         if dump {
-                            out.dump(&format!("y_{kernel}_{param}"), &[], host_y)?;
+                            out.verify(&format!("y_{kernel}_{param}"), &[], host_y, |_| ())?;
                         }
                         Ok(coalescing::check(access, x, host_y))
                     },
@@ -532,7 +543,7 @@ fn run_layout(gpu: &Gpu, out: &mut Out, opts: &Options, size: usize) -> Result<(
                 |d, _| {
                     let got = d.result(gpu)?;
                     if out.dumping() {
-                        out.dump(&format!("output_{name}"), &shape, &flatten(&got))?;
+                        out.verify(&format!("output_{name}"), &shape, &flatten(&got), |_| ())?;
                     }
                     Ok(verify::exact(&got, &expected))
                 },
@@ -1098,8 +1109,7 @@ fn run_texture(
                     |lookup, _| {
                         let got = gpu.download(&lookup.out, kernel)?;
                         let name = format!("out_{series}_{}", variant_name(variant));
-                        out.dump(&name, &[], &got)?;
-                        Ok(verify::exact(&got, &expected))
+                        out.verify(&name, &[], &got, |got| verify::exact(got, &expected))
                     },
                 )?;
             failures += !trial.passed() as usize;

@@ -172,7 +172,7 @@ pub(crate) fn parse_patterns(names: &[String]) -> Result<Vec<&'static SweepSpec>
     for name in names {
         let Some(p) = find(name) else {
             let known: Vec<&str> = specs().map(|p| p.name).collect();
-            bail!(
+            crate::args::refuse!(
                 "demo sweep: unknown pattern `{name}` (the sweep knows {})",
                 known.join(", ")
             );
@@ -460,7 +460,7 @@ pub(crate) fn run(opts: &Options, args: Args) -> Result<()> {
         return Ok(());
     }
     if opts.dump.is_some() || opts.profile.is_some() {
-        bail!("demo sweep takes neither --dump nor --profile");
+        crate::args::refuse!("demo sweep takes neither --dump nor --profile");
     }
     let peers = match &opts.peers {
         Some(path) => PeersFile::read(path)?,

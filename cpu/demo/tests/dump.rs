@@ -1,0 +1,384 @@
+//! `--dump DIR` (GPU): for every pattern, every array a table verifies is written, and the
+//! names `docs/demo.md` lists for scan, histogram and conv2d are there with their shapes.
+//!
+//! Each pattern runs at small sizes (its first compute-sanitizer case; scan, histogram and
+//! conv2d at sizes of their own) with `--reps 1 --format json --dump DIR`. The checks read
+//! `DIR/<pattern>/index.json` ([`DumpIndex`]): every array it lists is a `.npy` file of that
+//! shape and type, no name twice, its tables are the report's tables, and each table verified
+//! at least as many arrays as it has measurements, except the tables [`EXEMPT`] names with
+//! their reason. The binary is `GPU_LAB_DEMO` if set (the bundle's `run.sh` sets it), else the
+//! one cargo built. Ignored where there is no NVIDIA driver (`run.sh tests` runs them).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use clap::ValueEnum;
+use demo::DumpIndex;
+use demo::report::{Block, Report};
+
+/// Tables whose measurements do not each verify an array the demo holds, with the fewest
+/// arrays they verify and why (`*`: every table of the pattern).
+const EXEMPT: &[(&str, &str, usize, &str)] = &[
+    (
+        "bank-conflicts",
+        "patterns",
+        0,
+        "bank_conflicts::measure checks the kernel's buffers inside the library: no array comes back",
+    ),
+    (
+        "coalescing",
+        "offsets",
+        2,
+        "the last offset's outputs only (ld.ca, ld.cg): every point's output would be tens of GiB at the default size",
+    ),
+    (
+        "coalescing",
+        "strides",
+        2,
+        "the last stride's outputs only, as the offsets",
+    ),
+    (
+        "bandwidth",
+        "*",
+        0,
+        "byte patterns checked in place and host-device copies of them, a read stream and empty launches",
+    ),
+    (
+        "multi-gpu",
+        "all-reduce",
+        0,
+        "every size up to --max-bytes on every GPU: the inputs are a formula of (seed, rank, index)",
+    ),
+    (
+        "smoke",
+        "kernels",
+        0,
+        "smoke::check downloads and checks inside the library: no array comes back",
+    ),
+];
+
+fn exe() -> String {
+    std::env::var("GPU_LAB_DEMO").unwrap_or_else(|_| env!("CARGO_BIN_EXE_demo").into())
+}
+
+fn require_gpu() {
+    assert!(
+        cpu::Gpu::driver_available(),
+        "this test needs an NVIDIA GPU; run it where there is one (run.sh tests)"
+    );
+}
+
+/// `demo <pattern> <args> --reps 1 --format json --dump DIR`: the report and the index.
+fn run_dump(dir: &Path, pattern: &str, args: &[&str]) -> (Report, Option<DumpIndex>) {
+    let out = Command::new(exe())
+        .arg(pattern)
+        .args(args)
+        .args(["--reps", "1", "--format", "json", "--dump"])
+        .arg(dir)
+        .output()
+        .expect("the demo binary runs");
+    assert!(
+        out.status.success(),
+        "demo {pattern} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Report = serde_json::from_slice(&out.stdout).expect("stdout is the JSON report");
+    let index = std::fs::read_to_string(dir.join(pattern).join("index.json"))
+        .ok()
+        .map(|s| serde_json::from_str(&s).expect("index.json is a DumpIndex"));
+    (report, index)
+}
+
+/// A dumped array's header: `(shape, type string)`, and the file's values as `T`.
+fn read_npy<T: npyz::Deserialize>(path: &Path) -> (Vec<u64>, String, Vec<T>) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let shape = npy.shape().to_vec();
+    let dtype = npy.dtype().descr().trim_matches('\'').to_string();
+    let values = npy.into_vec::<T>().unwrap_or_default();
+    (shape, dtype, values)
+}
+
+fn header(path: &Path) -> (Vec<u64>, String) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (
+        npy.shape().to_vec(),
+        npy.dtype().descr().trim_matches('\'').to_string(),
+    )
+}
+
+/// The checks every pattern's dump passes; returns the arrays by name: `(shape, dtype)`.
+fn check_index(
+    dir: &Path,
+    pattern: &str,
+    report: &Report,
+    index: &DumpIndex,
+) -> BTreeMap<String, (Vec<u64>, String)> {
+    assert_eq!(index.pattern, pattern);
+    let mut arrays = BTreeMap::new();
+    for a in &index.arrays {
+        let path = dir.join(pattern).join(format!("{}.npy", a.name));
+        let (shape, dtype) = header(&path);
+        assert_eq!(
+            (&shape, &dtype),
+            (&a.shape, &a.dtype),
+            "{pattern}/{}: the file's header against the index",
+            a.name
+        );
+        let before = arrays.insert(a.name.clone(), (shape, dtype));
+        assert!(before.is_none(), "{pattern}/{} written twice", a.name);
+    }
+    let section = report
+        .sections
+        .iter()
+        .find(|s| s.pattern == pattern)
+        .unwrap_or_else(|| panic!("no section {pattern} in the report"));
+    let tables: Vec<(String, usize)> = section
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Table(t) => Some((t.id.clone(), t.measurements.len())),
+            _ => None,
+        })
+        .collect();
+    let indexed: Vec<(String, usize)> = index
+        .tables
+        .iter()
+        .map(|t| (t.id.clone(), t.measurements))
+        .collect();
+    assert_eq!(
+        indexed, tables,
+        "{pattern}: the index's tables are the report's"
+    );
+    for t in &index.tables {
+        let exempt = EXEMPT
+            .iter()
+            .find(|(p, id, _, _)| *p == pattern && (*id == "*" || *id == t.id));
+        let least = match exempt {
+            Some(&(_, _, least, _)) => least,
+            None => t.measurements,
+        };
+        assert!(
+            t.verified.len() >= least,
+            "{pattern}, table {}: {} measurements but {} verified arrays dumped ({:?})",
+            t.id,
+            t.measurements,
+            t.verified.len(),
+            t.verified
+        );
+    }
+    arrays
+}
+
+/// The first sanitizer case of `pattern` (small sizes), as arguments.
+fn small_args(pattern: &demo::registry::PatternInfo) -> Vec<String> {
+    (pattern.sanitize)()
+        .first()
+        .map(|a| a.split_whitespace().map(String::from).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU (run.sh tests runs it)"]
+fn every_pattern_dumps_every_array_its_tables_verify() {
+    require_gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let mut skipped = Vec::new();
+    for pattern in demo::PATTERNS {
+        if let Some(why) = pattern.unavailable() {
+            skipped.push(format!("{}: {why}", pattern.name));
+            continue;
+        }
+        let args = small_args(pattern);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (report, index) = run_dump(dir.path(), pattern.name, &args);
+        let Some(index) = index else {
+            panic!("demo {} {args:?} --dump wrote no index.json", pattern.name);
+        };
+        check_index(dir.path(), pattern.name, &report, &index);
+    }
+    for s in skipped {
+        eprintln!("skipped {s}");
+    }
+}
+
+fn names<V: ValueEnum>(all: &[V]) -> Vec<String> {
+    all.iter()
+        .map(|v| v.to_possible_value().unwrap().get_name().to_string())
+        .collect()
+}
+
+fn expect(arrays: &BTreeMap<String, (Vec<u64>, String)>, name: &str, shape: &[u64], dtype: &str) {
+    match arrays.get(name) {
+        Some((s, d)) => assert_eq!(
+            (s.as_slice(), d.as_str()),
+            (shape, dtype),
+            "{name}: shape and type"
+        ),
+        None => panic!("{name} not dumped; dumped: {:?}", arrays.keys()),
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU (run.sh tests runs it)"]
+fn scan_dumps_the_documented_names() {
+    require_gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1000u64;
+    let (report, index) = run_dump(dir.path(), "scan", &["--size", "1000"]);
+    let arrays = check_index(dir.path(), "scan", &report, &index.expect("an index"));
+    expect(&arrays, "input", &[n], "<i4");
+    for v in names(&cpu::scan::ladder::Variant::ALL) {
+        expect(&arrays, &format!("output_{v}"), &[n], "<i4");
+    }
+    for (ty, dtype) in [("i32", "<i4"), ("u32", "<u4"), ("f32", "<f4")] {
+        expect(&arrays, &format!("input_{ty}"), &[n], dtype);
+        expect(&arrays, &format!("output_inclusive_sum_{ty}"), &[n], dtype);
+        if ty != "u32" {
+            expect(&arrays, &format!("output_exclusive_sum_{ty}"), &[n], dtype);
+        }
+    }
+    expect(&arrays, "output_tile_copy_u32", &[n], "<u4");
+    let scan = dir.path().join("scan");
+    for (ty, dtype) in [("f32", "<f4"), ("i32", "<i4")] {
+        expect(&arrays, &format!("input_select_{ty}"), &[n], dtype);
+        let (_, _, count) = read_npy::<u32>(&scan.join(format!("output_select_if_{ty}_count.npy")));
+        assert_eq!(count.len(), 1);
+        let kept = u64::from(count[0]);
+        assert!(kept > 0 && kept < n, "{ty}: {kept} kept of {n}");
+        expect(&arrays, &format!("output_select_if_{ty}"), &[kept], dtype);
+    }
+    // The i32 scans against a wrapping prefix sum of the dumped input.
+    let (_, _, input) = read_npy::<i32>(&scan.join("input_i32.npy"));
+    let (_, _, inclusive) = read_npy::<i32>(&scan.join("output_inclusive_sum_i32.npy"));
+    let mut acc = 0i32;
+    for (i, (&x, &got)) in input.iter().zip(&inclusive).enumerate() {
+        acc = acc.wrapping_add(x);
+        assert_eq!(got, acc, "output_inclusive_sum_i32[{i}]");
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU (run.sh tests runs it)"]
+fn histogram_dumps_the_documented_names() {
+    require_gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1000u64;
+    let (report, index) = run_dump(dir.path(), "histogram", &["--size", "1000", "--bins", "64"]);
+    let arrays = check_index(dir.path(), "histogram", &report, &index.expect("an index"));
+    expect(&arrays, "input", &[n], "|u1");
+    for v in names(&cpu::histogram::ladder::Variant::ALL) {
+        expect(&arrays, &format!("output_{v}"), &[256], "<u4");
+    }
+    let hist = dir.path().join("histogram");
+    for input in ["uniform", "constant", "zipf"] {
+        expect(&arrays, &format!("input_bytes_{input}"), &[n], "|u1");
+        expect(&arrays, &format!("output_bytes_{input}"), &[256], "<u4");
+        let (_, _, counts) = read_npy::<u32>(&hist.join(format!("output_bytes_{input}.npy")));
+        assert_eq!(
+            counts.iter().map(|&c| u64::from(c)).sum::<u64>(),
+            n,
+            "{input}"
+        );
+    }
+    expect(&arrays, "output_bytes_accumulate_uniform", &[256], "<u4");
+    expect(&arrays, "output_bytes_u64_uniform", &[256], "<u8");
+    let limit = gpu::histogram::EVEN_SHARED_LIMIT_BYTES / 4 + 1;
+    for (ty, len, dtype) in [
+        ("u8", n, "|u1"),
+        ("u16", n / 2, "<u2"),
+        ("i32", n / 4, "<i4"),
+        ("f32", n / 4, "<f4"),
+    ] {
+        expect(&arrays, &format!("input_even_{ty}"), &[len], dtype);
+        expect(&arrays, &format!("range_even_{ty}"), &[2], dtype);
+        for bins in [64, 4096, limit] {
+            expect(
+                &arrays,
+                &format!("output_even_{ty}_{bins}_u32"),
+                &[bins as u64],
+                "<u4",
+            );
+            expect(
+                &arrays,
+                &format!("output_even_{ty}_{bins}_u64"),
+                &[bins as u64],
+                "<u8",
+            );
+        }
+    }
+    for p in names(&cpu::histogram::ladder::AtomicPattern::ALL) {
+        expect(&arrays, &format!("output_shared_atomics_{p}"), &[1], "<u4");
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU (run.sh tests runs it)"]
+fn conv2d_dumps_the_separable_mask_and_outputs() {
+    require_gpu();
+    let (rows, cols) = (67u64, 131u64);
+    let separable: Vec<String> = names(&[
+        cpu::convolution::Variant2d::Convolution2dSeparableTwoPass,
+        cpu::convolution::Variant2d::Convolution2dSeparableFused,
+    ]);
+    // A random (dense) 5 x 5 mask: the separable table filters with the 5 x 5 Gaussian; then
+    // the case, --mask gaussian:2 (13 x 13, separable: the same mask in both tables).
+    for (args, w) in [
+        (
+            &["--rows", "67", "--cols", "131", "--mask-width", "5"][..],
+            5u64,
+        ),
+        (
+            &["--rows", "67", "--cols", "131", "--mask", "gaussian:2"],
+            13,
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (report, index) = run_dump(dir.path(), "conv2d", args);
+        let arrays = check_index(dir.path(), "conv2d", &report, &index.expect("an index"));
+        expect(&arrays, "input", &[rows, cols], "<f4");
+        expect(&arrays, "mask", &[w, w], "<f4");
+        expect(&arrays, "mask_separable", &[w, w], "<f4");
+        let dense = if w <= 9 {
+            "convolution-2d-tiled-vec4"
+        } else {
+            "convolution-2d-wide"
+        };
+        expect(
+            &arrays,
+            &format!("output_separable_{dense}"),
+            &[rows, cols],
+            "<f4",
+        );
+        for v in &separable {
+            expect(
+                &arrays,
+                &format!("output_separable_{v}"),
+                &[rows, cols],
+                "<f4",
+            );
+        }
+        expect(&arrays, "output_separable_fma-stream", &[rows, cols], "<f4");
+        expect(&arrays, "image_input", &[480, 640], "<f4");
+        expect(&arrays, "image_output", &[480, 640], "<f4");
+        // The picture's mask: --mask, else sobel-x.
+        let image_w = if w == 13 { 13 } else { 3 };
+        expect(&arrays, "image_mask", &[image_w, image_w], "<f4");
+        let conv = dir.path().join("conv2d");
+        let (_, _, mask) = read_npy::<f32>(&conv.join("mask_separable.npy"));
+        let sum: f32 = mask.iter().sum();
+        assert!(
+            (sum - 1.0).abs() < 1e-4,
+            "{args:?}: the Gaussian sums to {sum}"
+        );
+        if w == 13 {
+            let (_, _, given) = read_npy::<f32>(&conv.join("mask.npy"));
+            assert_eq!(
+                given, mask,
+                "a separable --mask is the separable table's mask"
+            );
+        }
+    }
+}
