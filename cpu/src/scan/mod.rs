@@ -13,6 +13,9 @@
 //! scan::exclusive_sum(&gpu, &x, &mut y)?; // [0, 3, 4, 8, 9]
 //! let mut data = gpu.upload(&[0.5f32; 1000])?;
 //! scan::inclusive_sum_in_place(&gpu, &mut data.slice_mut(10..))?; // any view
+//! let mut kept = gpu.zeros::<i32>(5)?;
+//! let range = scan::Predicate::InRange { lower: 1, upper: 4 }; // 1 <= x < 4
+//! let n = scan::select_if_count(&gpu, &x, range, &mut kept)?; // kept [3, 1, 1, ..], n = 3
 //! # Ok(())
 //! # }
 //! ```

@@ -5,6 +5,11 @@
 //! shuffles, across the warps through shared memory), finds the number of selected elements
 //! before its tile by the decoupled look-back over the tiles' counts, and writes each selected
 //! element at its rank. The input is read once; the output written once per selected element.
+//!
+//! The predicate is a comparison with `lower` or the half-open range `lower <= x < upper`,
+//! chosen by `op` ([`passes`]: the `SELECT_*` constants, shared with the host). `op` is the
+//! same in every thread, so each thread switches on it once, around the comparisons of all 32
+//! of its elements, which leave a 32-bit mask (a compare, a select and an or per element).
 
 use super::lookback::{MAX_WARPS, block_look_back, take_ticket};
 use super::{LOOKBACK_VECTORS, LOOKBACK_WARP_ITEMS, warp_inclusive};
