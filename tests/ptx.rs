@@ -113,3 +113,27 @@ fn constant_and_shared_declarations_are_present() {
         );
     }
 }
+
+/// The compaction kernels of every element type `cpu::scan` offers are linked, and each
+/// `.entry` takes the ten parameters of `(input, n, op, lower, upper, output, count, status,
+/// counter, epoch)`, the bounds of the element's four bytes.
+#[test]
+fn every_select_element_has_its_kernel_with_two_bounds() {
+    use cpu::scan::SelectElement;
+    let names = [
+        <f32 as SelectElement>::SELECT.name(),
+        <i32 as SelectElement>::SELECT.name(),
+        <u32 as SelectElement>::SELECT.name(),
+    ];
+    assert_eq!(names, ["select_if_f32", "select_if_i32", "select_if_u32"]);
+    for (arch, text) in PTX_BY_ARCH {
+        let entries = entry_params(text).unwrap_or_else(|e| panic!("sm_{arch}: {e}"));
+        for name in names {
+            let Some((_, params)) = entries.iter().find(|(entry, _)| *entry == name) else {
+                panic!("sm_{arch}: no .entry {name}");
+            };
+            let bytes: Vec<usize> = params.iter().map(|p: &EntryParam| p.bytes).collect();
+            assert_eq!(bytes, [8, 8, 4, 4, 4, 8, 8, 8, 8, 4], "sm_{arch}: {name}");
+        }
+    }
+}

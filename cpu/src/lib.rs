@@ -12,7 +12,7 @@
 //! | sum, sum of squares | [`reduce::sum()`], [`reduce::sum_into`], [`reduce::square_sum()`] | [`reduce::seed`] |
 //! | `z = x + y` | [`vector_add::add`] | [`vector_add::add_with`] |
 //! | transpose | [`transpose::transpose`] | [`transpose::transpose_with`] |
-//! | prefix sum, stream compaction | [`scan::inclusive_sum`], [`scan::exclusive_sum`], [`scan::select_if`] | [`scan::ladder`] |
+//! | prefix sum, stream compaction | [`scan::inclusive_sum`], [`scan::exclusive_sum`], [`scan::select_if`], [`scan::select_if_count`] | [`scan::ladder`] |
 //! | histogram (bytes; equal-width bins) | [`histogram::bytes`], [`histogram::even`] | [`histogram::ladder`] |
 //! | 1D / 2D convolution | [`convolution::conv1d`], [`convolution::conv2d`] | [`convolution::conv1d_with`], [`convolution::conv2d_with`] |
 //! | reduction and all-reduce across GPUs (NCCL) | [`multi_gpu::GpuGroup`] | [`multi_gpu::ring`] |

@@ -1,8 +1,10 @@
 //! GPU trials of the prefix scan: the look-back entry points for `i32`, `u32` and `f32`,
 //! inclusive and exclusive, out of place and in place, on aligned and misaligned views; the
 //! look-back under stress (many launches on one workspace, concurrent scans on several
-//! streams, 2^31 + 7 elements); every ladder step; and the refusals of bad input (buffers of
-//! another context are refused by `Gpu::check_buffer`, tried in `soundness`).
+//! streams, 2^31 + 7 elements); every ladder step; stream compaction (every predicate of
+//! every type, both forms of the count, outputs longer than the input); and the refusals of
+//! bad input (buffers of another context are refused by `Gpu::check_buffer`, tried in
+//! `soundness`).
 
 use cpu::scan::{self, Kind, ScanElement, ladder, reference};
 use cpu::{Error, Gpu};
@@ -360,22 +362,256 @@ fn check_select<T: scan::SelectElement + PartialOrd + std::fmt::Debug>(
         ))
     })()
     .map_err(|e| e.to_string())?;
+    compare_selected(&got, count as usize, input, predicate, poison, &bits)
+}
+
+/// A compaction's output and count against the CPU's filter of `input`: the count, the kept
+/// elements bit for bit, and every element past the count still `poison`.
+fn compare_selected<T: scan::SelectElement + PartialOrd>(
+    got: &[T],
+    count: usize,
+    input: &[T],
+    predicate: scan::Predicate<T>,
+    poison: T,
+    bits: impl Fn(T) -> u32,
+) -> Result<(), String> {
     let expected = reference::select_if(input, predicate);
-    if count as usize != expected.len() {
+    if count != expected.len() {
         return Err(format!("count {count}, expected {}", expected.len()));
     }
-    let kept: Vec<u32> = got[..expected.len()].iter().map(|&x| bits(x)).collect();
+    let kept: Vec<u32> = got[..count].iter().map(|&x| bits(x)).collect();
     let want: Vec<u32> = expected.iter().map(|&x| bits(x)).collect();
     if let Some(d) = first_difference(&kept, &want) {
         return Err(format!("selected elements (as bits): {d}"));
     }
-    if let Some(i) = got[expected.len()..]
-        .iter()
-        .position(|&x| bits(x) != bits(poison))
-    {
-        return Err(format!("output {} past the count was written", expected.len() + i));
+    if let Some(i) = got[count..].iter().position(|&x| bits(x) != bits(poison)) {
+        return Err(format!(
+            "output {} past the count (of {}) was written",
+            count + i,
+            got.len()
+        ));
     }
     Ok(())
+}
+
+/// Elements past the input's length in the outputs of [`select_matrix_trials`]: an output
+/// longer than the input is accepted, and its tail stays untouched.
+const SELECT_EXTRA: usize = 37;
+
+/// An element type of the compaction matrix: seeded inputs that hit the predicates' bounds
+/// often, the seven predicates (one of each kind), a poison, and the bits compared.
+trait SelectCase: scan::SelectElement + PartialOrd + std::fmt::Debug + Sync {
+    const NAME: &'static str;
+    const POISON: Self;
+    /// Half of the elements drawn from the bounds and the type's special values, half from
+    /// the whole type (or `fast_floats`).
+    fn input(seed: u64, n: usize) -> Vec<Self>;
+    fn predicates() -> [(&'static str, scan::Predicate<Self>); 7];
+    fn bits(self) -> u32;
+}
+
+/// Draws `n` elements: with probability 1/2 one of `special`, otherwise `any(bits)`.
+fn mixed<T: Copy>(seed: u64, n: usize, special: &[T], any: impl Fn(u32) -> T) -> Vec<T> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| {
+            let r: u64 = rng.random();
+            if r & 1 == 0 {
+                special[(r >> 1) as usize % special.len()]
+            } else {
+                any((r >> 32) as u32)
+            }
+        })
+        .collect()
+}
+
+impl SelectCase for i32 {
+    const NAME: &'static str = "i32";
+    const POISON: i32 = i32::MIN + 7;
+    fn input(seed: u64, n: usize) -> Vec<i32> {
+        mixed(seed, n, &[-2, -1, 0, 1, 2, 3, i32::MIN, i32::MAX], |b| b as i32)
+    }
+    fn predicates() -> [(&'static str, scan::Predicate<i32>); 7] {
+        use scan::Predicate::*;
+        [
+            ("greater_0", Greater(0)),
+            ("greater_equal_1", GreaterEqual(1)),
+            ("less_0", Less(0)),
+            ("less_equal_minus_1", LessEqual(-1)),
+            ("equal_2", Equal(2)),
+            ("not_equal_2", NotEqual(2)),
+            ("in_range_minus_1_to_2", InRange { lower: -1, upper: 2 }),
+        ]
+    }
+    fn bits(self) -> u32 {
+        self as u32
+    }
+}
+
+impl SelectCase for u32 {
+    const NAME: &'static str = "u32";
+    const POISON: u32 = 0xdead_beef;
+    fn input(seed: u64, n: usize) -> Vec<u32> {
+        mixed(seed, n, &[0, 1, 2, 3, 4, 0x8000_0000, u32::MAX], |b| b)
+    }
+    fn predicates() -> [(&'static str, scan::Predicate<u32>); 7] {
+        use scan::Predicate::*;
+        [
+            ("greater_2", Greater(2)),
+            ("greater_equal_0x80000000", GreaterEqual(0x8000_0000)),
+            ("less_2", Less(2)),
+            ("less_equal_1", LessEqual(1)),
+            ("equal_max", Equal(u32::MAX)),
+            ("not_equal_0", NotEqual(0)),
+            ("in_range_1_to_4", InRange { lower: 1, upper: 4 }),
+        ]
+    }
+    fn bits(self) -> u32 {
+        self
+    }
+}
+
+impl SelectCase for f32 {
+    const NAME: &'static str = "f32";
+    const POISON: f32 = -1234.5;
+    fn input(seed: u64, n: usize) -> Vec<f32> {
+        let special = [
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            0.5,
+            -0.5,
+            1.0,
+        ];
+        // The other half uniform in [-1, 1), as `fast_floats`.
+        mixed(seed, n, &special, |b| {
+            (b >> 8) as f32 * (2.0 / (1u32 << 24) as f32) - 1.0
+        })
+    }
+    fn predicates() -> [(&'static str, scan::Predicate<f32>); 7] {
+        use scan::Predicate::*;
+        [
+            ("greater_0", Greater(0.0)),
+            ("greater_equal_0", GreaterEqual(0.0)),
+            ("less_minus_0", Less(-0.0)),
+            ("less_equal_0", LessEqual(0.0)),
+            ("equal_0", Equal(0.0)),
+            ("not_equal_0", NotEqual(0.0)),
+            ("in_range_minus_half_to_half", InRange { lower: -0.5, upper: 0.5 }),
+        ]
+    }
+    fn bits(self) -> u32 {
+        self.to_bits()
+    }
+}
+
+/// Both forms of the compaction on `input` (views starting `offset` elements into their
+/// buffers): [`scan::select_if`] into a poisoned device count, and [`scan::select_if_count`],
+/// each into an output [`SELECT_EXTRA`] elements longer than the input, poisoned.
+fn check_select_both<T: SelectCase>(
+    input: &[T],
+    predicate: scan::Predicate<T>,
+    offset: usize,
+) -> Result<(), String> {
+    let gpu = gpu().map_err(|e| format!("{e:?}"))?;
+    let n = input.len();
+    let m = n + SELECT_EXTRA;
+    let ((device, device_count), (host, host_count)) = (|| {
+        let mut padded = vec![T::POISON; offset];
+        padded.extend_from_slice(input);
+        let d_in = gpu.upload(&padded)?;
+        let d_in = d_in.slice(offset..);
+        let mut d_out = gpu.poisoned(offset + m, T::POISON)?;
+        let mut d_count = gpu.poisoned(1, u32::MAX)?;
+        scan::select_if(
+            &gpu,
+            &d_in,
+            predicate,
+            &mut d_out.slice_mut(offset..),
+            &mut d_count,
+        )?;
+        let device = (
+            gpu.download(&d_out.slice(offset..), "select_if")?,
+            gpu.download(&d_count, "select_if")?[0] as usize,
+        );
+        let mut d_out = gpu.poisoned(offset + m, T::POISON)?;
+        let count = scan::select_if_count(&gpu, &d_in, predicate, &mut d_out.slice_mut(offset..))?;
+        let host = (gpu.download(&d_out.slice(offset..), "select_if_count")?, count);
+        Ok::<_, Error>((device, host))
+    })()
+    .map_err(|e| e.to_string())?;
+    compare_selected(&device, device_count, input, predicate, T::POISON, T::bits)
+        .map_err(|e| format!("select_if: {e}"))?;
+    compare_selected(&host, host_count, input, predicate, T::POISON, T::bits)
+        .map_err(|e| format!("select_if_count: {e}"))
+}
+
+/// Every predicate of every type at every length, both forms, outputs longer than the input;
+/// and each type's range on views one element off the 16-byte boundary (4-byte loads).
+fn select_matrix_trials<T: SelectCase>() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for (tag, predicate) in T::predicates() {
+        for (case, n) in LENGTHS {
+            let name = format!("scan::select_if::{}::{tag}::{case}", T::NAME);
+            let seed = seed_for(&name);
+            trials.push(gpu_trial(name, move || {
+                let input = T::input(seed, n);
+                check_select_both(&input, predicate, 0)
+                    .map_err(|e| format!("n={n} seed={seed}: {e}").into())
+            }));
+        }
+    }
+    let (tag, range) = T::predicates()[6];
+    for (case, n) in [("one", 1), ("tile_plus_1", 4097), ("prime_100003", 100_003)] {
+        let name = format!("scan::select_if::{}::{tag}::misaligned::{case}", T::NAME);
+        let seed = seed_for(&name);
+        trials.push(gpu_trial(name, move || {
+            let input = T::input(seed, n);
+            check_select_both(&input, range, 1)
+                .map_err(|e| format!("n={n} seed={seed}: {e}").into())
+        }));
+    }
+    trials
+}
+
+/// [`scan::select_if_count`] again and again on one workspace (its count scalar reused),
+/// between scans that share the workspace's epochs, at random lengths and predicates.
+fn select_count_stress_trial() -> Trial {
+    let name = "scan::select_if_count::stress::one_workspace_100_launches".to_string();
+    let seed = seed_for(&name);
+    gpu_trial(name, move || {
+        let gpu = gpu()?;
+        let mut ws = scan::ScanWorkspace::<u32>::new(&gpu).map_err(|e| e.to_string())?;
+        let mut rng = StdRng::seed_from_u64(seed);
+        let predicates = u32::predicates();
+        for launch in 0..100u64 {
+            let n = rng.random_range(0..(1 << 17));
+            let (_, predicate) = predicates[launch as usize % predicates.len()];
+            let input = u32::input(seed ^ launch, n);
+            let (got, count, scanned) = (|| {
+                let d_in = gpu.upload(&input)?;
+                let mut d_out = gpu.poisoned(n + 3, u32::POISON)?;
+                let count = ws.select_if_count(&gpu, &d_in, predicate, &mut d_out)?;
+                let mut d_scan = gpu.poisoned(n, 0u32)?;
+                ws.scan(&gpu, Kind::Inclusive, &d_in, &mut d_scan)?;
+                Ok::<_, Error>((
+                    gpu.download(&d_out, "select_if_count")?,
+                    count,
+                    gpu.download(&d_scan, "scan_lookback_u32")?,
+                ))
+            })()
+            .map_err(|e| e.to_string())?;
+            compare_selected(&got, count, &input, predicate, u32::POISON, u32::bits)
+                .map_err(|e| format!("launch {launch}, n={n} seed={seed}: {e}"))?;
+            if let Some(d) = first_difference(&scanned, &reference::scan_u32(&input, Kind::Inclusive)) {
+                return Err(format!("scan after launch {launch}, n={n} seed={seed}: {d}").into());
+            }
+        }
+        Ok(())
+    })
 }
 
 /// The tile-copy microbenchmark copies exactly, at every length, on one workspace; a view
@@ -454,6 +690,30 @@ fn refusal_trials() -> Vec<Trial> {
                 },
             )
         }),
+        gpu_trial("scan::refuses::select_if_output_shorter_than_input".into(), || {
+            let gpu = gpu()?;
+            let x = gpu.upload(&[1u32, 2, 3]).map_err(|e| e.to_string())?;
+            let mut y = gpu.zeros::<u32>(2).map_err(|e| e.to_string())?;
+            let mut c = gpu.zeros::<u32>(1).map_err(|e| e.to_string())?;
+            let short = |e: &Error| {
+                matches!(
+                    e,
+                    Error::LengthMismatch {
+                        expected: 3,
+                        actual: 2,
+                        ..
+                    }
+                )
+            };
+            expect_err(
+                scan::select_if(&gpu, &x, scan::Predicate::Greater(1), &mut y, &mut c),
+                short,
+            )?;
+            expect_err(
+                scan::select_if_count(&gpu, &x, scan::Predicate::Greater(1), &mut y),
+                short,
+            )
+        }),
         gpu_trial("scan::refuses::ladder_input_beyond_capacity".into(), || {
             let gpu = gpu()?;
             let mut ladder = ladder::Ladder::new(&gpu, 100).map_err(|e| e.to_string())?;
@@ -472,6 +732,10 @@ pub fn trials() -> Vec<Trial> {
     trials.extend(stress_trials());
     trials.extend(ladder_trials());
     trials.extend(select_trials());
+    trials.extend(select_matrix_trials::<f32>());
+    trials.extend(select_matrix_trials::<i32>());
+    trials.extend(select_matrix_trials::<u32>());
+    trials.push(select_count_stress_trial());
     trials.extend(tile_copy_trials());
     trials.extend(refusal_trials());
     trials

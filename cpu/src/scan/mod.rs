@@ -13,6 +13,9 @@
 //! scan::exclusive_sum(&gpu, &x, &mut y)?; // [0, 3, 4, 8, 9]
 //! let mut data = gpu.upload(&[0.5f32; 1000])?;
 //! scan::inclusive_sum_in_place(&gpu, &mut data.slice_mut(10..))?; // any view
+//! let mut kept = gpu.zeros::<i32>(5)?;
+//! let range = scan::Predicate::InRange { lower: 1, upper: 4 }; // 1 <= x < 4
+//! let n = scan::select_if_count(&gpu, &x, range, &mut kept)?; // kept [3, 1, 1, ..], n = 3
 //! # Ok(())
 //! # }
 //! ```
@@ -28,8 +31,9 @@
 //!   Kogge-Stone, double-buffered Kogge-Stone, Brent-Kung and the coarsened three-phase block
 //!   scans, the hierarchical scan, the stream-based scan, and the look-back scan, on `i32`.
 //! - [`select_if`]: stream compaction (CUB's `DeviceSelect::If`) on the same look-back: the
-//!   elements of an `f32` or `i32` input that pass a [`Predicate`], in their order, and their
-//!   count, in one pass.
+//!   elements of an `f32`, `i32` or `u32` input that pass a [`Predicate`] (a comparison with a
+//!   value, or a half-open range), in their order, and their count (into a device scalar, or
+//!   returned to the host by [`select_if_count`]), in one pass.
 //! - [`reference`](mod@reference): the CPU scans and the bound `f32` results are checked with.
 
 pub mod ladder;
@@ -39,6 +43,12 @@ use std::marker::PhantomData;
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig};
 use gpu::scan::{self as k, lookback};
+
+/// The look-back scan's tile shape, as the docs and the `f32` error bound
+/// ([`reference::f32_bound`]) name it: [`LOOKBACK_TILE`] elements per tile with blocks of
+/// [`LOOKBACK_BLOCK`] threads (16384 with 512), [`LOOKBACK_MIN_TILE`] with the smallest blocks
+/// (4096 with [`LOOKBACK_MIN_BLOCK`], 128).
+pub use gpu::scan::{LOOKBACK_BLOCK, LOOKBACK_MIN_BLOCK, LOOKBACK_MIN_TILE, LOOKBACK_TILE};
 
 use crate::context::Gpu;
 use crate::error::{Error, Result, expect_len};
@@ -176,6 +186,8 @@ pub struct ScanWorkspace<T> {
     status: CudaSlice<u64>,
     counter: CudaSlice<u32>,
     epoch: u32,
+    /// [`select_if_count`]'s count (made on its first call).
+    selected: Option<CudaSlice<u32>>,
     element: PhantomData<fn() -> T>,
 }
 
@@ -197,6 +209,7 @@ impl<T: ScanElement> ScanWorkspace<T> {
             status: gpu.zeros(n.div_ceil(k::LOOKBACK_MIN_TILE).max(1))?,
             counter: gpu.zeros(1)?,
             epoch: 0,
+            selected: None,
             element: PhantomData,
         })
     }
@@ -338,12 +351,13 @@ impl<T: ScanElement> ScanWorkspace<T> {
 }
 
 /// The look-back compaction kernel of element type `T`: `(input: *const T, n: usize, op: u32,
-/// threshold: T, output: *mut T, count: *mut u32, status: *mut u64, counter: *mut u32, epoch:
-/// u32)`.
+/// lower: T, upper: T, output: *mut T, count: *mut u32, status: *mut u64, counter: *mut u32,
+/// epoch: u32)`, `op` one of `gpu::scan::select`'s `SELECT_*` constants.
 pub type SelectKernel<T> = Kernel<(
     *const T,
     usize,
     u32,
+    T,
     T,
     *mut T,
     *mut u32,
@@ -352,8 +366,8 @@ pub type SelectKernel<T> = Kernel<(
     u32,
 )>;
 
-/// An element type [`select_if`] compacts: `f32` and `i32`.
-pub trait SelectElement: ScanElement + gpu_std::DeviceCopy {
+/// An element type [`select_if`] compacts: `f32`, `i32` and `u32` (the scan's types).
+pub trait SelectElement: ScanElement + PartialOrd + gpu_std::DeviceCopy {
     /// The compaction kernel for this type.
     const SELECT: SelectKernel<Self>;
 }
@@ -364,54 +378,95 @@ impl SelectElement for f32 {
 impl SelectElement for i32 {
     const SELECT: SelectKernel<i32> = gpu::scan::select::select_if_i32;
 }
+impl SelectElement for u32 {
+    const SELECT: SelectKernel<u32> = gpu::scan::select::select_if_u32;
+}
 
-/// Which elements [`select_if`] keeps.
+/// Which elements [`select_if`] keeps: a comparison with one value, or a half-open range.
+///
+/// Comparisons are Rust's (and IEEE's) for `f32`: a NaN, as the element or as a bound, fails
+/// every predicate except [`NotEqual`](Predicate::NotEqual), which it always passes (NaN is
+/// equal to nothing, itself included); `-0.0` and `0.0` are equal. [`Predicate::passes`] is the
+/// same test on the CPU, and the GPU keeps exactly the elements it passes.
+///
+/// `#[non_exhaustive]`: more predicates may come in a minor release, so a `match` on one
+/// outside this crate needs a `_` arm.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Predicate<T> {
     /// `x > threshold`.
     Greater(T),
+    /// `x >= threshold`.
+    GreaterEqual(T),
     /// `x < threshold`.
     Less(T),
+    /// `x <= threshold`.
+    LessEqual(T),
+    /// `x == threshold` (for `f32`, never true of NaN).
+    Equal(T),
     /// `x != threshold` (for `f32`, NaN is never equal, so NaN is kept).
     NotEqual(T),
+    /// `lower <= x < upper`: the half-open range of a histogram bin, as
+    /// `(lower..upper).contains(&x)`. Empty (nothing kept, not an error) when `lower >= upper`
+    /// or a bound is NaN. An `upper` of the type's `MAX` leaves `MAX` out: for a range open
+    /// at the top use [`GreaterEqual`](Predicate::GreaterEqual).
+    InRange {
+        /// The smallest value kept (inclusive).
+        lower: T,
+        /// The first value above the range (exclusive).
+        upper: T,
+    },
 }
 
 impl<T: Copy> Predicate<T> {
-    /// The kernel's `op` and `threshold`.
-    fn encode(self) -> (u32, T) {
-        use gpu::scan::select::{SELECT_GREATER, SELECT_LESS, SELECT_NOT_EQUAL};
+    /// The kernel's `op`, `lower` and `upper` (a comparison passes its threshold as both).
+    fn encode(self) -> (u32, T, T) {
+        use gpu::scan::select as s;
         match self {
-            Predicate::Greater(t) => (SELECT_GREATER, t),
-            Predicate::Less(t) => (SELECT_LESS, t),
-            Predicate::NotEqual(t) => (SELECT_NOT_EQUAL, t),
+            Predicate::Greater(t) => (s::SELECT_GREATER, t, t),
+            Predicate::GreaterEqual(t) => (s::SELECT_GREATER_EQUAL, t, t),
+            Predicate::Less(t) => (s::SELECT_LESS, t, t),
+            Predicate::LessEqual(t) => (s::SELECT_LESS_EQUAL, t, t),
+            Predicate::Equal(t) => (s::SELECT_EQUAL, t, t),
+            Predicate::NotEqual(t) => (s::SELECT_NOT_EQUAL, t, t),
+            Predicate::InRange { lower, upper } => (s::SELECT_IN_RANGE, lower, upper),
         }
     }
 
-    /// Whether `x` passes (the CPU's reading, for references).
+    /// Whether `x` passes (the CPU's reading, for references): `x > t`, `x >= t`, `x < t`,
+    /// `x <= t`, `x == t`, `x != t` or `lower <= x && x < upper`, with `PartialOrd`'s
+    /// comparisons (IEEE's for `f32`).
     pub fn passes(self, x: T) -> bool
     where
         T: PartialOrd,
     {
         match self {
             Predicate::Greater(t) => x > t,
+            Predicate::GreaterEqual(t) => x >= t,
             Predicate::Less(t) => x < t,
+            Predicate::LessEqual(t) => x <= t,
+            Predicate::Equal(t) => x == t,
             Predicate::NotEqual(t) => x != t,
+            Predicate::InRange { lower, upper } => lower <= x && x < upper,
         }
     }
 }
 
 /// Stream compaction, queued on `gpu`'s stream: the elements of `input` that pass `predicate`
 /// go to the start of `output` in their order (stable), and their number to the device scalar
-/// `count`; `output` past that number is left as it was. One launch of the look-back kernel
-/// (`gpu::scan::select`): each block evaluates the predicate on its tile, scans the 0/1 flags,
-/// learns the number of selected elements before its tile by the decoupled look-back, and
-/// writes its selected elements at their ranks. Reads the input once, writes each selected
-/// element once. Uses the scan workspace of `T` that `gpu` keeps for its stream.
+/// `count`; `output` past that number is left as it was. `output` needs room for every
+/// element of the input, so at least `input.len()` elements; a longer one is fine (its tail is
+/// never written). One launch of the look-back kernel (`gpu::scan::select`): each block
+/// evaluates the predicate on its tile, scans the 0/1 flags, learns the number of selected
+/// elements before its tile by the decoupled look-back, and writes its selected elements at
+/// their ranks. Reads the input once, writes each selected element once. Uses the scan
+/// workspace of `T` that `gpu` keeps for its stream. No host synchronisation: read `count`
+/// when you need it, or call [`select_if_count`], which returns it.
 ///
 /// # Errors
-/// [`Error::LengthMismatch`] unless `output` has as many elements as `input` (room for all of
-/// them) and `count` exactly one; [`Error::OutOfRange`] for more than `u32::MAX` elements (the
-/// count is a `u32`); otherwise as [`inclusive_sum`].
+/// [`Error::LengthMismatch`] if `output` is shorter than `input` (`expected` is the input's
+/// length, the least accepted) or `count` is not exactly one element; [`Error::OutOfRange`]
+/// for more than `u32::MAX` elements (the count is a `u32`); otherwise as [`inclusive_sum`].
 pub fn select_if<T: SelectElement>(
     gpu: &Gpu,
     input: &impl DevicePtr<T>,
@@ -421,6 +476,26 @@ pub fn select_if<T: SelectElement>(
 ) -> Result<()> {
     gpu.with_workspace(ScanWorkspace::<T>::new, |ws| {
         ws.select_if(gpu, input, predicate, output, count).map(drop)
+    })
+}
+
+/// [`select_if`] that returns the number of selected elements to the host, waiting for
+/// `gpu`'s stream (as [`reduce::sum`](fn@crate::reduce::sum) returns its sum): the first
+/// `count` elements of `output` are the ones kept, in their order; the rest of `output` is
+/// left as it was. The count goes through a device scalar of the workspace `gpu` keeps for
+/// its stream (no allocation after the first call), downloaded before the workspace is given
+/// back.
+///
+/// # Errors
+/// As [`select_if`] (less the `count` argument's); [`Error::Driver`] if the kernel faults.
+pub fn select_if_count<T: SelectElement>(
+    gpu: &Gpu,
+    input: &impl DevicePtr<T>,
+    predicate: Predicate<T>,
+    output: &mut impl DevicePtrMut<T>,
+) -> Result<usize> {
+    gpu.with_workspace(ScanWorkspace::<T>::new, |ws| {
+        ws.select_if_count(gpu, input, predicate, output)
     })
 }
 
@@ -451,7 +526,13 @@ impl<T: SelectElement> ScanWorkspace<T> {
         gpu.check_buffer("output", output)?;
         gpu.check_buffer("count", count)?;
         let n = input.len();
-        expect_len("output", n, output.len())?;
+        if output.len() < n {
+            return Err(Error::LengthMismatch {
+                what: "select_if output (at least the input's length)",
+                expected: n,
+                actual: output.len(),
+            });
+        }
         expect_len("count", 1, count.len())?;
         if n > u32::MAX as usize {
             return Err(Error::OutOfRange {
@@ -470,13 +551,14 @@ impl<T: SelectElement> ScanWorkspace<T> {
                 })?;
             return Ok(EMPTY_LAUNCH);
         };
-        let (op, threshold) = predicate.encode();
-        // SAFETY: `T::SELECT` takes `(input, n, op, threshold, output, count, status,
-        // counter, epoch)`; `input` and `output` are views of `n` elements (checked) in
-        // `gpu`'s context that do not overlap (one borrowed mutably, the other shared), nor
-        // does `count` (borrowed mutably too), which holds one `u32`; `n <= u32::MAX`
-        // (checked); the grid has one block per tile (`launch_config`); `status` holds at
-        // least `grid` words, none tagged with the fresh `epoch`; `counter` is 0.
+        let (op, lower, upper) = predicate.encode();
+        // SAFETY: `T::SELECT` takes `(input, n, op, lower, upper, output, count, status,
+        // counter, epoch)`; `input` is a view of `n` elements and `output` of at least `n`
+        // (checked), in `gpu`'s context, that do not overlap (one borrowed mutably, the other
+        // shared), nor does `count` (borrowed mutably too), which holds one `u32`; the kernel
+        // writes at most `n` elements of `output`; `n <= u32::MAX` (checked); the grid has
+        // one block per tile (`launch_config`); `status` holds at least `grid` words, none
+        // tagged with the fresh `epoch`; `counter` is 0.
         unsafe {
             gpu.launch(
                 T::SELECT,
@@ -485,7 +567,8 @@ impl<T: SelectElement> ScanWorkspace<T> {
                     input,
                     n,
                     op,
-                    threshold,
+                    lower,
+                    upper,
                     output,
                     count,
                     &mut self.status,
@@ -495,6 +578,30 @@ impl<T: SelectElement> ScanWorkspace<T> {
             )?;
         }
         Ok(cfg)
+    }
+
+    /// [`select_if_count`] on this workspace: [`select_if`](Self::select_if) into the
+    /// workspace's own count scalar (allocated on the first call), then the count downloaded,
+    /// waiting for `gpu`'s stream.
+    ///
+    /// # Errors
+    /// As [`select_if_count`].
+    pub fn select_if_count(
+        &mut self,
+        gpu: &Gpu,
+        input: &impl DevicePtr<T>,
+        predicate: Predicate<T>,
+        output: &mut impl DevicePtrMut<T>,
+    ) -> Result<usize> {
+        let mut count = match self.selected.take() {
+            Some(count) => count,
+            None => gpu.zeros::<u32>(1)?,
+        };
+        let result = self
+            .select_if(gpu, input, predicate, output, &mut count)
+            .and_then(|_| gpu.download(&count, T::SELECT.name()));
+        self.selected = Some(count);
+        Ok(result?[0] as usize)
     }
 }
 
@@ -540,4 +647,203 @@ impl ScanWorkspace<u32> {
 /// Bytes the scan of `n` 4-byte elements must move: each element read once and written once.
 pub fn bytes_moved(n: usize) -> u64 {
     8 * n as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Predicate::{self, *};
+
+    /// Every predicate over `values` and `bounds`: each threshold alone, and each pair as a
+    /// range.
+    fn every_predicate<T: Copy>(bounds: &[T]) -> Vec<Predicate<T>> {
+        let mut all = Vec::new();
+        for &t in bounds {
+            all.extend([
+                Greater(t),
+                GreaterEqual(t),
+                Less(t),
+                LessEqual(t),
+                Equal(t),
+                NotEqual(t),
+            ]);
+            for &u in bounds {
+                all.push(InRange { lower: t, upper: u });
+            }
+        }
+        all
+    }
+
+    /// The host's reading of each predicate is the kernels' (`gpu::scan::select::passes` of
+    /// its encoding), for every type, NaN and infinities included.
+    fn host_matches_device<T: Copy + PartialOrd + std::fmt::Debug>(values: &[T], bounds: &[T]) {
+        for predicate in every_predicate(bounds) {
+            let (op, lower, upper) = predicate.encode();
+            for &x in values {
+                assert_eq!(
+                    predicate.passes(x),
+                    gpu::scan::select::passes(op, x, lower, upper),
+                    "{predicate:?} of {x:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn predicates_read_the_same_on_host_and_device() {
+        let ints = [i32::MIN, -2, -1, 0, 1, 2, 3, i32::MAX];
+        host_matches_device(&ints, &ints);
+        let uints = [0, 1, 2, 3, 0x8000_0000, u32::MAX];
+        host_matches_device(&uints, &uints);
+        let floats = [
+            f32::NAN,
+            f32::NEG_INFINITY,
+            -1.5,
+            -0.0,
+            0.0,
+            1.5,
+            f32::INFINITY,
+            f32::MIN_POSITIVE,
+        ];
+        host_matches_device(&floats, &floats);
+    }
+
+    #[test]
+    fn each_predicate_has_its_own_op() {
+        let mut ops: Vec<u32> = [
+            Greater(0),
+            GreaterEqual(0),
+            Less(0),
+            LessEqual(0),
+            Equal(0),
+            NotEqual(0),
+            InRange { lower: 0, upper: 1 },
+        ]
+        .iter()
+        .map(|p| p.encode().0)
+        .collect();
+        ops.sort();
+        ops.dedup();
+        assert_eq!(ops.len(), 7);
+    }
+
+    /// The truth table around a threshold of 2 (columns: 1, 2, 3), for every element type.
+    fn truth_table<T: Copy + PartialOrd + std::fmt::Debug + From<u8>>() {
+        let v = T::from;
+        let table = [
+            (Greater(v(2)), [false, false, true]),
+            (GreaterEqual(v(2)), [false, true, true]),
+            (Less(v(2)), [true, false, false]),
+            (LessEqual(v(2)), [true, true, false]),
+            (Equal(v(2)), [false, true, false]),
+            (NotEqual(v(2)), [true, false, true]),
+            (
+                InRange {
+                    lower: v(2),
+                    upper: v(3),
+                },
+                [false, true, false],
+            ),
+            (
+                InRange {
+                    lower: v(1),
+                    upper: v(3),
+                },
+                [true, true, false],
+            ),
+            (
+                InRange {
+                    lower: v(3),
+                    upper: v(1),
+                },
+                [false, false, false],
+            ),
+            (
+                InRange {
+                    lower: v(2),
+                    upper: v(2),
+                },
+                [false, false, false],
+            ),
+        ];
+        for (predicate, expected) in table {
+            for (x, want) in [1u8, 2, 3].into_iter().zip(expected) {
+                assert_eq!(predicate.passes(v(x)), want, "{predicate:?} of {x}");
+            }
+        }
+    }
+
+    #[test]
+    fn comparisons_around_the_threshold() {
+        truth_table::<u32>();
+        truth_table::<i32>();
+        truth_table::<f32>();
+    }
+
+    #[test]
+    fn nan_passes_only_not_equal() {
+        for predicate in every_predicate(&[0.0f32, 1.0]) {
+            let want = matches!(predicate, NotEqual(_));
+            assert_eq!(predicate.passes(f32::NAN), want, "{predicate:?} of NaN");
+        }
+        for predicate in every_predicate(&[f32::NAN]) {
+            let want = matches!(predicate, NotEqual(_));
+            assert_eq!(predicate.passes(0.5), want, "{predicate:?} of 0.5");
+            assert_eq!(predicate.passes(f32::NAN), want, "{predicate:?} of NaN");
+        }
+        assert!(
+            !InRange {
+                lower: 0.0,
+                upper: f32::NAN
+            }
+            .passes(0.5)
+        );
+        assert!(Equal(0.0f32).passes(-0.0));
+        assert!(
+            InRange {
+                lower: -0.0,
+                upper: 1.0
+            }
+            .passes(0.0f32)
+        );
+        assert!(
+            InRange {
+                lower: f32::NEG_INFINITY,
+                upper: f32::INFINITY
+            }
+            .passes(-1e38f32)
+        );
+        assert!(
+            !InRange {
+                lower: f32::NEG_INFINITY,
+                upper: f32::INFINITY
+            }
+            .passes(f32::INFINITY)
+        );
+    }
+
+    #[test]
+    fn a_range_leaves_its_upper_bound_out() {
+        assert!(
+            !InRange {
+                lower: 0,
+                upper: u32::MAX
+            }
+            .passes(u32::MAX)
+        );
+        assert!(GreaterEqual(0u32).passes(u32::MAX));
+        assert!(
+            InRange {
+                lower: i32::MIN,
+                upper: 0
+            }
+            .passes(i32::MIN)
+        );
+        assert!(
+            !InRange {
+                lower: i32::MIN,
+                upper: 0
+            }
+            .passes(0)
+        );
+    }
 }

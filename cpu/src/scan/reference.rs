@@ -67,7 +67,7 @@ pub fn scan_f32(input: &[f32], kind: Kind) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// The bound of the look-back scan's `f32` output `i`: `(tile(i) + 64) * f32::EPSILON *
-/// magnitude`, with `tile(i) = i / LOOKBACK_MIN_TILE` (the index of its tile with the smallest
+/// magnitude`, with `tile(i) = i / `[`LOOKBACK_MIN_TILE`](super::LOOKBACK_MIN_TILE) (the index of its tile with the smallest
 /// tiles, so a bound for every block size) and `magnitude` the sum of `|x[j]|` over the
 /// elements it adds.
 ///
