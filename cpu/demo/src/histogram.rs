@@ -774,7 +774,7 @@ fn even_table(bench: &mut Bench, out: &mut Out, args: &Histogram) -> Result<usiz
 
 /// The `even` rows of one input: each bin count, into u32 and into u64 counts, against one
 /// CPU reference per bin count.
-fn even_rows<T: HistogramElement + npyz::AutoSerialize>(
+fn even_rows<T: HistogramElement<Level: npyz::AutoSerialize> + npyz::AutoSerialize>(
     bench: &mut Bench,
     out: &Out,
     table: &mut Table,
