@@ -52,12 +52,12 @@ pub trait EvenSample: Copy {
     fn bin(self, rule: &Self::Rule) -> u32;
 }
 
-/// The rule of the integer samples: the levels, the range `upper - lower` (at most 2^32), the
-/// bins, and whether the range and `(range - 1) * bins` fit in 32 bits.
+/// The rule of the integer samples: the lower level, the range `upper - lower` (at most 2^32;
+/// 0 when the levels miss every value of the sample type), the bins, and whether the range and
+/// `(range - 1) * bins` fit in 32 bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IntegerRule {
     lower: i64,
-    upper: i64,
     range: u64,
     bins: u32,
     narrow: bool,
@@ -71,11 +71,14 @@ macro_rules! integer_sample {
 
             #[inline(always)]
             fn rule(bins: u32, lower: i64, upper: i64) -> IntegerRule {
+                // Levels that miss every sample value count nothing: range 0. Any other range
+                // ends above `MIN` and is at most 2^32 wide (precondition), so `lower` lies in
+                // `MIN - 2^32 .. MAX` and `x - lower` cannot overflow for any sample `x`.
+                let misses = upper <= <$t>::MIN as i64 || lower > <$t>::MAX as i64;
                 // `upper - lower` lies in 1..=2^32 (precondition), so it does not wrap.
-                let range = upper.wrapping_sub(lower) as u64;
+                let range = if misses { 0 } else { upper.wrapping_sub(lower) as u64 };
                 IntegerRule {
                     lower,
-                    upper,
                     range,
                     bins,
                     narrow: range <= u32::MAX as u64
@@ -85,12 +88,13 @@ macro_rules! integer_sample {
 
             #[inline(always)]
             fn bin(self, rule: &IntegerRule) -> u32 {
-                let x = self as i64;
-                if x < rule.lower || x >= rule.upper {
+                // One unsigned compare: a sample below `lower` wraps to above any range (the
+                // rule keeps `x - lower` within i64).
+                let d = (self as i64).wrapping_sub(rule.lower) as u64;
+                if d >= rule.range {
                     return NO_BIN;
                 }
-                // `0 <= x - lower < range <= 2^32`: exact in `u64`.
-                let d = x.wrapping_sub(rule.lower) as u64;
+                // `0 <= x - lower < range <= 2^32`.
                 if rule.narrow {
                     // `d * bins <= (range - 1) * bins`, which fits, as does `range`.
                     d as u32 * rule.bins / rule.range as u32
@@ -412,11 +416,26 @@ mod tests {
         // Levels far outside the sample type.
         let wide = u16::rule(4, -(1 << 31), 1 << 31);
         assert_eq!(u16::MAX.bin(&wide), 2);
-        // Levels near i64's ends do not wrap.
+        // Levels near i64's ends miss every sample: range 0, nothing binned, no wrap.
         let low = u8::rule(1, i64::MIN, i64::MIN + 10);
+        assert_eq!(low.range, 0);
         assert_eq!(0u8.bin(&low), NO_BIN);
+        assert_eq!(255u8.bin(&low), NO_BIN);
         let high = i32::rule(1, i64::MAX - 10, i64::MAX);
+        assert_eq!(high.range, 0);
         assert_eq!(i32::MAX.bin(&high), NO_BIN);
+        assert_eq!(i32::MIN.bin(&high), NO_BIN);
+        // A range just touching the type's ends.
+        let top = u8::rule(1, 255, 256);
+        assert_eq!((254u8.bin(&top), 255u8.bin(&top)), (NO_BIN, 0));
+        let bottom = i32::rule(1, i64::from(i32::MIN) - (1 << 31), i64::from(i32::MIN) + 1);
+        assert_eq!(
+            (i32::MIN.bin(&bottom), (i32::MIN + 1).bin(&bottom)),
+            (0, NO_BIN)
+        );
+        // Below `lower` wraps above every range.
+        let mid = i32::rule(4, -10, 10);
+        assert_eq!(((-11i32).bin(&mid), (-10i32).bin(&mid)), (NO_BIN, 0));
     }
 
     #[test]
