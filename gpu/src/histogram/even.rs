@@ -52,13 +52,14 @@ pub trait EvenSample: Copy {
     fn bin(self, rule: &Self::Rule) -> u32;
 }
 
-/// The rule of the integer samples: the lower level, the range `upper - lower` (at most 2^32;
-/// 0 when the levels miss every value of the sample type), the bins, and whether the range and
-/// `(range - 1) * bins` fit in 32 bits.
+/// The rule of the integer samples: the lower level, `last = upper - lower - 1` (the range less
+/// one, below 2^32), the bins, and whether the range and `(range - 1) * bins` fit in 32 bits.
+/// Levels that miss every value of the sample type move `lower` to `MIN - 2^33`, where every
+/// sample is more than `last` above it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IntegerRule {
     lower: i64,
-    range: u64,
+    last: u32,
     bins: u32,
     narrow: bool,
 }
@@ -74,33 +75,40 @@ macro_rules! integer_sample {
                 // Levels that miss every sample value count nothing: range 0. Any other range
                 // ends above `MIN` and is at most 2^32 wide (precondition), so `lower` lies in
                 // `MIN - 2^32 .. MAX` and `x - lower` cannot overflow for any sample `x`.
-                let misses = upper <= <$t>::MIN as i64 || lower > <$t>::MAX as i64;
+                if upper <= <$t>::MIN as i64 || lower > <$t>::MAX as i64 {
+                    return IntegerRule {
+                        lower: <$t>::MIN as i64 - (1 << 33),
+                        last: 0,
+                        bins,
+                        narrow: true,
+                    };
+                }
                 // `upper - lower` lies in 1..=2^32 (precondition), so it does not wrap.
-                let range = if misses { 0 } else { upper.wrapping_sub(lower) as u64 };
+                let range = upper.wrapping_sub(lower) as u64;
                 IntegerRule {
                     lower,
-                    range,
+                    last: (range - 1) as u32,
                     bins,
                     narrow: range <= u32::MAX as u64
-                        && range.saturating_sub(1) * bins as u64 <= u32::MAX as u64,
+                        && (range - 1) * bins as u64 <= u32::MAX as u64,
                 }
             }
 
             #[inline(always)]
             fn bin(self, rule: &IntegerRule) -> u32 {
                 // One unsigned compare: a sample below `lower` wraps to above any range (the
-                // rule keeps `x - lower` within i64).
+                // rule keeps `x - lower` within i64), one above `upper` is beyond `last`.
                 let d = (self as i64).wrapping_sub(rule.lower) as u64;
-                if d >= rule.range {
+                if d > rule.last as u64 {
                     return NO_BIN;
                 }
                 // `0 <= x - lower < range <= 2^32`.
                 if rule.narrow {
                     // `d * bins <= (range - 1) * bins`, which fits, as does `range`.
-                    d as u32 * rule.bins / rule.range as u32
+                    d as u32 * rule.bins / (rule.last + 1)
                 } else {
                     // `d * bins < 2^32 * 2^20`.
-                    (d * rule.bins as u64 / rule.range) as u32
+                    (d * rule.bins as u64 / (rule.last as u64 + 1)) as u32
                 }
             }
         }
@@ -388,8 +396,8 @@ mod tests {
         assert!(u8::rule(256, 0, 256).narrow);
         assert!(!i32::rule(1 << 20, i32::MIN.into(), i32::MAX.into()).narrow);
         assert_eq!(
-            i32::rule(1 << 20, i32::MIN.into(), i32::MAX.into()).range,
-            u32::MAX as u64
+            i32::rule(1 << 20, i32::MIN.into(), i32::MAX.into()).last,
+            u32::MAX - 1
         );
         assert_eq!(255u8.bin(&u8::rule(7, 0, 255)), NO_BIN);
         assert_eq!(254u8.bin(&u8::rule(7, 0, 255)), 6);
@@ -407,7 +415,7 @@ mod tests {
         assert_eq!(0u8.bin(&bytes), 0);
         // The whole i32 range: 2^32 values, one bin of 2^31 each side of 0.
         let whole = i32::rule(2, i32::MIN.into(), i64::from(i32::MAX) + 1);
-        assert_eq!(whole.range, 1 << 32);
+        assert_eq!(whole.last, u32::MAX);
         assert!(!whole.narrow, "a range of 2^32 does not fit in u32");
         assert_eq!(i32::MAX.bin(&whole), 1);
         assert_eq!(i32::MIN.bin(&whole), 0);
@@ -418,11 +426,11 @@ mod tests {
         assert_eq!(u16::MAX.bin(&wide), 2);
         // Levels near i64's ends miss every sample: range 0, nothing binned, no wrap.
         let low = u8::rule(1, i64::MIN, i64::MIN + 10);
-        assert_eq!(low.range, 0);
+        assert_eq!(low.lower, i64::from(u8::MIN) - (1 << 33));
         assert_eq!(0u8.bin(&low), NO_BIN);
         assert_eq!(255u8.bin(&low), NO_BIN);
         let high = i32::rule(1, i64::MAX - 10, i64::MAX);
-        assert_eq!(high.range, 0);
+        assert_eq!(high.lower, i64::from(i32::MIN) - (1 << 33));
         assert_eq!(i32::MAX.bin(&high), NO_BIN);
         assert_eq!(i32::MIN.bin(&high), NO_BIN);
         // A range just touching the type's ends.
