@@ -286,8 +286,10 @@ macro_rules! even_kernels {
         ///
         /// Performance: one sample read, one bin computed (a compare and, for integers, a
         /// 32-bit or 64-bit division; for `f32` a subtraction and a multiplication) and at
-        /// most one shared atomic per sample; at most `bins` global atomics per block.
-        #[kernel]
+        /// most one shared atomic per sample; at most `bins` global atomics per block. Launch
+        /// bounds of 8 blocks of 256 per SM (32 registers: the whole SM's threads while the
+        /// bins leave the shared memory for it).
+        #[kernel(launch_bounds(256, 8))]
         pub unsafe fn $shared(
             input: *const $t,
             n: usize,
