@@ -30,7 +30,7 @@
 //!   of the DRAM bandwidth.
 //! - [`even`]: CUB's `DeviceHistogram::HistogramEven`, `counts.len()` equal-width bins over
 //!   `[lower, upper)` of `u8`, `u16`, `i32` or `f32` samples into `u32` or `u64` counts, the
-//!   levels in a type of their own ([`HistogramElement::Level`]: `i64` for integer samples, so
+//!   levels in a type of their own ([`EvenSample::Level`]: `i64` for integer samples, so
 //!   the range can reach past the type's largest value), privatised in shared memory while
 //!   the counters fit in [`EVEN_SHARED_LIMIT_BYTES`] (48 KiB), with global atomics beyond.
 //! - [`ladder`]: the textbook steps (*Programming Massively Parallel Processors*, 4th ed.,
@@ -58,7 +58,12 @@ pub mod ladder;
 pub mod reference;
 
 use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, ValidAsZeroBits};
-use gpu::histogram::even::{self as kernels, EvenSample};
+use gpu::histogram::even as kernels;
+
+/// The bin rule of [`even`], shared by the kernels and [`reference::bin_of`]; its
+/// [`Level`](EvenSample::Level) is the type of the levels (`i64` for integer samples, `f32` for
+/// `f32`).
+pub use gpu::histogram::EvenSample;
 use gpu::histogram::{
     self as k,
     bytes::{histogram_bytes, histogram_bytes_u64},
@@ -93,7 +98,7 @@ pub enum Update {
 }
 
 /// A kernel of [`even`]: `(input: *const T, n: usize, bins: u32, lower: L, upper: L, counts:
-/// *mut C)`, `L` the level type ([`HistogramElement::Level`]).
+/// *mut C)`, `L` the level type ([`EvenSample::Level`]).
 pub type EvenKernel<T, C> = Kernel<(
     *const T,
     usize,
@@ -372,7 +377,7 @@ pub(crate) fn zero_counts<C: DeviceRepr + ValidAsZeroBits>(
 /// `lower`, at or above `upper`, and NaN are dropped. [`reference::bin_of`] is the rule,
 /// shared with the kernels.
 ///
-/// The levels have their own type, as CUB's `LevelT` ([`HistogramElement::Level`]): `i64`
+/// The levels have their own type, as CUB's `LevelT` ([`EvenSample::Level`]): `i64`
 /// for `u8`, `u16` and `i32` samples, so that `upper` may lie above the type's largest value
 /// (`[0, 256)` counts every `u8`, `[i32::MIN, i32::MAX + 1)` every `i32`); `f32` for `f32`
 /// samples (whose largest finite value no finite exclusive bound can reach: the width must

@@ -102,7 +102,7 @@ pub enum Kind {
 /// `y = inclusive prefix sum of x`, queued on `gpu`'s stream: `output[i] = input[0] + ... +
 /// input[i]`. `input` and `output` are any device memory of `gpu`'s context of the same
 /// length (a `CudaSlice` or a view). One launch of the look-back scan: one block per tile of
-/// 32 elements per thread, blocks of up to [`LOOKBACK_BLOCK`](k::LOOKBACK_BLOCK) threads (tiles
+/// 32 elements per thread, blocks of up to [`LOOKBACK_BLOCK`] threads (tiles
 /// of 16384 elements) on long inputs, down to 128 (tiles of 4096) where that keeps four tiles
 /// per SM ([`gpu::scan::lookback_block`]); 16-byte loads and stores where both views start on a
 /// 16-byte boundary, 4-byte ones otherwise. An empty input launches nothing.
