@@ -66,6 +66,7 @@ mod conv1d;
 mod conv2d;
 mod mask;
 mod reference;
+mod variant2d;
 
 pub use conv1d::{Variant1d, conv1d, conv1d_values, conv1d_with, run_1d};
 pub use conv2d::{
