@@ -3,8 +3,8 @@
 
 mod transfers;
 
-use transfers::*;
 use std::time::Instant;
+use transfers::*;
 
 use crate::args::count_in;
 use crate::harness::{Footprint, Plan, SMALL, Trial, WARMUP};
