@@ -16,37 +16,25 @@
 //! description), `report_files`, [`sweep`], then one module per pattern family named after its
 //! patterns, each defining its patterns (`Pattern` on its arguments).
 
-mod args;
-mod cli;
-mod convolution;
-mod device;
-mod harness;
-mod histogram;
-mod md;
-mod memory;
-mod multi_gpu;
-mod out;
-mod reduce;
-pub mod registry;
-pub mod report;
-mod report_files;
-mod run;
-mod scan;
-mod smoke;
-mod square_sum;
-pub mod sweep;
-pub mod timing;
-mod transpose;
-mod vector_add;
+mod engine;
+mod patterns;
+#[cfg(test)]
+mod tests;
 
-pub use run::main;
+pub use engine::out::{DumpIndex, DumpedArray, DumpedTable};
+pub use engine::{registry, report, sweep, timing};
 
-pub(crate) use cli::Options;
-pub use out::{DumpIndex, DumpedArray, DumpedTable};
-pub(crate) use out::{Format, Out};
-pub(crate) use registry::variant_name;
+use engine::registry::{PatternInfo, Patterns};
+use patterns::{
+    convolution, histogram, md, memory, multi_gpu, reduce, scan, smoke, square_sum, transpose,
+    vector_add,
+};
 
-use registry::PatternInfo;
+/// Runs the `demo` command over [`PATTERNS`]: parses the command line, runs the command or the
+/// pattern, and returns the exit status ([`engine::run::main`]).
+pub fn main() -> std::process::ExitCode {
+    engine::run::main(Patterns::new(PATTERNS))
+}
 
 /// Every pattern, in the order `demo all`, `demo list` and `run.sh demo` run them (and
 /// `demo --help` lists them); `demo sweep` runs their sweeps in this order, the read-only ones
@@ -73,12 +61,3 @@ pub static PATTERNS: &[PatternInfo] = &[
     PatternInfo::of::<multi_gpu::MultiGpu>(),
     PatternInfo::of::<smoke::Smoke>(),
 ];
-
-use cpu::verify;
-
-pub(crate) fn verdict(check: &Result<(), verify::Mismatch>) -> String {
-    match check {
-        Ok(()) => "PASS".into(),
-        Err(m) => format!("FAIL: {m}"),
-    }
-}
