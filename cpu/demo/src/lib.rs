@@ -24,8 +24,8 @@ mod tests;
 pub use engine::out::{DumpIndex, DumpedArray, DumpedTable};
 pub use engine::{registry, report, sweep, timing};
 
-use engine::registry::{PatternInfo, Patterns};
-use patterns::{
+use crate::engine::registry::{PatternInfo, Patterns};
+use crate::patterns::{
     convolution, histogram, md, memory, multi_gpu, reduce, scan, smoke, square_sum, transpose,
     vector_add,
 };

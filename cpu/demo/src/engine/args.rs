@@ -1,6 +1,6 @@
 //! Argument values checked before any device work: the value parsers the patterns' clap
 //! arguments share, and [`ArgError`], the refusal of a combination of arguments that no single
-//! parser sees ([`Pattern::check`](crate::engine::registry::Pattern::check)). Both exit with status 2,
+//! parser sees (`registry::Pattern::check`, a layer above). Both exit with status 2,
 //! as clap's own usage errors; a run-time failure (the driver, the device, memory, a file that
 //! cannot be read) exits with 1.
 

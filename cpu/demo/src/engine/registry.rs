@@ -2,7 +2,7 @@
 //! the pattern's own clap arguments), and [`PatternInfo`], the same definition behind a
 //! pointer, and [`Patterns`], the list the binary gives the engine (the crate root's
 //! `PATTERNS`, the one place that names every pattern). That list is the only one: the
-//! subcommands ([`cli::command`](crate::engine::cli::command)), their dispatch, `demo list`,
+//! subcommands (`cli::command`), their dispatch, `demo list`,
 //! `demo all` (its order), `demo sweep` (each pattern's [`Pattern::SWEEPS`]), the bundle's
 //! `run.sh` (`demo list --names` and `demo list --sanitize-args`, read by `cargo xtask
 //! bundle`) and `peers.py` (`demo sweep --list-cases`) all derive from it.

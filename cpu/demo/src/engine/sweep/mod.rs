@@ -14,7 +14,7 @@
 //! Layout: this file (what a sweep is, the registry of them, the command), [`measure`] (the
 //! measuring of a case, which each pattern's sweep calls), [`output`] (tables, summary, files
 //! and charts), [`peers`] (the peers file). The sweeps themselves (cases, inputs, checks) are
-//! defined with their patterns ([`Pattern::SWEEPS`](crate::engine::registry::Pattern::SWEEPS)).
+//! defined with their patterns (`registry::Pattern::SWEEPS`).
 
 mod measure;
 mod output;
@@ -34,7 +34,7 @@ pub(crate) use measure::{Sweep, random_floats};
 pub use peers::{GemmTiming, PeerRow, PeerTiming, PeersFile};
 
 /// One sweep: a library entry point over sizes and shapes, as a pattern defines it
-/// ([`Pattern::SWEEPS`](crate::engine::registry::Pattern::SWEEPS)): its name, what the tables say of it,
+/// (`registry::Pattern::SWEEPS`): its name, what the tables say of it,
 /// its cases, and how one case is measured.
 #[derive(Debug)]
 pub(crate) struct SweepSpec {
@@ -402,10 +402,10 @@ pub struct SweepReport {
 /// What a sweep needs of the command line.
 pub(crate) struct Args {
     /// The sweeps to run, in order (the names on the command line, through
-    /// [`Patterns::parse_sweeps`](crate::engine::registry::Patterns::parse_sweeps)).
+    /// `registry::Patterns::parse_sweeps`).
     pub sweeps: Vec<&'static SweepSpec>,
     /// Every sweep the binary has, in the order the summary, files and charts list them
-    /// ([`Patterns::sweeps`](crate::engine::registry::Patterns::sweeps)).
+    /// (`registry::Patterns::sweeps`).
     pub every: Vec<&'static SweepSpec>,
     /// Skip cases with more elements than this.
     pub max_elements: Option<u64>,
