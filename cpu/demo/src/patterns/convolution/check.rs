@@ -1,5 +1,7 @@
-//! The CPU checks of the convolutions: the `f64` references computed in bands on every core and
-//! compared with the GPU's output chunk by chunk.
+//! The CPU checks of the convolutions: the `f64` references computed in bands on every core
+//! (rayon) and compared with the GPU's output chunk by chunk.
+
+use rayon::prelude::*;
 
 use super::*;
 
@@ -7,47 +9,9 @@ use super::*;
 /// scale, 16 bytes per output, exist only while it is compared).
 pub(super) const CHECK_CHUNK: usize = 1 << 20;
 
-/// Threads the convolution checks use.
+/// Threads the convolution checks use: rayon's pool, one per core.
 pub(super) fn check_threads() -> usize {
-    std::thread::available_parallelism().map_or(4, |n| n.get())
-}
-
-/// `f(item)` for every item of `items`, on every core (at most `items` threads), each thread
-/// taking the next item when it is done with one.
-pub(super) fn for_each_on_every_core<I>(items: I, f: impl Fn(I::Item) + Sync)
-where
-    I: ExactSizeIterator + Send,
-{
-    let threads = check_threads().min(items.len().max(1));
-    let items = Mutex::new(items);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                loop {
-                    let next = items.lock().unwrap_or_else(|p| p.into_inner()).next();
-                    let Some(item) = next else {
-                        break;
-                    };
-                    f(item);
-                }
-            });
-        }
-    });
-}
-
-/// `f(i)` for chunks `0..chunks`, on every core, in chunk order.
-pub(super) fn parallel_map<T: Send>(chunks: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let parts = Mutex::new(Vec::with_capacity(chunks));
-    for_each_on_every_core(0..chunks, |i| {
-        let part = f(i);
-        parts
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((i, part));
-    });
-    let mut parts = parts.into_inner().unwrap_or_else(|p| p.into_inner());
-    parts.sort_by_key(|(i, _)| *i);
-    parts.into_iter().map(|(_, p)| p).collect()
+    rayon::current_num_threads()
 }
 
 /// Runs `check(i)` for chunks `0..chunks` on every core and merges the comparisons in chunk
@@ -56,7 +20,8 @@ pub(super) fn parallel_compare(
     chunks: usize,
     check: impl Fn(usize) -> (usize, Comparison) + Sync,
 ) -> Comparison {
-    merge(parallel_map(chunks, check).into_iter())
+    let parts: Vec<(usize, Comparison)> = (0..chunks).into_par_iter().map(&check).collect();
+    merge(parts.into_iter())
 }
 
 /// One comparison of consecutive chunks: the first mismatch (its index offset by its chunk's
@@ -182,10 +147,10 @@ pub(super) fn reference_2d_parallel(
     let band = (CHECK_CHUNK / cols).max(1);
     let bands = whole
         .values
-        .chunks_mut(band * cols)
-        .zip(whole.scale.chunks_mut(band * cols))
+        .par_chunks_mut(band * cols)
+        .zip(whole.scale.par_chunks_mut(band * cols))
         .enumerate();
-    for_each_on_every_core(bands, |(i, (values, scale))| {
+    bands.for_each(|(i, (values, scale))| {
         let (a, b) = (i * band, ((i + 1) * band).min(rows));
         let part = band_reference(input, (rows, cols), mask, (a, b));
         values.copy_from_slice(&part.values);

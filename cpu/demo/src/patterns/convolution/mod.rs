@@ -12,7 +12,6 @@ use sweep::*;
 use tables::*;
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use crate::engine::args::{ArgError, count_in, odd_width};
 use crate::engine::harness::{Footprint, Plan, SMALL, Trial, array, elements};

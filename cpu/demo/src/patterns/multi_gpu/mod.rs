@@ -13,6 +13,7 @@ use cpu::{Gpu, error::DriverContext};
 use cudarc::driver::{CudaSlice, DevicePtrMut, sys};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
 use serde::Deserialize;
 
 use crate::engine::args::{bytes_from, refuse};
@@ -392,50 +393,32 @@ fn rank_key(seed: u64, rank: usize) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Fills `out` in parallel with `f(i)` for `i` in `0..out.len()`.
+/// Fills `out` in parallel (rayon) with `f(i)` for `i` in `0..out.len()`.
 fn fill_parallel(out: &mut [f32], f: impl Fn(usize) -> f32 + Sync) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per = out.len().div_ceil(threads).max(1 << 16);
-    std::thread::scope(|s| {
-        for (c, part) in out.chunks_mut(per).enumerate() {
-            let f = &f;
-            s.spawn(move || {
-                for (j, x) in part.iter_mut().enumerate() {
-                    *x = f(c * per + j);
-                }
-            });
-        }
-    });
+    out.par_iter_mut()
+        .with_min_len(1 << 16)
+        .enumerate()
+        .for_each(|(i, x)| *x = f(i));
 }
 
-/// Compares `got` with `expected(i)` exactly (bit for bit), in parallel.
+/// Compares `got` with `expected(i)` exactly (bit for bit), in parallel (rayon).
 fn check_exact(got: &[f32], expected: impl Fn(usize) -> f32 + Sync) -> Result<(), Mismatch> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per = got.len().div_ceil(threads).max(1 << 16);
-    let found: Vec<(usize, Option<usize>)> = std::thread::scope(|s| {
-        let handles: Vec<_> = got
-            .chunks(per)
-            .enumerate()
-            .map(|(c, part)| {
-                let expected = &expected;
-                s.spawn(move || {
-                    let mut count = 0;
-                    let mut first = None;
-                    for (j, &x) in part.iter().enumerate() {
-                        if x.to_bits() != expected(c * per + j).to_bits() {
-                            count += 1;
-                            first.get_or_insert(c * per + j);
-                        }
-                    }
-                    (count, first)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or((1, Some(0))))
-            .collect()
-    });
+    const PER: usize = 1 << 16;
+    let found: Vec<(usize, Option<usize>)> = got
+        .par_chunks(PER)
+        .enumerate()
+        .map(|(c, part)| {
+            let mut count = 0;
+            let mut first = None;
+            for (j, &x) in part.iter().enumerate() {
+                if x.to_bits() != expected(c * PER + j).to_bits() {
+                    count += 1;
+                    first.get_or_insert(c * PER + j);
+                }
+            }
+            (count, first)
+        })
+        .collect();
     let count: usize = found.iter().map(|f| f.0).sum();
     match found.iter().find_map(|f| f.1) {
         None => Ok(()),
