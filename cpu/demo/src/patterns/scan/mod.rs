@@ -1,12 +1,13 @@
 //! `demo scan`.
 
 mod dump;
+mod sweep;
 
 use crate::engine::args::refuse;
 use crate::engine::harness::{Footprint, Plan, SMALL};
 use crate::engine::registry::{Pattern, VariantInfo, kernels_each};
 use crate::engine::report::{ChartKind, Table};
-use crate::engine::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
+use crate::engine::sweep::{SweepSpec, powers, random_floats};
 use anyhow::{Result, bail};
 use cpu::scan::{self, Kind, Predicate, ScanElement, SelectElement, ladder, reference};
 use cpu::{Gpu, verify};
@@ -39,22 +40,22 @@ impl Pattern for Scan {
             "scan-i32",
             "cpu::scan::inclusive_sum::<i32>",
             "8 bytes per element: 1 read + 1 write",
-            sweep_cases,
-            sweep_i32,
+            sweep::sweep_cases,
+            sweep::sweep_i32,
         ),
         SweepSpec::new(
             "scan-f32",
             "cpu::scan::inclusive_sum::<f32>",
             "8 bytes per element: 1 read + 1 write",
-            sweep_cases,
-            sweep_f32,
+            sweep::sweep_cases,
+            sweep::sweep_f32,
         ),
         SweepSpec::new(
             "select-f32",
             "cpu::scan::select_if::<f32> (x > 0: about half kept)",
             "4 bytes read per element + 4 per kept element",
             |s| powers(24, 28, 2).map(|n| s.case(&[n], None)).collect(),
-            sweep_select,
+            sweep::sweep_select,
         ),
     ];
 
@@ -489,63 +490,6 @@ fn push_entry_row<V: crate::engine::harness::Verdict>(
     );
 }
 
-fn sweep_cases(s: &SweepSpec) -> Vec<Case> {
-    powers(20, 30, 2).map(|n| s.case(&[n], None)).collect()
-}
-
-/// Device: input and output. Host: input, reference and output (f32: the reference in f64
-/// with its magnitudes).
-fn sweep_footprint(case: &Case, n: usize) -> Footprint {
-    Footprint::new(format!("{} of {n} elements", case.pattern))
-        .device::<i32>(2, n)
-        .device_bytes(SMALL + n as u64 / 256)
-        .host::<f32>(2, n)
-        .host::<f64>(2, n)
-}
-
-fn sweep_i32(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
-    sweep_scan(sweep, cases, random_i32, i32::MIN, |got, input| {
-        verify::exact(got, &reference::scan_i32(input, Kind::Inclusive))
-    })
-}
-
-fn sweep_f32(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
-    sweep_scan(sweep, cases, random_floats, f32::NAN, |got, input| {
-        reference::check_f32(got, input, Kind::Inclusive)
-    })
-}
-
-/// The inclusive scan of `T` over the cases: inputs from `make`, outputs poisoned with
-/// `poison`, checked by `check(got, input)`.
-fn sweep_scan<T: ScanElement>(
-    sweep: &mut Sweep<'_>,
-    cases: Vec<Case>,
-    make: fn(u64, usize) -> Vec<T>,
-    poison: T,
-    check: fn(&[T], &[T]) -> Result<(), verify::Mismatch>,
-) -> Result<()> {
-    let gpu = sweep.gpu();
-    let mut ws = scan::ScanWorkspace::<T>::new(gpu)?;
-    for case in cases {
-        let Some(n) = sweep.admit(&case, |n| sweep_footprint(&case, n))? else {
-            continue;
-        };
-        let input = make(sweep.seed_for(&case, 0), n);
-        let d_in = gpu.upload(&input)?;
-        let mut d_out = gpu.poisoned(n, poison)?;
-        sweep.measure(
-            case,
-            T::KERNEL.name(),
-            scan::bytes_moved(n),
-            None,
-            &mut d_out,
-            |d_out| ws.scan(gpu, Kind::Inclusive, &d_in, d_out),
-            |d_out, _| Ok(check(&gpu.download(d_out, T::KERNEL.name())?, &input)),
-        )?;
-    }
-    Ok(())
-}
-
 /// The compaction's output against the CPU's: the count, then the kept elements.
 fn check_selected<T: PartialEq + std::fmt::Debug>(
     got: &[T],
@@ -561,35 +505,6 @@ fn check_selected<T: PartialEq + std::fmt::Debug>(
         });
     }
     verify::exact(&got[..count], expected)
-}
-
-fn sweep_select(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
-    let gpu = sweep.gpu();
-    let mut ws = scan::ScanWorkspace::<f32>::new(gpu)?;
-    for case in cases {
-        let Some(n) = sweep.admit(&case, |n| sweep_footprint(&case, n))? else {
-            continue;
-        };
-        let input = random_floats(sweep.seed_for(&case, 0), n);
-        let predicate = Predicate::Greater(0.0);
-        let expected = reference::select_if(&input, predicate);
-        let d_in = gpu.upload(&input)?;
-        let mut state = (gpu.poisoned(n, f32::NAN)?, gpu.poisoned(1, u32::MAX)?);
-        sweep.measure(
-            case,
-            f32::SELECT.name(),
-            select_bytes(n, expected.len()),
-            None,
-            &mut state,
-            |(d_out, d_count)| ws.select_if(gpu, &d_in, predicate, d_out, d_count),
-            |(d_out, d_count), _| {
-                let count = gpu.download(d_count, "select_if_f32")?[0] as usize;
-                let got = gpu.download(d_out, "select_if_f32")?;
-                Ok(check_selected(&got, count, &expected))
-            },
-        )?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

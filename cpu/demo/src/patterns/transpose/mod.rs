@@ -1,11 +1,12 @@
 //! `demo transpose`.
 
+mod sweep;
+
 use crate::engine::harness::{Footprint, Plan, elements};
 use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each};
 use crate::engine::report::{ChartKind, Table};
-use crate::engine::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
+use crate::engine::sweep::{SweepSpec, powers};
 use anyhow::{Result, bail};
-use cpu::launch::{VEC4_ALIGNMENT, is_aligned};
 use cpu::{Gpu, transpose, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -64,9 +65,9 @@ impl Pattern for Transpose {
                 .map(|shape| s.case(&shape, None))
                 .collect()
         },
-        sweep,
+        sweep::measure,
     )
-    .same_size_copy(series)];
+    .same_size_copy(sweep::series)];
 
     fn variants() -> Vec<VariantInfo> {
         one_kernel_each(&transpose::Variant::ALL, |v| v.kernel_name())
@@ -238,58 +239,4 @@ fn seed_cells(variant: transpose::Variant, seed_size: bool) -> (String, String) 
             },
         )
     })
-}
-
-/// The chart line a swept shape belongs to (its suffix): square, odd near-square, wide (at
-/// most 8 rows) or tall (at most 8 columns), so that no line holds two shapes of one size.
-fn series(shape: &[usize]) -> &'static str {
-    match *shape {
-        [rows, cols] if rows == cols => "",
-        [rows, cols] if rows.min(cols) <= 8 && rows < cols => " (wide: <= 8 rows)",
-        [rows, cols] if rows.min(cols) <= 8 => " (tall: <= 8 columns)",
-        _ => " (odd, near-square)",
-    }
-}
-
-/// The sweep: each case's input, the entry point on it, its check, and the copy of its bytes.
-fn sweep(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
-    let gpu = sweep.gpu();
-    for case in cases {
-        let (rows, cols) = (case.shape[0], case.shape[1]);
-        // Device: input and output. Host: input, output and reference.
-        let Some(n) = sweep.admit(&case, |n| {
-            Footprint::new(format!("transpose of {rows} x {cols}"))
-                .device::<f32>(2, n)
-                .host::<f32>(3, n)
-        })?
-        else {
-            continue;
-        };
-        let input = random_floats(sweep.seed_for(&case, 0), n);
-        let d_in = gpu.upload(&input)?;
-        let mut d_out = gpu.poisoned(n, f32::NAN)?;
-        let aligned = is_aligned(gpu.address(&d_in), VEC4_ALIGNMENT)
-            && is_aligned(gpu.address(&d_out), VEC4_ALIGNMENT);
-        let variant = transpose::Variant::fastest(rows, cols, aligned);
-        let (kernel, launch) = (variant.kernel_name(), variant.launch_config(rows, cols)?);
-        let label = case.clone();
-        sweep.measure(
-            case,
-            kernel,
-            transpose::bytes_moved(rows, cols),
-            None,
-            &mut d_out,
-            |o| transpose::transpose(gpu, &d_in, o, rows, cols).map(|()| launch),
-            |o, _| {
-                let got = gpu.download(o, kernel)?;
-                Ok(verify::exact(
-                    &got,
-                    &transpose::reference(&input, rows, cols),
-                ))
-            },
-        )?;
-        // The copy of the same bytes, once the output has been checked.
-        sweep.same_size_copy(&label, &d_in, &mut d_out)?;
-    }
-    Ok(())
 }

@@ -1,11 +1,12 @@
 //! `demo vector-add`.
 
+mod sweep;
+
 use crate::engine::harness::{Footprint, Plan};
 use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each};
 use crate::engine::report::{ChartKind, Table};
-use crate::engine::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
+use crate::engine::sweep::{SweepSpec, powers};
 use anyhow::{Result, bail};
-use cpu::launch::{VEC4_ALIGNMENT, is_aligned};
 use cpu::{Gpu, launch, vector_add, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -41,7 +42,7 @@ impl Pattern for VectorAdd {
         "cpu::vector_add::add",
         "12 bytes per element: 2 reads + 1 write",
         |s| powers(16, 28, 2).map(|n| s.case(&[n], None)).collect(),
-        sweep,
+        sweep::measure,
     )];
 
     fn variants() -> Vec<VariantInfo> {
@@ -166,42 +167,4 @@ fn seed_toy(gpu: &Gpu, out: &mut Out, rng: &mut StdRng) -> Result<Result<(), ver
         verdict(&toy_check)
     ));
     Ok(toy_check)
-}
-
-/// The sweep: each case's inputs, the entry point on them, and its check.
-fn sweep(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
-    let gpu = sweep.gpu();
-    for case in cases {
-        // Device: x, y, z. Host: x, y, the output and the reference.
-        let Some(n) = sweep.admit(&case, |n| {
-            Footprint::new(format!("vector-add of {n} elements"))
-                .device::<f32>(3, n)
-                .host::<f32>(4, n)
-        })?
-        else {
-            continue;
-        };
-        let x = random_floats(sweep.seed_for(&case, 0), n);
-        let y = random_floats(sweep.seed_for(&case, 1), n);
-        let (d_x, d_y) = (gpu.upload(&x)?, gpu.upload(&y)?);
-        let mut d_z = gpu.poisoned(n, f32::NAN)?;
-        let aligned = [gpu.address(&d_x), gpu.address(&d_y), gpu.address(&d_z)]
-            .into_iter()
-            .all(|a| is_aligned(a, VEC4_ALIGNMENT));
-        let variant = vector_add::Variant::fastest(aligned);
-        let (kernel, launch) = (variant.kernel_name(), variant.launch_config(gpu, n)?);
-        sweep.measure(
-            case,
-            kernel,
-            vector_add::bytes_moved(n),
-            None,
-            &mut d_z,
-            |z| vector_add::add(gpu, &d_x, &d_y, z).map(|()| launch),
-            |z, _| {
-                let got = gpu.download(z, kernel)?;
-                Ok(verify::exact(&got, &vector_add::reference(&x, &y)))
-            },
-        )?;
-    }
-    Ok(())
 }
