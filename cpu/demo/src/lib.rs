@@ -10,11 +10,14 @@
 //! [PATTERN]...` runs each pattern's entry point over sizes and shapes beside the run's
 //! ceilings and the peers ([`sweep`]).
 //!
-//! Layout: [`PATTERNS`] (the one list of patterns), [`registry`] (what a pattern is: the
-//! `Pattern` trait), `cli` (the global options and the commands; the patterns' subcommands come
-//! from the list), `run` (the command, `demo all`, the dispatch), `device` (the device's
-//! description), `report_files`, [`sweep`], then one module per pattern family named after its
-//! patterns, each defining its patterns (`Pattern` on its arguments).
+//! Layout: this file is the top, with [`PATTERNS`] (the one list that names every pattern);
+//! `patterns/` holds one folder per pattern (its definition, `Pattern` on its arguments, its
+//! tables, sweeps and input and output helpers); `engine/` holds what names no pattern, in
+//! layers: the options, argument checks, timing and ceilings, the report ([`report`]), the
+//! device's description, the output sink, the harness, the sweep runner ([`sweep`]), the
+//! registry ([`registry`]: the `Pattern` trait and the list the engine is handed), the command
+//! line and its dispatch. Every import points down (`tests/layers.rs`; see
+//! `docs/adding_a_pattern.md`).
 
 mod engine;
 mod patterns;
@@ -31,7 +34,7 @@ use crate::patterns::{
 };
 
 /// Runs the `demo` command over [`PATTERNS`]: parses the command line, runs the command or the
-/// pattern, and returns the exit status ([`engine::run::main`]).
+/// pattern, and returns the exit status (`engine::run::main`).
 pub fn main() -> std::process::ExitCode {
     engine::run::main(Patterns::new(PATTERNS))
 }

@@ -1,4 +1,7 @@
-//! `demo conv1d` and `demo conv2d`.
+//! `demo conv1d` and `demo conv2d`: their definitions ([`conv1d`], [`conv2d`]: arguments,
+//! `impl Pattern`, footprints, runs), the 2D tables' bench (here), the seed's tables
+//! ([`tables`]), the mask parser and `.npy` loader ([`masks`]), the picture input and output
+//! ([`picture`]), the CPU checks ([`check`]) and the sweeps ([`sweep`]).
 
 mod check;
 mod conv1d;

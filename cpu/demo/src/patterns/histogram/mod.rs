@@ -1,4 +1,6 @@
-//! `demo histogram`.
+//! `demo histogram`: its definition (arguments, `impl Pattern`, the run, here), its inputs
+//! ([`inputs`]), the byte-histogram tables ([`tables`]), the `HistogramEven` table ([`even`]),
+//! the equalised picture ([`equalise`]), the dump names ([`dump`]) and the sweeps ([`sweep`]).
 
 mod dump;
 mod equalise;

@@ -1,4 +1,5 @@
-//! `demo scan`.
+//! `demo scan`: its definition and tables (the ladder, the entry points, `select_if`; here), the
+//! dump names ([`dump`]) and the sweeps ([`sweep`]).
 
 mod dump;
 mod sweep;

@@ -1,4 +1,5 @@
-//! `demo smoke`.
+//! `demo smoke`: the smallest pattern (one kernel, one table): the worked example of
+//! `docs/adding_a_pattern.md`.
 
 use crate::engine::harness::{Footprint, SMALL};
 use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each};

@@ -1,4 +1,4 @@
-//! `demo transpose`.
+//! `demo transpose`: its definition and table (here) and its sweep ([`sweep`]).
 
 mod sweep;
 

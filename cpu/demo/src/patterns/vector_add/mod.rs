@@ -1,4 +1,4 @@
-//! `demo vector-add`.
+//! `demo vector-add`: its definition and tables (here) and its sweep ([`sweep`]).
 
 mod sweep;
 
