@@ -1,0 +1,101 @@
+//! What can go wrong while building PTX ([`BuildError`]).
+
+use crate::{Arch, TARGET};
+use std::path::PathBuf;
+
+/// What can go wrong while building PTX; each message says what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The architecture string is not `sm_XX` with XX >= 70.
+    #[error(
+        "invalid GPU architecture `{0}`: expected sm_XX with XX >= 70 (e.g. sm_70, sm_80, sm_90)"
+    )]
+    InvalidArch(String),
+    /// A program (cargo or rustc) could not be started.
+    #[error("could not run `{program}`: {source}; is rustup installed and on PATH?")]
+    Spawn {
+        /// The program that failed to start.
+        program: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The pinned nightly is needed, rustup is not on PATH, and the active toolchain is not it.
+    #[error(
+        "building the GPU kernels needs the Rust toolchain `{channel}` (pinned in rust-toolchain.toml, with rust-src), \
+         which this builder installs through rustup, but rustup is not on PATH: install rustup from https://rustup.rs"
+    )]
+    NoRustup {
+        /// The pinned channel.
+        channel: String,
+    },
+    /// `rustup toolchain install` or `rustup component add` failed.
+    #[error(
+        "could not install the Rust toolchain `{channel}` through rustup ({status}):\n{stderr}"
+    )]
+    Install {
+        /// The pinned channel.
+        channel: String,
+        /// rustup's exit status.
+        status: std::process::ExitStatus,
+        /// The end of rustup's error output.
+        stderr: String,
+    },
+    /// `rust-toolchain.toml` is missing or names no `channel`.
+    #[error("{path}: no `channel = \"...\"` line; the PTX build needs the pinned toolchain")]
+    NoChannel {
+        /// The file read.
+        path: PathBuf,
+    },
+    /// The active toolchain has no `rust-src` component, needed to build `core` for the GPU.
+    #[error(
+        "the Rust toolchain at {sysroot} has no `rust-src` component, which is needed to build `core` for {TARGET}; \
+         run `rustup component add rust-src` in this repository (rust-toolchain.toml pins the toolchain)"
+    )]
+    MissingRustSrc {
+        /// The toolchain's sysroot.
+        sysroot: String,
+    },
+    /// The active toolchain is not a nightly (the build needs `-Zbuild-std` and nightly features).
+    #[error(
+        "the active Rust toolchain is not a nightly (`{version}`); the GPU build needs the nightly pinned in \
+         rust-toolchain.toml: run `rustup toolchain install` in this repository"
+    )]
+    NotNightly {
+        /// `rustc --version` of the active toolchain.
+        version: String,
+    },
+    /// Cargo failed to compile the `gpu` crate.
+    #[error("building the gpu crate for {arch} failed ({status}):\n{stderr}")]
+    Compile {
+        /// The architecture being built.
+        arch: Arch,
+        /// Cargo's exit status.
+        status: std::process::ExitStatus,
+        /// The end of cargo's error output.
+        stderr: String,
+    },
+    /// The build succeeded but left no PTX where expected.
+    #[error("the build for {arch} wrote no PTX at {path}")]
+    MissingOutput {
+        /// The architecture being built.
+        arch: Arch,
+        /// Where the PTX was expected.
+        path: PathBuf,
+    },
+    /// The PTX is not usable: wrong target or an unresolved external function.
+    #[error("the PTX for {arch} is not usable: {reason}")]
+    InvalidPtx {
+        /// The architecture being built.
+        arch: Arch,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+}
