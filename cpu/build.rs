@@ -15,58 +15,39 @@
 //! CI checks that the prebuilt PTX is byte-identical to a fresh build
 //! (`cargo xtask build-ptx --prebuilt --check`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use ptx_builder::{Arch, Builder, DEFAULT_ARCHS};
 
 fn main() {
-    let manifest_dir = PathBuf::from(
-        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
-    );
-    let workspace_root = manifest_dir
-        .parent()
-        .expect("cpu/ lives in the workspace root")
-        .to_path_buf();
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-
-    let mut build = ptx_builder::PtxBuild::new(&workspace_root, out_dir.join("ptx"));
-    build.target_dir = nested_target_dir(&out_dir, &workspace_root);
     println!("cargo:rerun-if-env-changed=GPU_LAB_PTX_ARCHS");
-    if let Ok(list) = std::env::var("GPU_LAB_PTX_ARCHS") {
-        match list
+    let archs: Vec<Arch> = match std::env::var("GPU_LAB_PTX_ARCHS") {
+        Ok(list) => list
             .split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .map(str::parse)
-            .collect()
-        {
-            Ok(archs) => build.archs = archs,
-            Err(e) => fail(&format!("GPU_LAB_PTX_ARCHS: {e}")),
-        }
-    }
-    build.archs.sort();
-    build.archs.dedup();
-    for input in build.inputs() {
-        println!("cargo:rerun-if-changed={}", input.display());
-    }
-    println!("cargo:rerun-if-changed={}", build.prebuilt_dir().display());
-
-    let prebuilt = build.prebuilt().unwrap_or_else(|e| fail(&e.to_string()));
-    let paths = match prebuilt {
-        Some(paths) => paths,
-        None => {
-            if build.archs == ptx_builder::DEFAULT_ARCHS && build.prebuilt_dir().is_dir() {
-                println!(
-                    "cargo:warning=the prebuilt PTX in {} is older than the kernels: building them afresh \
-                     (run `cargo xtask build-ptx --prebuilt` to update it)",
-                    build.prebuilt_dir().display()
-                );
-            }
-            build.build().unwrap_or_else(|e| fail(&e.to_string()))
-        }
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|e| fail(&format!("GPU_LAB_PTX_ARCHS: {e}"))),
+        Err(_) => DEFAULT_ARCHS.to_vec(),
     };
+    let default = archs == DEFAULT_ARCHS;
+    let built = Builder::new("../gpu")
+        .archs(archs)
+        .prebuilt("ptx")
+        .build()
+        .unwrap_or_else(|e| fail(&e.to_string()));
+    if !built.prebuilt && default {
+        println!(
+            "cargo:warning=the prebuilt PTX in cpu/ptx is older than the kernels: building them afresh \
+             (run `cargo xtask build-ptx --prebuilt` to update it)"
+        );
+    }
     let mut table = String::from(
         "/// PTX of the `gpu` crate per architecture, ascending: `(sm, text)`.\npub static PTX_BY_ARCH: &[(u32, &str)] = &[\n",
     );
-    for (arch, path) in build.archs.iter().zip(&paths) {
+    for (arch, path) in &built.ptx {
         table.push_str(&format!(
             "    ({}, include_str!({:?})),\n",
             arch.0,
@@ -79,23 +60,6 @@ fn main() {
         std::fs::write(&table_path, table)
             .unwrap_or_else(|e| fail(&format!("{}: {e}", table_path.display())));
     }
-}
-
-/// The nested GPU build's cargo target folder: `ptx-build/<checkout>` in the outer build's
-/// target folder (the nearest ancestor of `OUT_DIR` holding cargo's `CACHEDIR.TAG`), shared by
-/// the outer build's profiles; `OUT_DIR/ptx-build` if none is found. One folder per checkout,
-/// so that git worktrees sharing a target folder do not overwrite each other's `gpu.s`.
-fn nested_target_dir(out_dir: &Path, workspace_root: &Path) -> PathBuf {
-    use std::hash::{Hash, Hasher};
-    let mut checkout = std::collections::hash_map::DefaultHasher::new();
-    workspace_root.hash(&mut checkout);
-    let target = out_dir
-        .ancestors()
-        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
-        .unwrap_or(out_dir);
-    target
-        .join("ptx-build")
-        .join(format!("{:016x}", checkout.finish()))
 }
 
 fn fail(message: &str) -> ! {

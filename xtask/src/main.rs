@@ -16,7 +16,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use ptx_builder::{Arch, DEFAULT_ARCHS, PtxBuild};
+use ptx_builder::{Arch, Builder, Built, DEFAULT_ARCHS, PREBUILT_DIR};
 
 #[derive(Parser)]
 #[command(about = "Project tasks: build-ptx, bundle, ptx-report")]
@@ -161,26 +161,27 @@ fn ptx_report(root: &Path, archs: Vec<Arch>, ptxas: Option<PathBuf>, check: bool
 /// Builds the default architectures afresh, then records them as the prebuilt PTX (or, with
 /// `check`, fails unless the recorded PTX and digest equal the fresh build's).
 fn prebuilt_ptx(root: &Path, check: bool) -> Result<()> {
-    let fresh = build_ptx(root, Vec::new(), root.join("target/ptx"))?;
-    let build = PtxBuild::new(root, root.join("target/ptx"));
+    let fresh = build(root, Vec::new(), root.join("target/ptx"))?;
+    let builder =
+        kernels(root, Vec::new(), root.join("target/ptx")).prebuilt(root.join(PREBUILT_DIR));
     if !check {
-        build.record_prebuilt(&fresh)?;
-        println!("{}", build.prebuilt_dir().display());
+        let dir = builder.record_prebuilt(&fresh)?;
+        println!("{}", dir.display());
         return Ok(());
     }
-    let dir = build.prebuilt_dir();
-    for (arch, fresh) in DEFAULT_ARCHS.iter().zip(&fresh) {
-        let recorded = dir.join(arch.ptx_file_name());
-        let same = std::fs::read(&recorded).ok() == Some(std::fs::read(fresh)?);
+    let dir = root.join(PREBUILT_DIR);
+    for (arch, path) in &fresh.ptx {
+        let recorded = dir.join(arch.ptx_file(&fresh.lib_name));
+        let same = std::fs::read(&recorded).ok() == Some(std::fs::read(path)?);
         if !same {
             bail!(
                 "{} differs from a fresh build ({}): run `cargo xtask build-ptx --prebuilt` and commit cpu/ptx",
                 recorded.display(),
-                fresh.display()
+                path.display()
             );
         }
     }
-    if build.prebuilt()?.is_none() {
+    if !builder.prebuilt_is_current()? {
         bail!(
             "{} does not record today's inputs: run `cargo xtask build-ptx --prebuilt` and commit cpu/ptx",
             dir.join(ptx_builder::DIGEST_FILE).display()
@@ -193,22 +194,42 @@ fn prebuilt_ptx(root: &Path, check: bool) -> Result<()> {
     Ok(())
 }
 
-fn build_ptx(root: &Path, mut archs: Vec<Arch>, out: PathBuf) -> Result<Vec<PathBuf>> {
-    if archs.is_empty() {
-        archs = DEFAULT_ARCHS.to_vec();
-    }
-    let mut build = PtxBuild::new(root, out);
-    build.archs = archs;
+/// The build of this project's kernel crate, `gpu/`, for `archs` (none: the default ones) into
+/// `out`, with its GPU build in `target/ptx-build`.
+fn kernels(root: &Path, archs: Vec<Arch>, out: PathBuf) -> Builder {
+    let archs = if archs.is_empty() {
+        DEFAULT_ARCHS.to_vec()
+    } else {
+        archs
+    };
+    Builder::new(root.join("gpu"))
+        .archs(archs)
+        .out_dir(out)
+        .target_dir(root.join("target/ptx-build"))
+}
+
+fn build(root: &Path, archs: Vec<Arch>, out: PathBuf) -> Result<Built> {
+    let shown = if archs.is_empty() {
+        DEFAULT_ARCHS.to_vec()
+    } else {
+        archs.clone()
+    };
+    let names: Vec<String> = shown.iter().map(|a| a.to_string()).collect();
+    let builder = kernels(root, archs, out);
     eprintln!(
-        "building PTX for {}",
-        build
-            .archs
-            .iter()
-            .map(|a| a.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
+        "building PTX of {} ({})",
+        builder.crate_dir().display(),
+        names.join(", ")
     );
-    Ok(build.build()?)
+    Ok(builder.build()?)
+}
+
+fn build_ptx(root: &Path, archs: Vec<Arch>, out: PathBuf) -> Result<Vec<PathBuf>> {
+    Ok(build(root, archs, out)?
+        .ptx
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect())
 }
 
 fn cargo(root: &Path, args: &[&str]) -> Result<std::process::Output> {

@@ -64,8 +64,8 @@ pub enum BuildError {
         /// `rustc --version` of the active toolchain.
         version: String,
     },
-    /// Cargo failed to compile the `gpu` crate.
-    #[error("building the gpu crate for {arch} failed ({status}):\n{stderr}")]
+    /// Cargo failed to compile the kernel crate.
+    #[error("building the kernel crate for {arch} failed ({status}):\n{stderr}")]
     Compile {
         /// The architecture being built.
         arch: Arch,
@@ -90,6 +90,23 @@ pub enum BuildError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The kernel crate's folder has no `Cargo.toml`.
+    #[error("no kernel crate at {path}: it has no Cargo.toml")]
+    NoKernelCrate {
+        /// The folder given to `Builder::new`.
+        path: PathBuf,
+    },
+    /// `cargo metadata` failed or said something this builder cannot read.
+    #[error("cargo metadata for {manifest} failed: {reason}")]
+    Metadata {
+        /// The kernel crate's manifest.
+        manifest: PathBuf,
+        /// Cargo's error output, or what is missing from its answer.
+        reason: String,
+    },
+    /// `Builder::record_prebuilt` was called on a builder without `Builder::prebuilt`.
+    #[error("no prebuilt folder to record the PTX into: call Builder::prebuilt(dir) first")]
+    NoPrebuiltDir,
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {

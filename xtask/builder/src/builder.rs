@@ -1,0 +1,628 @@
+//! [`Builder`]: the PTX build of any kernel crate, from a build script or a tool.
+
+use std::path::{Path, PathBuf};
+
+use crate::digest::{collect_files, profile_sections};
+use crate::toolchain::Toolchain;
+use crate::{
+    Arch, BuildError, DEFAULT_ARCHS, DIGEST_FILE, TARGET, apply_launch_bounds, entry_names,
+    validate_ptx,
+};
+
+/// The PTX build of one kernel crate (a `no_std` crate of `#[kernel]` functions, built for
+/// `nvptx64-nvidia-cuda` by the nightly its `rust-toolchain.toml` pins), as rust-cuda's
+/// `cuda_builder::CudaBuilder` does it for `rustc_codegen_nvvm`, on rustc's own NVPTX backend.
+///
+/// From a build script:
+///
+/// ```no_run
+/// let built = ptx_builder::Builder::new("kernels") // relative to this crate's manifest
+///     .prebuilt("ptx") // use ptx/ when its digest is today's, else build afresh
+///     .build()
+///     .unwrap_or_else(|e| panic!("{e}"));
+/// for (arch, path) in &built.ptx {
+///     println!("cargo:rustc-env=KERNELS_PTX_{}={}", arch.0, path.display());
+/// }
+/// ```
+///
+/// [`build`](Self::build) prints the `cargo:rerun-if-changed` lines of every input when it runs
+/// in a build script (`OUT_DIR` set): the kernel crate, the local crates it depends on, the
+/// toolchain file and the prebuilt folder.
+#[derive(Clone, Debug)]
+pub struct Builder {
+    crate_dir: PathBuf,
+    archs: Vec<Arch>,
+    out_dir: Option<PathBuf>,
+    target_dir: Option<PathBuf>,
+    prebuilt: Option<PathBuf>,
+}
+
+/// What a [`Builder`] made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Built {
+    /// The kernel crate's library name (`my-kernels` is `my_kernels`).
+    pub lib_name: String,
+    /// One PTX file per architecture, in the order asked for.
+    pub ptx: Vec<(Arch, PathBuf)>,
+    /// The `.entry` names of the PTX (every kernel), in the order of the text.
+    pub entries: Vec<String>,
+    /// Whether the PTX is the prebuilt one ([`Builder::prebuilt`]) rather than a fresh build.
+    pub prebuilt: bool,
+}
+
+/// The kernel crate as `cargo metadata` describes it: its names, and what its PTX is made from.
+#[derive(Clone, Debug)]
+struct KernelCrate {
+    /// Its directory (holding `Cargo.toml`).
+    dir: PathBuf,
+    /// Its library name.
+    lib_name: String,
+    /// The root of its workspace (the crate's own directory if it is not in one).
+    workspace_root: PathBuf,
+    /// The directories of the local crates of its dependency closure, itself first.
+    local: Vec<PathBuf>,
+    /// The `Cargo.lock` entries of its dependency closure.
+    registry: String,
+}
+
+impl Builder {
+    /// The build of the kernel crate at `kernel_crate`: a path relative to the manifest of the
+    /// crate whose build script runs this (`CARGO_MANIFEST_DIR`), else to the working directory;
+    /// [`DEFAULT_ARCHS`]; output into `OUT_DIR/ptx` (outside a build script: `target/ptx` of
+    /// the kernel crate's workspace).
+    pub fn new(kernel_crate: impl AsRef<Path>) -> Self {
+        let base = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        Self {
+            crate_dir: base.join(kernel_crate),
+            archs: DEFAULT_ARCHS.to_vec(),
+            out_dir: None,
+            target_dir: None,
+            prebuilt: None,
+        }
+    }
+
+    /// Builds these architectures (sorted, each once) instead of [`DEFAULT_ARCHS`].
+    pub fn archs(mut self, archs: impl IntoIterator<Item = Arch>) -> Self {
+        self.archs = archs.into_iter().collect();
+        self.archs.sort();
+        self.archs.dedup();
+        self
+    }
+
+    /// Writes the PTX files into `dir`.
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// Cargo's target directory for the GPU build (one subdirectory per architecture). By
+    /// default `ptx-build/<hash of the crate's path>` in the outer build's target directory, or
+    /// `target/ptx-build` of the kernel crate's workspace outside a build script.
+    pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.target_dir = Some(dir.into());
+        self
+    }
+
+    /// Prebuilt PTX: `dir` (relative like [`new`](Self::new)'s path) holds `<lib>_sm_XX.ptx`
+    /// per architecture and [`DIGEST_FILE`], the digest of the inputs they were made from
+    /// ([`record_prebuilt`](Self::record_prebuilt) writes both). [`build`](Self::build) returns
+    /// them, building nothing, while that digest is today's; so a crate built on a stable
+    /// toolchain needs no nightly as long as the kernels do not change.
+    pub fn prebuilt(mut self, dir: impl AsRef<Path>) -> Self {
+        let base = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        self.prebuilt = Some(base.join(dir));
+        self
+    }
+
+    /// The kernel crate's directory.
+    pub fn crate_dir(&self) -> &Path {
+        &self.crate_dir
+    }
+
+    /// The PTX of every architecture: the prebuilt files if they are current, else a fresh
+    /// build (a file whose content did not change is left untouched). Prints the
+    /// `cargo:rerun-if-changed` lines when run by a build script.
+    ///
+    /// # Errors
+    /// One sentence each: no rustup and no usable active nightly ([`BuildError::NoRustup`]), no
+    /// `rust-src`, a kernel crate that does not build (its compiler message,
+    /// [`BuildError::Compile`]), `cargo metadata` failing, PTX that is unusable, a file that
+    /// cannot be read or written.
+    pub fn build(&self) -> Result<Built, BuildError> {
+        let krate = self.metadata()?;
+        if std::env::var_os("OUT_DIR").is_some() {
+            for input in self.inputs(&krate) {
+                println!("cargo:rerun-if-changed={}", input.display());
+            }
+        }
+        if let Some(ptx) = self.current_prebuilt(&krate)? {
+            return finish(krate.lib_name, ptx, true);
+        }
+        let out_dir = self.resolved_out_dir(&krate);
+        std::fs::create_dir_all(&out_dir).map_err(|source| BuildError::Io {
+            path: out_dir.clone(),
+            source,
+        })?;
+        let target_dir = self.resolved_target_dir(&krate);
+        let toolchain = Toolchain::pinned(&self.toolchain_dir()?)?;
+        let ptx = self
+            .archs
+            .iter()
+            .map(|&arch| {
+                let path = build_arch(&toolchain, &krate, arch, &target_dir, &out_dir)?;
+                Ok((arch, path))
+            })
+            .collect::<Result<Vec<_>, BuildError>>()?;
+        finish(krate.lib_name, ptx, false)
+    }
+
+    /// Copies `built`'s PTX into the [`prebuilt`](Self::prebuilt) folder with today's digest.
+    ///
+    /// # Errors
+    /// No prebuilt folder was set, `cargo metadata` failed, or a file cannot be written.
+    pub fn record_prebuilt(&self, built: &Built) -> Result<PathBuf, BuildError> {
+        let krate = self.metadata()?;
+        let dir = self.prebuilt.clone().ok_or(BuildError::NoPrebuiltDir)?;
+        std::fs::create_dir_all(&dir).map_err(|source| BuildError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        for (arch, path) in &built.ptx {
+            let dest = dir.join(arch.ptx_file(&krate.lib_name));
+            std::fs::copy(path, &dest).map_err(|source| BuildError::Io { path: dest, source })?;
+        }
+        let digest = format!(
+            "# SHA-256 of the inputs this PTX was built from (ptx_builder::Builder),\n\
+             # written by `cargo xtask build-ptx --prebuilt`.\n{}\n",
+            self.digest(&krate)?
+        );
+        let dest = dir.join(DIGEST_FILE);
+        std::fs::write(&dest, digest).map_err(|source| BuildError::Io {
+            path: dest.clone(),
+            source,
+        })?;
+        Ok(dir)
+    }
+
+    /// Whether the [`prebuilt`](Self::prebuilt) folder holds PTX of today's inputs.
+    ///
+    /// # Errors
+    /// As [`record_prebuilt`](Self::record_prebuilt).
+    pub fn prebuilt_is_current(&self) -> Result<bool, BuildError> {
+        let krate = self.metadata()?;
+        Ok(self.current_prebuilt(&krate)?.is_some())
+    }
+
+    /// The folder whose `rust-toolchain.toml` pins the toolchain: the nearest from the kernel
+    /// crate upwards.
+    fn toolchain_dir(&self) -> Result<PathBuf, BuildError> {
+        let manifest = self.crate_dir.join("Cargo.toml");
+        if !manifest.is_file() {
+            return Err(BuildError::NoKernelCrate {
+                path: self.crate_dir.clone(),
+            });
+        }
+        Ok(self
+            .crate_dir
+            .ancestors()
+            .find(|d| d.join("rust-toolchain.toml").is_file())
+            .unwrap_or(&self.crate_dir)
+            .to_path_buf())
+    }
+
+    /// The kernel crate and the local crates of its dependency closure, from `cargo metadata
+    /// --no-deps` (the outer build's cargo: no nightly, no download) of it and of each path
+    /// dependency outside its workspace; the registry crates from its workspace's `Cargo.lock`.
+    fn metadata(&self) -> Result<KernelCrate, BuildError> {
+        let manifest = self.crate_dir.join("Cargo.toml");
+        if !manifest.is_file() {
+            return Err(BuildError::NoKernelCrate {
+                path: self.crate_dir.clone(),
+            });
+        }
+        let root = workspace_packages(&manifest)?;
+        let package = root
+            .packages
+            .iter()
+            .find(|p| same_path(&p.dir, &self.crate_dir))
+            .ok_or_else(|| BuildError::Metadata {
+                manifest: manifest.clone(),
+                reason: "the kernel crate is not among its workspace's packages".into(),
+            })?
+            .clone();
+        let lib_name = package
+            .lib_name
+            .clone()
+            .ok_or_else(|| BuildError::Metadata {
+                manifest: manifest.clone(),
+                reason: "the kernel crate has no library target".into(),
+            })?;
+        // Path dependencies, followed through every workspace they lead to.
+        let mut known: Vec<Package> = root.packages.clone();
+        let mut local = vec![package.dir.clone()];
+        let mut queue = vec![package];
+        while let Some(p) = queue.pop() {
+            for dir in &p.path_deps {
+                if local.iter().any(|d| same_path(d, dir)) {
+                    continue;
+                }
+                if !known.iter().any(|k| same_path(&k.dir, dir)) {
+                    known.extend(workspace_packages(&dir.join("Cargo.toml"))?.packages);
+                }
+                let Some(dep) = known.iter().find(|k| same_path(&k.dir, dir)).cloned() else {
+                    continue;
+                };
+                local.push(dep.dir.clone());
+                queue.push(dep);
+            }
+        }
+        local[1..].sort();
+        let lock = root.workspace_root.join("Cargo.lock");
+        let registry = std::fs::read_to_string(&lock)
+            .map(|text| {
+                crate::digest::lock_closure(&text, &lib_name_to_package(&root, &self.crate_dir))
+            })
+            .unwrap_or_default();
+        Ok(KernelCrate {
+            dir: self.crate_dir.clone(),
+            lib_name,
+            workspace_root: root.workspace_root,
+            local,
+            registry,
+        })
+    }
+
+    /// The files and folders whose change requires a rebuild.
+    fn inputs(&self, krate: &KernelCrate) -> Vec<PathBuf> {
+        let mut inputs: Vec<PathBuf> = krate
+            .local
+            .iter()
+            .flat_map(|d| [d.join("src"), d.join("Cargo.toml")])
+            .collect();
+        inputs.push(krate.workspace_root.join("Cargo.toml"));
+        inputs.push(krate.workspace_root.join("Cargo.lock"));
+        if let Ok(dir) = self.toolchain_dir() {
+            inputs.push(dir.join("rust-toolchain.toml"));
+        }
+        if let Some(dir) = &self.prebuilt {
+            inputs.push(dir.clone());
+        }
+        inputs
+    }
+
+    /// SHA-256 (hex) of everything the PTX is made from: the architectures, this builder's
+    /// own source, the toolchain file, the workspace manifest's `[profile*]` sections, the
+    /// registry crates of the closure (name, version, source), and every file of the local
+    /// crates' `src/` and `Cargo.toml` (hidden files skipped), each as its path relative to the
+    /// workspace root (`/`-separated), its length and its bytes, in path order: the same on
+    /// every machine and checkout.
+    fn digest(&self, krate: &KernelCrate) -> Result<String, BuildError> {
+        use sha2::{Digest, Sha256};
+        let root = &krate.workspace_root;
+        let mut files = Vec::new();
+        for dir in &krate.local {
+            collect_files(&dir.join("src"), &mut files)?;
+            collect_files(&dir.join("Cargo.toml"), &mut files)?;
+        }
+        let read = |path: &Path| {
+            std::fs::read(path).map_err(|source| BuildError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+        };
+        let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
+        for path in files {
+            let relative = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            entries.push((relative, read(&path)?));
+        }
+        let toolchain = self.toolchain_dir()?.join("rust-toolchain.toml");
+        if toolchain.is_file() {
+            entries.push(("rust-toolchain.toml".into(), read(&toolchain)?));
+        }
+        let manifest = String::from_utf8_lossy(&read(&root.join("Cargo.toml"))?).into_owned();
+        entries.push((
+            "Cargo.toml [profile*]".into(),
+            profile_sections(&manifest).into_bytes(),
+        ));
+        entries.push((
+            "Cargo.lock (the closure)".into(),
+            krate.registry.clone().into_bytes(),
+        ));
+        entries.push(("ptx_builder".into(), BUILDER_SOURCE.concat().into_bytes()));
+        entries.sort();
+        let mut hash = Sha256::new();
+        for arch in &self.archs {
+            hash.update(arch.to_string().as_bytes());
+            hash.update([0]);
+        }
+        for (name, bytes) in &entries {
+            hash.update(name.as_bytes());
+            hash.update([0]);
+            hash.update((bytes.len() as u64).to_le_bytes());
+            hash.update(bytes);
+        }
+        Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// The prebuilt PTX paths if the folder holds every architecture and today's digest.
+    fn current_prebuilt(
+        &self,
+        krate: &KernelCrate,
+    ) -> Result<Option<Vec<(Arch, PathBuf)>>, BuildError> {
+        let Some(dir) = &self.prebuilt else {
+            return Ok(None);
+        };
+        let Ok(recorded) = std::fs::read_to_string(dir.join(DIGEST_FILE)) else {
+            return Ok(None);
+        };
+        let recorded = recorded
+            .lines()
+            .find(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        let ptx: Vec<(Arch, PathBuf)> = self
+            .archs
+            .iter()
+            .map(|&a| (a, dir.join(a.ptx_file(&krate.lib_name))))
+            .collect();
+        if !ptx.iter().all(|(_, p)| p.is_file()) || recorded != self.digest(krate)? {
+            return Ok(None);
+        }
+        Ok(Some(ptx))
+    }
+
+    fn resolved_out_dir(&self, krate: &KernelCrate) -> PathBuf {
+        self.out_dir.clone().unwrap_or_else(|| {
+            std::env::var_os("OUT_DIR").map_or_else(
+                || krate.workspace_root.join("target").join("ptx"),
+                |out| PathBuf::from(out).join("ptx"),
+            )
+        })
+    }
+
+    fn resolved_target_dir(&self, krate: &KernelCrate) -> PathBuf {
+        if let Some(dir) = &self.target_dir {
+            return dir.clone();
+        }
+        match std::env::var_os("OUT_DIR") {
+            Some(out) => nested_target_dir(Path::new(&out), &krate.dir),
+            None => krate.workspace_root.join("target").join("ptx-build"),
+        }
+    }
+}
+
+/// This builder's source, which decides what it does to the PTX: part of every digest.
+const BUILDER_SOURCE: &[&str] = &[
+    include_str!("lib.rs"),
+    include_str!("builder.rs"),
+    include_str!("ptx.rs"),
+    include_str!("toolchain.rs"),
+    include_str!("digest.rs"),
+    include_str!("error.rs"),
+];
+
+fn finish(
+    lib_name: String,
+    ptx: Vec<(Arch, PathBuf)>,
+    prebuilt: bool,
+) -> Result<Built, BuildError> {
+    let entries = match ptx.last() {
+        Some((_, path)) => {
+            let text = std::fs::read_to_string(path).map_err(|source| BuildError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            entry_names(&text).into_iter().map(str::to_string).collect()
+        }
+        None => Vec::new(),
+    };
+    Ok(Built {
+        lib_name,
+        ptx,
+        entries,
+        prebuilt,
+    })
+}
+
+/// The nested GPU build's cargo target folder: `ptx-build/<hash of the kernel crate's path>`
+/// in the outer build's target folder (the nearest ancestor of `OUT_DIR` holding cargo's
+/// `CACHEDIR.TAG`), shared by the outer build's profiles; `OUT_DIR/ptx-build` if none is found.
+/// One folder per checkout, so that git worktrees sharing a target folder do not overwrite
+/// each other's output.
+fn nested_target_dir(out_dir: &Path, crate_dir: &Path) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut checkout = std::collections::hash_map::DefaultHasher::new();
+    crate_dir.hash(&mut checkout);
+    let target = out_dir
+        .ancestors()
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .unwrap_or(out_dir);
+    target
+        .join("ptx-build")
+        .join(format!("{:016x}", checkout.finish()))
+}
+
+fn build_arch(
+    toolchain: &Toolchain,
+    krate: &KernelCrate,
+    arch: Arch,
+    target_dir: &Path,
+    out_dir: &Path,
+) -> Result<PathBuf, BuildError> {
+    let target_dir = target_dir.join(arch.to_string());
+    let mut cmd = toolchain.cargo();
+    cmd.current_dir(&krate.dir).args(["rustc"]);
+    if krate.workspace_root.join("Cargo.lock").is_file() {
+        cmd.arg("--locked");
+    }
+    cmd.arg("--manifest-path")
+        .arg(krate.dir.join("Cargo.toml"))
+        .args(["--lib", "--release"])
+        .args([
+            "--crate-type",
+            "cdylib",
+            "--target",
+            TARGET,
+            "-Zbuild-std=core",
+        ])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .args(["--", "--emit=asm", "-C", "linker=true"])
+        // In the rustflags (not after `--`) so that `core` is built for the same chip.
+        .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={arch}"))
+        .env("CARGO_PROFILE_RELEASE_LTO", "fat")
+        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")
+        .env("CARGO_PROFILE_RELEASE_PANIC", "abort")
+        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "3")
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .env("CARGO_PROFILE_RELEASE_INCREMENTAL", "false");
+    let output = cmd.output().map_err(|source| BuildError::Spawn {
+        program: toolchain.describe(),
+        source,
+    })?;
+    if !output.status.success() {
+        return Err(BuildError::Compile {
+            arch,
+            status: output.status,
+            stderr: crate::tail(&String::from_utf8_lossy(&output.stderr), 60),
+        });
+    }
+    let produced = target_dir
+        .join(TARGET)
+        .join("release")
+        .join("deps")
+        .join(format!("{}.s", krate.lib_name));
+    let ptx = std::fs::read_to_string(&produced).map_err(|_| BuildError::MissingOutput {
+        arch,
+        path: produced.clone(),
+    })?;
+    validate_ptx(arch, &ptx)?;
+    let ptx =
+        apply_launch_bounds(&ptx).map_err(|reason| BuildError::InvalidPtx { arch, reason })?;
+    let dest = out_dir.join(arch.ptx_file(&krate.lib_name));
+    if std::fs::read_to_string(&dest).ok().as_deref() != Some(ptx.as_str()) {
+        std::fs::write(&dest, &ptx).map_err(|source| BuildError::Io {
+            path: dest.clone(),
+            source,
+        })?;
+    }
+    Ok(dest)
+}
+
+/// A package of a workspace, as `cargo metadata --no-deps` lists it.
+#[derive(Clone, Debug)]
+struct Package {
+    name: String,
+    dir: PathBuf,
+    lib_name: Option<String>,
+    /// The directories of its path dependencies (not dev-dependencies).
+    path_deps: Vec<PathBuf>,
+}
+
+/// A workspace's root and packages.
+struct Workspace {
+    workspace_root: PathBuf,
+    packages: Vec<Package>,
+}
+
+/// `cargo metadata --no-deps` of the workspace of `manifest`, run by the outer build's cargo.
+fn workspace_packages(manifest: &Path) -> Result<Workspace, BuildError> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = std::process::Command::new(&cargo)
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--manifest-path",
+        ])
+        .arg(manifest)
+        .output()
+        .map_err(|source| BuildError::Spawn {
+            program: cargo.to_string_lossy().into_owned(),
+            source,
+        })?;
+    let fail = |reason: String| BuildError::Metadata {
+        manifest: manifest.to_path_buf(),
+        reason,
+    };
+    if !output.status.success() {
+        return Err(fail(crate::tail(
+            &String::from_utf8_lossy(&output.stderr),
+            20,
+        )));
+    }
+    let meta: serde_json::Value =
+        serde_json::from_slice(&output.stdout).map_err(|e| fail(e.to_string()))?;
+    let packages = meta["packages"]
+        .as_array()
+        .ok_or_else(|| fail("no packages".into()))?
+        .iter()
+        .filter_map(|p| {
+            let dir = PathBuf::from(p["manifest_path"].as_str()?)
+                .parent()?
+                .to_path_buf();
+            let lib_name = p["targets"].as_array().and_then(|ts| {
+                ts.iter()
+                    .find(|t| {
+                        t["kind"]
+                            .as_array()
+                            .is_some_and(|k| k.iter().any(|k| k == "lib" || k == "rlib"))
+                    })
+                    .and_then(|t| t["name"].as_str())
+                    .map(|n| n.replace('-', "_"))
+            });
+            let path_deps = p["dependencies"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|d| d["kind"] != "dev")
+                .filter_map(|d| d["path"].as_str().map(PathBuf::from))
+                .collect();
+            Some(Package {
+                name: p["name"].as_str()?.to_string(),
+                dir,
+                lib_name,
+                path_deps,
+            })
+        })
+        .collect();
+    Ok(Workspace {
+        workspace_root: meta["workspace_root"]
+            .as_str()
+            .map(PathBuf::from)
+            .ok_or_else(|| fail("no workspace_root".into()))?,
+        packages,
+    })
+}
+
+/// The package name of the crate at `dir` in `workspace` (what `Cargo.lock` calls it).
+fn lib_name_to_package(workspace: &Workspace, dir: &Path) -> String {
+    workspace
+        .packages
+        .iter()
+        .find(|p| same_path(&p.dir, dir))
+        .map(|p| p.name.clone())
+        .unwrap_or_default()
+}
+
+/// Whether two paths name the same file (after resolving links and `..`).
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
