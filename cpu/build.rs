@@ -34,6 +34,7 @@ fn main() {
     };
     let default = archs == DEFAULT_ARCHS;
     let built = Builder::new("../gpu")
+        .locked()
         .archs(archs)
         .prebuilt("ptx")
         .build()

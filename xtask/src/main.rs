@@ -203,6 +203,7 @@ fn kernels(root: &Path, archs: Vec<Arch>, out: PathBuf) -> Builder {
         archs
     };
     Builder::new(root.join("gpu"))
+        .locked()
         .archs(archs)
         .out_dir(out)
         .target_dir(root.join("target/ptx-build"))

@@ -35,6 +35,7 @@ pub struct Builder {
     out_dir: Option<PathBuf>,
     target_dir: Option<PathBuf>,
     prebuilt: Option<PathBuf>,
+    locked: bool,
 }
 
 /// What a [`Builder`] made.
@@ -81,7 +82,15 @@ impl Builder {
             out_dir: None,
             target_dir: None,
             prebuilt: None,
+            locked: false,
         }
+    }
+
+    /// Builds with `--locked`: the GPU build fails rather than change the kernel crate's
+    /// `Cargo.lock` (what a reproducible build, this project's, asks for).
+    pub fn locked(mut self) -> Self {
+        self.locked = true;
+        self
     }
 
     /// Builds these architectures (sorted, each once) instead of [`DEFAULT_ARCHS`].
@@ -155,7 +164,8 @@ impl Builder {
             .archs
             .iter()
             .map(|&arch| {
-                let path = build_arch(&toolchain, &krate, arch, &target_dir, &out_dir)?;
+                let path =
+                    build_arch(self.locked, &toolchain, &krate, arch, &target_dir, &out_dir)?;
                 Ok((arch, path))
             })
             .collect::<Result<Vec<_>, BuildError>>()?;
@@ -456,6 +466,7 @@ fn nested_target_dir(out_dir: &Path, crate_dir: &Path) -> PathBuf {
 }
 
 fn build_arch(
+    locked: bool,
     toolchain: &Toolchain,
     krate: &KernelCrate,
     arch: Arch,
@@ -465,7 +476,7 @@ fn build_arch(
     let target_dir = target_dir.join(arch.to_string());
     let mut cmd = toolchain.cargo();
     cmd.current_dir(&krate.dir).args(["rustc"]);
-    if krate.workspace_root.join("Cargo.lock").is_file() {
+    if locked {
         cmd.arg("--locked");
     }
     cmd.arg("--manifest-path")
