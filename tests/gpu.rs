@@ -33,6 +33,7 @@ macro_rules! modules {
 }
 
 modules![
+    modules,
     transpose_any,
     transpose_thin,
     reduce,

@@ -137,3 +137,69 @@ fn every_select_element_has_its_kernel_with_two_bounds() {
         }
     }
 }
+
+/// The loader's check ([`cpu::Module::check`]) on any machine: the lab's own PTX matches every
+/// handle of the crate `gpu`; a PTX whose entry takes another parameter size, or lacks an
+/// entry, is refused with a typed error naming the kernel and the parameter; a crate with no
+/// linked kernel is refused.
+#[test]
+fn the_loader_refuses_a_stale_ptx() {
+    use cpu::Error;
+    use cpu::kernel::KernelInfo;
+    use gpu_std::host::EntryMismatch;
+    let _ = handles();
+    for (arch, text) in PTX_BY_ARCH {
+        cpu::Module::check("gpu", text).unwrap_or_else(|e| panic!("sm_{arch}: {e}"));
+    }
+    let (_, text) = PTX_BY_ARCH.last().unwrap();
+    // saxpy(a: f32, x: &[f32], y: *mut f32): make `a` an 8-byte parameter, as a PTX built from
+    // another signature would have it.
+    let start = text
+        .find(".visible .entry saxpy(")
+        .expect("the saxpy entry");
+    let first = start
+        + text[start..]
+            .find(".param .f32")
+            .expect("saxpy's f32 parameter");
+    let stale = format!(
+        "{}.param .u64{}",
+        &text[..first],
+        &text[first + ".param .f32".len()..]
+    );
+    match cpu::Module::check("gpu", &stale) {
+        Err(Error::StalePtx {
+            mismatch:
+                EntryMismatch::Parameter {
+                    kernel: "saxpy",
+                    index: 0,
+                    name: Some("a"),
+                    handle_bytes: Some(4),
+                    ptx_bytes: Some(8),
+                },
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    let renamed = text.replace(".entry saxpy(", ".entry saxpy_old(");
+    let e = cpu::Module::check("gpu", &renamed).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::StalePtx {
+                mismatch: EntryMismatch::Missing { kernel: "saxpy" },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("no `.entry saxpy`"), "{e}");
+    let e = cpu::Module::check("no_such_crate", text).unwrap_err();
+    assert!(matches!(e, Error::NoKernels { .. }), "{e:?}");
+    // Every handle knows its crate.
+    let all: Vec<&'static KernelInfo> = handles();
+    assert!(
+        all.iter().all(|k| k.crate_name() == "gpu"),
+        "{:?}",
+        all.iter().map(|k| k.module).collect::<Vec<_>>()
+    );
+}

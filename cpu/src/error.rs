@@ -70,6 +70,34 @@ pub enum Error {
         /// The architectures embedded.
         built: String,
     },
+    /// A kernel crate's PTX disagrees with its handles ([`Module::check`](crate::Module::check)):
+    /// it was built from other kernels.
+    #[error("the PTX of {krate} does not match its kernels: {mismatch}")]
+    #[non_exhaustive]
+    StalePtx {
+        /// The kernel crate.
+        krate: String,
+        /// The first disagreement: the kernel, and the parameter.
+        mismatch: gpu_std::host::EntryMismatch,
+    },
+    /// No kernel of the crate is linked into this program, so none can be checked.
+    #[error(
+        "this program links no #[kernel] of the crate `{krate}`: name the crate's library (my-kernels is my_kernels) and use one of its kernels"
+    )]
+    #[non_exhaustive]
+    NoKernels {
+        /// The crate asked for.
+        krate: String,
+    },
+    /// A kernel launched on a [`Module`](crate::Module) that does not hold it.
+    #[error("kernel {kernel} is not in the module of {krate}")]
+    #[non_exhaustive]
+    NotInModule {
+        /// The kernel.
+        kernel: &'static str,
+        /// The module's crate.
+        krate: String,
+    },
     /// A device allocation larger than the free device memory. The context stays usable.
     #[error("out of device memory: {requested} bytes requested, {free} of {total} bytes free")]
     #[non_exhaustive]

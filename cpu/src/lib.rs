@@ -39,6 +39,7 @@ pub mod histogram;
 pub mod kernel;
 pub mod lab;
 pub mod launch;
+pub mod module;
 pub mod multi_gpu;
 pub mod ptx;
 pub mod reduce;
@@ -52,3 +53,4 @@ pub use context::Gpu;
 /// streams (`cpu::cudarc::driver::{CudaSlice, CudaStream}`) without a second dependency line.
 pub use cudarc;
 pub use error::{Error, Result};
+pub use module::Module;

@@ -308,6 +308,7 @@ fn expand_kernel(args: KernelArgs, func: ItemFn) -> syn::Result<TokenStream2> {
             name: #entry,
             params: &[#(#infos),*],
             launch_bounds: #bounds_info,
+            module: ::core::module_path!(),
         };
 
         #[cfg(not(target_arch = "nvptx64"))]

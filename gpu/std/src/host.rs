@@ -63,8 +63,12 @@
 //! pub unsafe fn add(x: *const f32) {}
 //! ```
 
+mod entries;
+
 use core::fmt;
 use core::marker::PhantomData;
+
+pub use entries::{EntryMismatch, EntryParam, check_entries, entry_names, entry_params};
 
 #[doc(hidden)]
 pub use linkme::{self, distributed_slice};
@@ -83,6 +87,16 @@ pub struct KernelInfo {
     pub params: &'static [ParamInfo],
     /// `launch_bounds(max_threads, min_blocks)` if the kernel declares them.
     pub launch_bounds: Option<(u32, u32)>,
+    /// The module path the kernel is declared in (`my_kernels::kernels`); its first segment is
+    /// the crate ([`KernelInfo::crate_name`]).
+    pub module: &'static str,
+}
+
+impl KernelInfo {
+    /// The crate that declares the kernel: the first segment of [`KernelInfo::module`].
+    pub fn crate_name(&self) -> &'static str {
+        self.module.split("::").next().unwrap_or(self.module)
+    }
 }
 
 /// One PTX parameter of a kernel: its name, size and alignment in bytes.

@@ -122,6 +122,10 @@ pub use gpu_std_macros::{gpu_only, kernel};
 #[doc(hidden)]
 pub use gpu_std_macros::__shared_array;
 
+// The host build reads PTX text (`host::entry_params`), into `String`s and `Vec`s.
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate alloc;
+
 // The host build's unit tests use `std` (threads for the atomics' host emulation).
 #[cfg(test)]
 extern crate std;

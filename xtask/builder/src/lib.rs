@@ -36,10 +36,8 @@ mod toolchain;
 
 pub use builder::{Builder, Built};
 pub use error::BuildError;
-pub use ptx::{
-    EntryParam, LAUNCH_BOUNDS_MARKER, LaunchBounds, apply_launch_bounds, entry_names, entry_params,
-    validate_ptx,
-};
+pub use gpu_std::host::{EntryParam, entry_names, entry_params};
+pub use ptx::{LAUNCH_BOUNDS_MARKER, LaunchBounds, apply_launch_bounds, validate_ptx};
 
 use std::fmt;
 use std::str::FromStr;

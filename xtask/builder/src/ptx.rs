@@ -2,7 +2,7 @@
 //! ([`validate_ptx`]), the launch bounds ([`apply_launch_bounds`]), and the entries and their
 //! parameters ([`entry_names`], [`entry_params`]).
 
-use crate::{Arch, BuildError};
+use crate::{Arch, BuildError, entry_names};
 
 /// Checks that PTX text targets `arch` and calls no function it does not define.
 pub fn validate_ptx(arch: Arch, ptx: &str) -> Result<(), BuildError> {
@@ -138,97 +138,4 @@ pub fn apply_launch_bounds(ptx: &str) -> Result<String, String> {
         i = end + 1;
     }
     Ok(out)
-}
-
-/// Names of the kernels (`.entry` directives) in PTX text, in order of appearance.
-pub fn entry_names(ptx: &str) -> Vec<&str> {
-    ptx.lines()
-        .filter_map(|l| {
-            let rest = l
-                .trim_start()
-                .strip_prefix(".visible .entry ")
-                .or_else(|| l.trim_start().strip_prefix(".entry "))?;
-            Some(rest.split(['(', ' ']).next().unwrap_or(rest).trim())
-        })
-        .collect()
-}
-
-/// One `.param` of a PTX `.entry`: its name and size in bytes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EntryParam {
-    /// The parameter's PTX name (`<entry>_param_<i>`).
-    pub name: String,
-    /// Size in bytes: the width of a scalar type (`.u64` 8, `.f32` 4, ...), or `N` of a
-    /// `.b8 name[N]` byte array (a struct passed by value).
-    pub bytes: usize,
-}
-
-/// The `.param` list of every `.entry` in `ptx`, in order: `(entry name, parameters)`.
-///
-/// # Errors
-/// A message naming the entry if a parameter line cannot be read.
-pub fn entry_params(ptx: &str) -> Result<Vec<(&str, Vec<EntryParam>)>, String> {
-    let mut entries = Vec::new();
-    let mut lines = ptx.lines();
-    while let Some(line) = lines.next() {
-        let line = line.trim_start();
-        let Some(rest) = line
-            .strip_prefix(".visible .entry ")
-            .or_else(|| line.strip_prefix(".entry "))
-        else {
-            continue;
-        };
-        let name = rest.split(['(', ' ']).next().unwrap_or(rest).trim();
-        let mut params = Vec::new();
-        if !rest.contains(')') {
-            for param in lines.by_ref() {
-                let param = param.trim().trim_end_matches(',');
-                if param.starts_with(')') {
-                    break;
-                }
-                params.push(parse_param(param).ok_or_else(|| {
-                    format!(".entry {name}: cannot read the parameter `{param}`")
-                })?);
-            }
-        }
-        entries.push((name, params));
-    }
-    Ok(entries)
-}
-
-/// One `.param` line: `.param .u64 .ptr .align 1 NAME` or `.param .align 4 .b8 NAME[8]`.
-pub(crate) fn parse_param(line: &str) -> Option<EntryParam> {
-    let tokens: Vec<&str> = line.split_whitespace().collect();
-    if tokens.first() != Some(&".param") {
-        return None;
-    }
-    let last = *tokens.last()?;
-    if let Some((name, count)) = last.split_once('[') {
-        let count: usize = count.strip_suffix(']')?.parse().ok()?;
-        let element = tokens.iter().find_map(|t| scalar_bytes(t))?;
-        return Some(EntryParam {
-            name: name.to_string(),
-            bytes: element * count,
-        });
-    }
-    Some(EntryParam {
-        name: last.to_string(),
-        bytes: scalar_bytes(tokens.get(1)?)?,
-    })
-}
-
-/// The width in bytes of a PTX fundamental type (`.u64`, `.f32`, `.b8`, ...).
-pub(crate) fn scalar_bytes(token: &str) -> Option<usize> {
-    let bits = token
-        .strip_prefix(".u")
-        .or_else(|| token.strip_prefix(".s"))
-        .or_else(|| token.strip_prefix(".b"))
-        .or_else(|| token.strip_prefix(".f"))?;
-    match bits {
-        "8" => Some(1),
-        "16" => Some(2),
-        "32" => Some(4),
-        "64" => Some(8),
-        _ => None,
-    }
 }
