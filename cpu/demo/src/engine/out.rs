@@ -7,15 +7,16 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::engine::options::Format;
-use crate::engine::report::profile::Profile;
-use crate::engine::report::{Block, CeilingRecord, Section, Table};
-use crate::engine::timing::{self, CEILING_COPY_BYTES, Ceiling};
 use anyhow::{Context, Result};
 use cpu::Gpu;
 use indicatif::ProgressBar;
 use npyz::WriterBuilder;
 use serde::{Deserialize, Serialize};
+
+use crate::engine::options::Format;
+use crate::engine::report::profile::Profile;
+use crate::engine::report::{Block, CeilingRecord, Section, Table};
+use crate::engine::timing::{self, CEILING_COPY_BYTES, Ceiling};
 
 /// One pattern's output sink.
 pub struct Out {

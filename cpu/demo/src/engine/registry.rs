@@ -11,7 +11,8 @@
 
 use anyhow::Result;
 use clap::{ArgMatches, FromArgMatches, ValueEnum};
-use comfy_table::{Table, presets::ASCII_MARKDOWN};
+use comfy_table::Table;
+use comfy_table::presets::ASCII_MARKDOWN;
 use cpu::Gpu;
 
 use crate::engine::harness::{Footprint, require_memory};

@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::engine::options::Format;
-use crate::engine::options::Options;
+use crate::engine::options::{Format, Options};
 use crate::engine::report::Report;
 
 /// Writes report.md, report.json, report.csv and charts/<pattern>-<table>.{svg,png} into

@@ -10,8 +10,7 @@ use cpu::Gpu;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::engine::cli::{self, Builtin, Invocation};
-use crate::engine::options::Format;
-use crate::engine::options::Options;
+use crate::engine::options::{Format, Options};
 use crate::engine::out::Out;
 use crate::engine::registry::{PatternInfo, Patterns};
 use crate::engine::report::profile::Profile;

@@ -9,14 +9,13 @@
 //! DRAM (each input read once, each output written once) over the median time. Inputs are sized
 //! beyond the L2 cache (50 MB on an H100) by the callers that report bandwidth.
 
-use cudarc::driver::{CudaEvent, CudaSlice, LaunchConfig, sys};
-
 use cpu::Gpu;
 use cpu::error::{DriverContext, Error, Result};
 use cpu::lab::memory::fma_rate::FmaRate;
 use cpu::lab::memory::read_stream::{self, ReadShape, ReadStream};
 use cpu::multi_gpu::GpuGroup;
 use cpu::reduce::{ReduceSum, SumI32};
+use cudarc::driver::{CudaEvent, CudaSlice, LaunchConfig, sys};
 
 /// Statistics of one timed operation, in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]

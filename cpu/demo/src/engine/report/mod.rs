@@ -20,10 +20,9 @@ use std::fmt::Write as _;
 use comfy_table::presets::ASCII_MARKDOWN;
 use cudarc::driver::LaunchConfig;
 use serde::{Deserialize, Serialize};
+pub use write::{WriteError, exit_after_writes, write_all_atomically, write_atomically};
 
 use crate::engine::timing::{Ceiling, Timing};
-
-pub use write::{WriteError, exit_after_writes, write_all_atomically, write_atomically};
 
 /// Version of the JSON layout, bumped when a field changes meaning.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -22,16 +22,14 @@ mod peers;
 
 use anyhow::{Context, Result, bail};
 use cpu::Gpu;
+pub(crate) use measure::{Sweep, random_floats};
+pub use peers::{GemmTiming, PeerRow, PeerTiming, PeersFile};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::harness::WARMUP;
-use crate::engine::options::Format;
-use crate::engine::options::Options;
+use crate::engine::options::{Format, Options};
 use crate::engine::report::{CeilingRecord, DeviceInfo, SCHEMA_VERSION};
 use crate::engine::timing::{self, CEILING_COPY_BYTES, CEILING_READ_BYTES, ReadCeiling};
-
-pub(crate) use measure::{Sweep, random_floats};
-pub use peers::{GemmTiming, PeerRow, PeerTiming, PeersFile};
 
 /// One sweep: a library entry point over sizes and shapes, as a pattern defines it
 /// (`registry::Pattern::SWEEPS`): its name, what the tables say of it,

@@ -1,21 +1,19 @@
 //! `demo conv1d`: its definition (arguments and `impl Pattern`), footprint and run.
 
-use super::*;
-
-use crate::engine::args::odd_width;
-use crate::engine::harness::{Footprint, Plan, SMALL};
-use crate::engine::registry::{Pattern, VariantInfo, kernels_each, widths};
-use crate::engine::report::{ChartKind, Table};
-use crate::engine::sweep::{SweepSpec, powers};
 use anyhow::{Result, bail};
 use cpu::Gpu;
 use cpu::convolution::{self, Mask1d, Variant1d};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use super::*;
+use crate::engine::args::odd_width;
+use crate::engine::harness::{Footprint, Plan, SMALL};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
-use crate::engine::registry::variant_name;
+use crate::engine::registry::{Pattern, VariantInfo, kernels_each, variant_name, widths};
+use crate::engine::report::{ChartKind, Table};
+use crate::engine::sweep::{SweepSpec, powers};
 
 /// 1D convolution: the seed's four kernels (basic, __constant__ mask, tiled halo, cached
 /// halo) and the vec4 tile, verified and timed.

@@ -1,14 +1,8 @@
 //! `demo conv2d`: its definition (arguments and `impl Pattern`), the variants each mask width
 //! runs, footprint and run.
 
-use super::*;
-
 use std::path::PathBuf;
 
-use crate::engine::args::{ArgError, count_in, odd_width};
-use crate::engine::harness::{Footprint, SMALL, array, elements};
-use crate::engine::registry::{Pattern, VariantInfo, kernels_each, variant};
-use crate::engine::sweep::{Case, SweepSpec, powers};
 use anyhow::{Result, bail};
 use cpu::Gpu;
 use cpu::convolution::{self, Mask2d, Variant2d};
@@ -16,8 +10,13 @@ use cpu::lab::memory::fma_stream::{self};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use super::*;
+use crate::engine::args::{ArgError, count_in, odd_width};
+use crate::engine::harness::{Footprint, SMALL, array, elements};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
+use crate::engine::registry::{Pattern, VariantInfo, kernels_each, variant};
+use crate::engine::sweep::{Case, SweepSpec, powers};
 
 /// 2D convolution: basic, __constant__ mask, tiled halo, the vec4 tile (widths up to 9), the
 /// register-blocked wide tile (11..31) and, for a separable mask, NVIDIA's two-pass and the

@@ -11,21 +11,13 @@ mod picture;
 mod sweep;
 mod tables;
 
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
 use check::*;
 pub(crate) use conv1d::Conv1d;
 pub(crate) use conv2d::Conv2d;
 use conv2d::*;
-use masks::*;
-use sweep::*;
-use tables::*;
-
-use std::path::{Path, PathBuf};
-
-use crate::engine::harness::{Footprint, Plan, SMALL, Trial};
-use crate::engine::report::{ChartKind, Measurement, Table};
-use crate::engine::sweep::{Case, Sweep, random_floats};
-use crate::engine::timing::{self, Ceiling, Floor, Fp32Throughput};
-use anyhow::{Context, Result, bail};
 use cpu::Gpu;
 use cpu::convolution::{
     self, Comparison, Factors, Mask1d, Mask2d, Reference, Variant1d, Variant2d,
@@ -34,10 +26,17 @@ use cpu::lab::memory::fma_stream::{self, FmaStream};
 use cpu::launch::{VEC4_ALIGNMENT, is_aligned};
 use cpu::verify::Mismatch;
 use cudarc::driver::CudaSlice;
+use masks::*;
+use sweep::*;
+use tables::*;
 
+use crate::engine::harness::{Footprint, Plan, SMALL, Trial};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
 use crate::engine::registry::variant_name;
+use crate::engine::report::{ChartKind, Measurement, Table};
+use crate::engine::sweep::{Case, Sweep, random_floats};
+use crate::engine::timing::{self, Ceiling, Floor, Fp32Throughput};
 
 /// The sanitizer cases of a convolution: `args` at the default `width`, then `small` at every
 /// other odd width (the vec4 kernels are one entry per width).

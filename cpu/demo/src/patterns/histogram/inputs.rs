@@ -1,14 +1,13 @@
 //! The inputs of `demo histogram`: uniform, constant and Zipf-distributed bytes, a file's bytes
 //! and a picture's grey levels.
 
-use super::*;
-
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use super::*;
 use crate::engine::registry::variant_name;
 
 /// Bytes the file of `--input kind --file path` takes in memory: a PNG decoded (up to 4

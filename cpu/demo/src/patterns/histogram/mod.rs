@@ -9,26 +9,24 @@ mod inputs;
 mod sweep;
 mod tables;
 
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use cpu::histogram::{self, Counter, ladder, reference};
+use cpu::{Gpu, verify};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use even::{EvenCounter, even_kernels, even_table};
 use inputs::*;
 use sweep::{sweep_cases, sweep_constant, sweep_uniform};
 use tables::*;
 
-use std::path::PathBuf;
-
 use crate::engine::args::refuse;
 use crate::engine::harness::{Footprint, Plan, SMALL, Trial, WARMUP};
-use crate::engine::registry::{Pattern, VariantInfo, kernels_each, variant};
-use crate::engine::sweep::SweepSpec;
-use crate::engine::timing::{self, CEILING_READ_BYTES, Ceiling, L2Flush};
-use anyhow::{Result, bail};
-use cpu::histogram::{self, Counter, ladder, reference};
-use cpu::{Gpu, verify};
-use cudarc::driver::{CudaSlice, LaunchConfig};
-
 use crate::engine::options::Options;
 use crate::engine::out::Out;
-use crate::engine::registry::variant_name;
+use crate::engine::registry::{Pattern, VariantInfo, kernels_each, variant, variant_name};
+use crate::engine::sweep::SweepSpec;
+use crate::engine::timing::{self, CEILING_READ_BYTES, Ceiling, L2Flush};
 
 /// Histogram: the textbook ladder (PMPP ch. 9: global atomics, privatised in shared memory,
 /// coarsened with contiguous and interleaved partitions, aggregated runs) up to

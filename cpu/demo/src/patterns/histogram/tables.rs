@@ -1,16 +1,15 @@
 //! The byte-histogram tables of `demo histogram`: the ladder, the inputs and the shared-memory
 //! atomics.
 
-use super::*;
-
-use crate::engine::harness::{Plan, Trial};
-use crate::engine::report::{ChartKind, Table};
 use anyhow::Result;
 use cpu::histogram::{self, Counter, Update, ladder};
 use cpu::verify;
 
+use super::*;
+use crate::engine::harness::{Plan, Trial};
 use crate::engine::out::Out;
 use crate::engine::registry::variant_name;
+use crate::engine::report::{ChartKind, Table};
 
 /// `x` atomics per byte: three significant figures.
 pub(super) fn per_byte(x: f64) -> String {

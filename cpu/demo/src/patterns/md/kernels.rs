@@ -1,7 +1,6 @@
 //! The GPU tables of `demo md`: the force kernels' times and their speedup over the best CPU run,
 //! and the energy drift of a run.
 
-use super::*;
 use anyhow::Result;
 use cpu::Gpu;
 use cpu::lab::md::forces::{ErrorScales, check_forces, per_atom_energies, serial};
@@ -9,6 +8,7 @@ use cpu::lab::md::gpu::{self as md_gpu, DeviceNeighbourList, GpuForces, GpuKerne
 use cpu::lab::md::{CUTOFF, ListKind, NeighbourList, SKIN, System, energy_drift};
 use cudarc::driver::CudaSlice;
 
+use super::*;
 use crate::engine::options::Options;
 use crate::engine::out::Out;
 use crate::engine::report::{ChartKind, Measurement, Table};

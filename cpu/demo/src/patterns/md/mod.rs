@@ -8,9 +8,6 @@
 mod kernels;
 mod threads;
 
-use kernels::{drift, gpu_table};
-use threads::cpu_tables;
-
 use anyhow::{Result, bail};
 use cpu::Gpu;
 use cpu::lab::md::forces::{ErrorScales, serial};
@@ -19,6 +16,8 @@ use cpu::lab::md::team::{self, Method};
 use cpu::lab::md::{
     CUTOFF, LATTICE_ENERGY_PER_ATOM, ListKind, NeighbourList, SKIN, System, system,
 };
+use kernels::{drift, gpu_table};
+use threads::cpu_tables;
 
 use crate::engine::args::{count_in, refuse};
 use crate::engine::harness::Footprint;

@@ -1,17 +1,16 @@
 //! `demo bank-conflicts`: shared-memory bank conflicts (strides, an odd stride, the padded tile,
 //! broadcast and multicast) in SM cycles per warp access.
 
-use crate::engine::harness::{Footprint, SMALL};
-use crate::engine::registry::{Pattern, VariantInfo, variant};
-use crate::engine::report::{ChartKind, Measurement, Table};
-use crate::engine::timing::Timing;
 use anyhow::{Result, bail};
 use cpu::Gpu;
 use cpu::lab::memory::bank_conflicts;
 
-use crate::engine::harness::verdict;
+use crate::engine::harness::{Footprint, SMALL, verdict};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
+use crate::engine::registry::{Pattern, VariantInfo, variant};
+use crate::engine::report::{ChartKind, Measurement, Table};
+use crate::engine::timing::Timing;
 
 /// Shared-memory bank conflicts: strides, an odd stride, the padded tile, broadcast and
 /// multicast, in SM cycles per warp access.
@@ -50,7 +49,8 @@ impl Pattern for BankConflicts {
 }
 
 fn bank_conflicts_demo(gpu: &Gpu, out: &mut Out, accesses: u32) -> Result<()> {
-    use gpu::memory::bank_conflicts::{BLOCK_SIZE, kernels::bank_conflicts_read};
+    use gpu::memory::bank_conflicts::BLOCK_SIZE;
+    use gpu::memory::bank_conflicts::kernels::bank_conflicts_read;
     // The kernel's buffers are downloaded and checked inside `bank_conflicts::measure`; the
     // demo gets no array back, so nothing is dumped.
     let mut table = Table::new(

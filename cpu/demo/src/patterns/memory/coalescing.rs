@@ -1,13 +1,6 @@
 //! `demo coalescing`: a copy whose read is misaligned, then strided, with cached and L2-only
 //! loads: effective GB/s and load efficiency per point.
 
-use super::cells::{multi_row, pct};
-
-use crate::engine::args::count_in;
-use crate::engine::harness::{Footprint, Plan, Trial};
-use crate::engine::registry::{Pattern, VariantInfo, variant};
-use crate::engine::report::{ChartKind, Table};
-use crate::engine::timing::{self, Ceiling};
 use anyhow::{Result, bail};
 use cpu::Gpu;
 use cpu::lab::memory::coalescing::{self, Access, LINE_BYTES, Load, SECTOR_BYTES};
@@ -16,9 +9,14 @@ use cudarc::driver::CudaSlice;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use super::cells::{multi_row, pct};
+use crate::engine::args::count_in;
+use crate::engine::harness::{Footprint, Plan, Trial};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
-use crate::engine::registry::variant_name;
+use crate::engine::registry::{Pattern, VariantInfo, variant, variant_name};
+use crate::engine::report::{ChartKind, Table};
+use crate::engine::timing::{self, Ceiling};
 
 /// Global-memory coalescing: a copy whose read is misaligned by 0..=32 floats, then strided by
 /// 1..=32 floats, with cached (ld.ca) and L2-only (ld.cg) loads; effective GB/s and load

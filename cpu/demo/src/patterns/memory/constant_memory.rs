@@ -1,19 +1,17 @@
 //! `demo constant-memory`: a table read uniformly and divergently from `__constant__`, global and
 //! read-only memory; and the seed's `devVar` example.
 
-use crate::engine::harness::{Footprint, Plan, SMALL};
-use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each, variant};
-use crate::engine::report::{ChartKind, Table};
 use anyhow::{Result, bail};
 use cpu::lab::memory::constant_memory;
 use cpu::{Gpu, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::engine::harness::verdict;
+use crate::engine::harness::{Footprint, Plan, SMALL, verdict};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
-use crate::engine::registry::variant_name;
+use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each, variant, variant_name};
+use crate::engine::report::{ChartKind, Table};
 
 /// Constant memory: a table read uniformly and divergently from `__constant__`, global and
 /// read-only memory; and the seed's `devVar` example.

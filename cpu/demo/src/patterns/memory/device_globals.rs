@@ -1,18 +1,17 @@
 //! `demo device-globals`: the seed's `__device__` globals example, `devU += devV` by symbol and
 //! by pointer.
 
-use crate::engine::harness::{Footprint, SMALL};
-use crate::engine::registry::{Pattern, VariantInfo, variant};
-use crate::engine::report::{ChartKind, Table};
 use anyhow::{Result, bail};
 use cpu::lab::memory::device_globals;
 use cpu::{Gpu, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::engine::harness::verdict;
+use crate::engine::harness::{Footprint, SMALL, verdict};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
+use crate::engine::registry::{Pattern, VariantInfo, variant};
+use crate::engine::report::{ChartKind, Table};
 
 /// The seed's `__device__` globals example: `devU += devV` by symbol and by pointer.
 #[derive(clap::Args)]

@@ -1,9 +1,6 @@
 //! `demo layout`: array of structs against struct of arrays (simpleMathAoS / simpleMathSoA), with
 //! the 8-byte aligned struct as the AoS fix.
 
-use crate::engine::harness::{Footprint, Plan};
-use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each};
-use crate::engine::report::{ChartKind, Table};
 use anyhow::{Result, bail};
 use cpu::Gpu;
 use cpu::lab::memory::layout;
@@ -12,9 +9,11 @@ use gpu::memory::layout::InnerStruct;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::engine::harness::{Footprint, Plan};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
-use crate::engine::registry::variant_name;
+use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each, variant_name};
+use crate::engine::report::{ChartKind, Table};
 
 /// Array of structs against struct of arrays (simpleMathAoS / simpleMathSoA: x += 10,
 /// y += 20), with the 8-byte aligned struct as the AoS fix.

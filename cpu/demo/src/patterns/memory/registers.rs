@@ -1,18 +1,17 @@
 //! `demo registers`: registers against local memory: a private array indexed at compile time
 //! against one indexed at run time.
 
-use crate::engine::harness::{Footprint, Plan};
-use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each};
-use crate::engine::report::{ChartKind, Table};
 use anyhow::{Result, bail};
 use cpu::lab::memory::registers;
 use cpu::{Gpu, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::engine::harness::{Footprint, Plan};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
-use crate::engine::registry::variant_name;
+use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each, variant_name};
+use crate::engine::report::{ChartKind, Table};
 
 /// Registers vs local memory: a private array indexed at compile time vs at run time, timed,
 /// with each kernel's registers and local memory as the driver reports them.

@@ -1,19 +1,17 @@
 //! `demo shared-memory`: the seed's static and dynamic shared-memory example, then both on random
 //! data in blocks of 256.
 
-use crate::engine::harness::{Footprint, SMALL};
-use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each};
-use crate::engine::report::{ChartKind, Table};
 use anyhow::{Result, bail};
 use cpu::lab::memory::shared_memory;
 use cpu::{Gpu, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::engine::harness::verdict;
+use crate::engine::harness::{Footprint, SMALL, verdict};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
-use crate::engine::registry::variant_name;
+use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each, variant_name};
+use crate::engine::report::{ChartKind, Table};
 
 /// The seed's static and dynamic shared-memory example (`u[i] = tmp[i]^2 + tmp[3-i]`), then
 /// both on random data in blocks of 256.

@@ -1,10 +1,6 @@
 //! `demo texture`: a 1D lookup `out[i] = table[idx[i]]` through a texture object, plain global
 //! loads and the read-only path, with random and sequential indices.
 
-use crate::engine::args::count_in;
-use crate::engine::harness::{Footprint, Plan, SMALL, Trial};
-use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each};
-use crate::engine::report::{ChartKind, Table};
 use anyhow::{Result, bail};
 use cpu::Gpu;
 use cpu::lab::memory::texture;
@@ -12,9 +8,12 @@ use cpu::verify::{self, Mismatch};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::engine::args::count_in;
+use crate::engine::harness::{Footprint, Plan, SMALL, Trial};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
-use crate::engine::registry::variant_name;
+use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each, variant_name};
+use crate::engine::report::{ChartKind, Table};
 
 /// A 1D lookup out[i] = table[idx[i]] through a texture object (tex1Dfetch), plain global
 /// loads and the read-only path (__ldg), with random and sequential indices.

@@ -1,8 +1,6 @@
 //! The all-reduce sweep in nccl-tests' conventions (algbw, busbw): NCCL beside the lab's ring
 //! and, with `--peers`, `torch.distributed.all_reduce`; every result verified.
 
-use super::*;
-
 use anyhow::{Context, Result, bail};
 use cpu::error::DriverContext;
 use cpu::multi_gpu::{GpuGroup, RingAllReduce, all_reduce_bus_factor};
@@ -10,6 +8,7 @@ use cpu::verify::Mismatch;
 use cudarc::driver::CudaSlice;
 use serde::Deserialize;
 
+use super::*;
 use crate::engine::harness::require_memory;
 use crate::engine::options::Options;
 use crate::engine::out::Out;

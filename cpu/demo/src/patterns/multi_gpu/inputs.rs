@@ -1,15 +1,16 @@
 //! The inputs and checks of the multi-GPU tables: per-rank values from a hash (exact in `f32` in
 //! any order), filled and compared on every core (rayon), and poisoned outputs.
 
-use super::*;
-
 use anyhow::Result;
+use cpu::Gpu;
+use cpu::error::DriverContext;
 use cpu::verify::Mismatch;
-use cpu::{Gpu, error::DriverContext};
 use cudarc::driver::{CudaSlice, DevicePtrMut, sys};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
+
+use super::*;
 
 /// `n` floats uniform in `[-1, 1)` from 24 random bits each (fast enough for 2^30).
 pub(super) fn random_floats(seed: u64, n: usize) -> Vec<f32> {

@@ -8,12 +8,11 @@ mod inputs;
 mod scaling;
 
 use all_reduce::all_reduce_sweep;
-use inputs::{check_exact, fill_parallel, input_value, poison, random_floats, rank_key};
-use scaling::strong_scaling;
-
 use anyhow::{Result, bail};
 use cpu::Gpu;
 use cpu::multi_gpu::{self, GpuGroup};
+use inputs::{check_exact, fill_parallel, input_value, poison, random_floats, rank_key};
+use scaling::strong_scaling;
 
 use crate::engine::args::{bytes_from, refuse};
 use crate::engine::harness::{Footprint, SMALL};

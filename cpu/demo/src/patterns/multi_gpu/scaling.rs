@@ -1,6 +1,5 @@
 //! The sharded sum's strong scaling over 1..N GPUs (`demo multi-gpu`'s first table).
 
-use super::*;
 use std::ops::Range;
 
 use anyhow::Result;
@@ -8,8 +7,8 @@ use cpu::multi_gpu::{GpuGroup, ShardedSum, ring};
 use cpu::reduce::reference;
 use cudarc::driver::CudaSlice;
 
-use crate::engine::harness::require_memory;
-use crate::engine::harness::verdict;
+use super::*;
+use crate::engine::harness::{require_memory, verdict};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
 use crate::engine::report::{ChartKind, Measurement, Table};

@@ -2,12 +2,6 @@
 
 mod sweep;
 
-use crate::engine::args::power_of_two;
-use crate::engine::harness::{Footprint, Plan, SMALL, Speedups, Trial, array};
-use crate::engine::registry::{Pattern, VariantInfo, kernels_each, variant, variant_name};
-use crate::engine::report::{ChartKind, Table};
-use crate::engine::sweep::SweepSpec;
-use crate::engine::timing::{Ceiling, L2Flush};
 use anyhow::{Result, bail};
 use cpu::reduce::seed::{self, SeedWork};
 use cpu::reduce::{ReduceSum, SumF32, SumF32F64, SumI32, SumKind, reference};
@@ -16,8 +10,14 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::engine::args::power_of_two;
+use crate::engine::harness::{Footprint, Plan, SMALL, Speedups, Trial, array};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
+use crate::engine::registry::{Pattern, VariantInfo, kernels_each, variant, variant_name};
+use crate::engine::report::{ChartKind, Table};
+use crate::engine::sweep::SweepSpec;
+use crate::engine::timing::{Ceiling, L2Flush};
 
 /// An exact integer sum's check.
 fn exact(got: i32, expected: i32) -> Result<(), verify::Mismatch> {

@@ -1,13 +1,14 @@
 //! `demo sweep reduce-i32 reduce-f32`: `ReduceSum` over sizes, each case checked and timed.
 
-use super::*;
-use crate::engine::harness::{Footprint, SMALL};
-use crate::engine::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 use anyhow::Result;
 use cpu::reduce::{ReduceSum, SumF32, SumI32, SumKind, reference};
 use cudarc::driver::LaunchConfig;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+
+use super::*;
+use crate::engine::harness::{Footprint, SMALL};
+use crate::engine::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 
 /// The sweeps' cases: 2^16, 2^18, ..., 2^30 elements.
 pub(super) fn sweep_cases(s: &SweepSpec) -> Vec<Case> {

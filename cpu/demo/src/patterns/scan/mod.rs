@@ -4,11 +4,6 @@
 mod dump;
 mod sweep;
 
-use crate::engine::args::refuse;
-use crate::engine::harness::{Footprint, Plan, SMALL};
-use crate::engine::registry::{Pattern, VariantInfo, kernels_each};
-use crate::engine::report::{ChartKind, Table};
-use crate::engine::sweep::{SweepSpec, powers, random_floats};
 use anyhow::{Result, bail};
 use cpu::scan::{self, Kind, Predicate, ScanElement, SelectElement, ladder, reference};
 use cpu::{Gpu, verify};
@@ -16,9 +11,13 @@ use gpu::scan::lookback;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::engine::args::refuse;
+use crate::engine::harness::{Footprint, Plan, SMALL};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
-use crate::engine::registry::variant_name;
+use crate::engine::registry::{Pattern, VariantInfo, kernels_each, variant_name};
+use crate::engine::report::{ChartKind, Table};
+use crate::engine::sweep::{SweepSpec, powers, random_floats};
 
 /// Prefix sum: the textbook ladder (PMPP ch. 11) from Kogge-Stone to the single-pass scan with
 /// decoupled look-back, then the library's entry points on i32, u32 and f32, verified and

@@ -1,13 +1,13 @@
 //! `demo sweep scan-i32 scan-f32 select-f32`: the scans and `select_if` over sizes, each case
 //! checked and timed.
 
-use super::*;
-
-use crate::engine::harness::{Footprint, SMALL};
-use crate::engine::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 use anyhow::Result;
 use cpu::scan::{self, Kind, Predicate, ScanElement, SelectElement, reference};
 use cpu::verify;
+
+use super::*;
+use crate::engine::harness::{Footprint, SMALL};
+use crate::engine::sweep::{Case, Sweep, SweepSpec, powers, random_floats};
 
 pub(super) fn sweep_cases(s: &SweepSpec) -> Vec<Case> {
     powers(20, 30, 2).map(|n| s.case(&[n], None)).collect()

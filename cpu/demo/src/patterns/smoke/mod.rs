@@ -1,16 +1,15 @@
 //! `demo smoke`: the smallest pattern (one kernel, one table): the worked example of
 //! `docs/adding_a_pattern.md`.
 
-use crate::engine::harness::{Footprint, SMALL};
-use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each};
-use crate::engine::report::{ChartKind, Measurement, Table};
 use anyhow::{Context, Result, bail};
 use cpu::Gpu;
 use cpu::lab::smoke;
 
-use crate::engine::harness::verdict;
+use crate::engine::harness::{Footprint, SMALL, verdict};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
+use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each};
+use crate::engine::report::{ChartKind, Measurement, Table};
 
 /// Peak memory of `demo smoke --size n`, at the largest kernel (the warp shuffle: an input and
 /// three outputs of 4-byte elements): 16n bytes on the device; the input, the three downloaded

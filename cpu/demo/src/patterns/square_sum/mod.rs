@@ -1,17 +1,17 @@
 //! `demo square-sum`: the seed's seven versions and the one-launch version.
 
-use crate::engine::harness::{Footprint, Plan, SMALL, Speedups};
-use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each};
-use crate::engine::report::{ChartKind, Table};
-use crate::engine::timing::L2Flush;
 use anyhow::{Result, bail};
 use cpu::reduce::{reference, square_sum};
 use cpu::{Gpu, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::engine::harness::{Footprint, Plan, SMALL, Speedups};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
+use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each};
+use crate::engine::report::{ChartKind, Table};
+use crate::engine::timing::L2Flush;
 
 /// Peak memory of `demo square-sum --size n`, with `flush` bytes of L2 flush buffer: the i32
 /// input on the device (4n bytes) beside the flush buffer and one version's partial sums (at

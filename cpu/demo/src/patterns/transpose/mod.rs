@@ -2,18 +2,17 @@
 
 mod sweep;
 
-use crate::engine::harness::{Footprint, Plan, elements};
-use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each};
-use crate::engine::report::{ChartKind, Table};
-use crate::engine::sweep::{SweepSpec, powers};
 use anyhow::{Result, bail};
 use cpu::{Gpu, transpose, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::engine::harness::{Footprint, Plan, elements};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
-use crate::engine::registry::variant_name;
+use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each, variant_name};
+use crate::engine::report::{ChartKind, Table};
+use crate::engine::sweep::{SweepSpec, powers};
 
 /// Peak memory of `demo transpose --rows R --cols C` (n = R x C): the input and one
 /// variant's output on the device (8n bytes); the input, the reference and one downloaded

@@ -1,11 +1,12 @@
 //! `demo sweep transpose`: `cpu::transpose` over square, wide, tall and odd shapes, each timed
 //! beside a copy of its own bytes.
 
-use crate::engine::harness::Footprint;
-use crate::engine::sweep::{Case, Sweep, random_floats};
 use anyhow::Result;
 use cpu::launch::{VEC4_ALIGNMENT, is_aligned};
 use cpu::{transpose, verify};
+
+use crate::engine::harness::Footprint;
+use crate::engine::sweep::{Case, Sweep, random_floats};
 
 /// The chart line a swept shape belongs to (its suffix): square, odd near-square, wide (at
 /// most 8 rows) or tall (at most 8 columns), so that no line holds two shapes of one size.

@@ -2,19 +2,17 @@
 
 mod sweep;
 
-use crate::engine::harness::{Footprint, Plan};
-use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each};
-use crate::engine::report::{ChartKind, Table};
-use crate::engine::sweep::{SweepSpec, powers};
 use anyhow::{Result, bail};
 use cpu::{Gpu, launch, vector_add, verify};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::engine::harness::verdict;
+use crate::engine::harness::{Footprint, Plan, verdict};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
-use crate::engine::registry::variant_name;
+use crate::engine::registry::{Pattern, VariantInfo, one_kernel_each, variant_name};
+use crate::engine::report::{ChartKind, Table};
+use crate::engine::sweep::{SweepSpec, powers};
 
 /// Peak memory of `demo vector-add --size n`: x, y and one variant's z on the device (12n
 /// bytes); x, y, the reference and one downloaded z on the host (16n bytes). The seed's toy

@@ -1,10 +1,11 @@
 //! `demo sweep vector-add`: the library's `vector_add` over sizes, each case checked and timed.
 
-use crate::engine::harness::Footprint;
-use crate::engine::sweep::{Case, Sweep, random_floats};
 use anyhow::Result;
 use cpu::launch::{VEC4_ALIGNMENT, is_aligned};
 use cpu::{vector_add, verify};
+
+use crate::engine::harness::Footprint;
+use crate::engine::sweep::{Case, Sweep, random_floats};
 
 /// The sweep: each case's inputs, the entry point on them, and its check.
 pub(super) fn measure(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {

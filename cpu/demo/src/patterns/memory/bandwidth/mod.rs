@@ -4,25 +4,24 @@
 
 mod transfers;
 
-use super::cells::multi_row;
 use std::time::Instant;
-use transfers::*;
 
-use crate::engine::args::count_in;
-use crate::engine::harness::{Footprint, WARMUP};
-use crate::engine::registry::{Pattern, VariantInfo, variant};
-use crate::engine::report::{ChartKind, Measurement, Table};
-use crate::engine::timing::{self, Ceiling, Timing};
 use anyhow::{Result, bail};
 use cpu::Gpu;
 use cpu::error::DriverContext;
 use cpu::lab::memory::bandwidth::{self, Direction, HostBuffer, HostMemory};
 use cudarc::driver::CudaSlice;
 use gpu::memory::bandwidth::kernels::bandwidth_copy_v4;
+use transfers::*;
 
+use super::cells::multi_row;
+use crate::engine::args::count_in;
+use crate::engine::harness::{Footprint, WARMUP};
 use crate::engine::options::Options;
 use crate::engine::out::Out;
-use crate::engine::registry::variant_name;
+use crate::engine::registry::{Pattern, VariantInfo, variant, variant_name};
+use crate::engine::report::{ChartKind, Measurement, Table};
+use crate::engine::timing::{self, Ceiling, Timing};
 
 /// Host-device bandwidth like bandwidthTest: pageable, pinned, write-combined and zero-copy,
 /// at the seed's 32 MiB and over 1 KiB .. --max-size; device-to-device beside the memcpy
