@@ -64,6 +64,24 @@ pub fn new_constant_tag() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
+/// `name`'s function in `module`, looked up once and then kept in `functions` (the cache of
+/// the lab's module, and of each [`Module`](crate::Module)).
+pub(crate) fn cached_function(
+    module: &Arc<CudaModule>,
+    functions: &Mutex<HashMap<String, CudaFunction>>,
+    name: &str,
+) -> Result<CudaFunction> {
+    let mut functions = functions.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(f) = functions.get(name) {
+        return Ok(f.clone());
+    }
+    let f = module
+        .load_function(name)
+        .during_with(|| format!("looking up kernel {name}"))?;
+    functions.insert(name.to_string(), f.clone());
+    Ok(f)
+}
+
 /// Modules loaded so far, by context handle. Weak: a module (and the context it keeps alive)
 /// goes when its last [`Gpu`] does.
 static MODULES: Mutex<Vec<(usize, Weak<Module>)>> = Mutex::new(Vec::new());
@@ -435,19 +453,7 @@ impl Gpu {
     /// [`Error::Driver`] if the module has no such entry.
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
         let module = self.module()?;
-        let mut functions = module
-            .functions
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(f) = functions.get(name) {
-            return Ok(f.clone());
-        }
-        let f = module
-            .module
-            .load_function(name)
-            .during_with(|| format!("looking up kernel {name}"))?;
-        functions.insert(name.to_string(), f.clone());
-        Ok(f)
+        cached_function(&module.module, &module.functions, name)
     }
 
     /// Queues `kernel` on this handle's stream with launch configuration `cfg` and the

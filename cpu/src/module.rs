@@ -27,6 +27,7 @@ use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 
 use crate::Gpu;
+use crate::context::cached_function;
 use crate::error::{DriverContext, Error, Result};
 use crate::kernel::{KERNELS, Kernel, KernelArgs, KernelInfo};
 
@@ -37,7 +38,7 @@ pub struct Module {
     krate: String,
     entries: Vec<String>,
     module: Arc<CudaModule>,
-    functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    functions: Mutex<HashMap<String, CudaFunction>>,
 }
 
 impl std::fmt::Debug for Module {
@@ -128,20 +129,7 @@ impl Module {
                 krate: self.krate.clone(),
             });
         }
-        let f = {
-            let mut functions = self.functions.lock().unwrap_or_else(|p| p.into_inner());
-            match functions.get(name) {
-                Some(f) => f.clone(),
-                None => {
-                    let f = self
-                        .module
-                        .load_function(name)
-                        .during_with(|| format!("looking up kernel {name}"))?;
-                    functions.insert(name, f.clone());
-                    f
-                }
-            }
-        };
+        let f = cached_function(&self.module, &self.functions, name)?;
         // SAFETY: the caller's contract above; the entry's parameters are the handle's
         // (checked when the module was loaded).
         unsafe { args.queue(self.gpu.stream(), &f, cfg) }

@@ -162,8 +162,9 @@ fn ptx_report(root: &Path, archs: Vec<Arch>, ptxas: Option<PathBuf>, check: bool
 /// `check`, fails unless the recorded PTX and digest equal the fresh build's).
 fn prebuilt_ptx(root: &Path, check: bool) -> Result<()> {
     let fresh = build(root, Vec::new(), root.join("target/ptx"))?;
-    let builder =
-        kernels(root, Vec::new(), root.join("target/ptx")).prebuilt(root.join(PREBUILT_DIR));
+    let builder = kernels(root, Vec::new(), root.join("target/ptx"))
+        .0
+        .prebuilt(root.join(PREBUILT_DIR));
     if !check {
         let dir = builder.record_prebuilt(&fresh)?;
         println!("{}", dir.display());
@@ -195,28 +196,24 @@ fn prebuilt_ptx(root: &Path, check: bool) -> Result<()> {
 }
 
 /// The build of this project's kernel crate, `gpu/`, for `archs` (none: the default ones) into
-/// `out`, with its GPU build in `target/ptx-build`.
-fn kernels(root: &Path, archs: Vec<Arch>, out: PathBuf) -> Builder {
+/// `out`, with its GPU build in `target/ptx-build`; the architectures it builds.
+fn kernels(root: &Path, archs: Vec<Arch>, out: PathBuf) -> (Builder, Vec<Arch>) {
     let archs = if archs.is_empty() {
         DEFAULT_ARCHS.to_vec()
     } else {
         archs
     };
-    Builder::new(root.join("gpu"))
+    let builder = Builder::new(root.join("gpu"))
         .locked()
-        .archs(archs)
+        .archs(archs.clone())
         .out_dir(out)
-        .target_dir(root.join("target/ptx-build"))
+        .target_dir(root.join("target/ptx-build"));
+    (builder, archs)
 }
 
 fn build(root: &Path, archs: Vec<Arch>, out: PathBuf) -> Result<Built> {
-    let shown = if archs.is_empty() {
-        DEFAULT_ARCHS.to_vec()
-    } else {
-        archs.clone()
-    };
-    let names: Vec<String> = shown.iter().map(|a| a.to_string()).collect();
-    let builder = kernels(root, archs, out);
+    let (builder, archs) = kernels(root, archs, out);
+    let names: Vec<String> = archs.iter().map(|a| a.to_string()).collect();
     eprintln!(
         "building PTX of {} ({})",
         builder.crate_dir().display(),

@@ -72,12 +72,8 @@ impl Builder {
     /// [`DEFAULT_ARCHS`]; output into `OUT_DIR/ptx` (outside a build script: `target/ptx` of
     /// the kernel crate's workspace).
     pub fn new(kernel_crate: impl AsRef<Path>) -> Self {
-        let base = std::env::var_os("CARGO_MANIFEST_DIR")
-            .map(PathBuf::from)
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_default();
         Self {
-            crate_dir: base.join(kernel_crate),
+            crate_dir: from_manifest(kernel_crate.as_ref()),
             archs: DEFAULT_ARCHS.to_vec(),
             out_dir: None,
             target_dir: None,
@@ -121,11 +117,7 @@ impl Builder {
     /// them, building nothing, while that digest is today's; so a crate built on a stable
     /// toolchain needs no nightly as long as the kernels do not change.
     pub fn prebuilt(mut self, dir: impl AsRef<Path>) -> Self {
-        let base = std::env::var_os("CARGO_MANIFEST_DIR")
-            .map(PathBuf::from)
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_default();
-        self.prebuilt = Some(base.join(dir));
+        self.prebuilt = Some(from_manifest(dir.as_ref()));
         self
     }
 
@@ -159,7 +151,7 @@ impl Builder {
             source,
         })?;
         let target_dir = self.resolved_target_dir(&krate);
-        let toolchain = Toolchain::pinned(&self.toolchain_dir()?)?;
+        let toolchain = Toolchain::pinned(&self.toolchain_dir())?;
         let ptx = self
             .archs
             .iter()
@@ -211,19 +203,12 @@ impl Builder {
 
     /// The folder whose `rust-toolchain.toml` pins the toolchain: the nearest from the kernel
     /// crate upwards.
-    fn toolchain_dir(&self) -> Result<PathBuf, BuildError> {
-        let manifest = self.crate_dir.join("Cargo.toml");
-        if !manifest.is_file() {
-            return Err(BuildError::NoKernelCrate {
-                path: self.crate_dir.clone(),
-            });
-        }
-        Ok(self
-            .crate_dir
+    fn toolchain_dir(&self) -> PathBuf {
+        self.crate_dir
             .ancestors()
             .find(|d| d.join("rust-toolchain.toml").is_file())
             .unwrap_or(&self.crate_dir)
-            .to_path_buf())
+            .to_path_buf()
     }
 
     /// The kernel crate and the local crates of its dependency closure, from `cargo metadata
@@ -246,6 +231,7 @@ impl Builder {
                 reason: "the kernel crate is not among its workspace's packages".into(),
             })?
             .clone();
+        let package_name = package.name.clone();
         let lib_name = package
             .lib_name
             .clone()
@@ -275,9 +261,7 @@ impl Builder {
         local[1..].sort();
         let lock = root.workspace_root.join("Cargo.lock");
         let registry = std::fs::read_to_string(&lock)
-            .map(|text| {
-                crate::digest::lock_closure(&text, &lib_name_to_package(&root, &self.crate_dir))
-            })
+            .map(|text| crate::digest::lock_closure(&text, &package_name))
             .unwrap_or_default();
         Ok(KernelCrate {
             dir: self.crate_dir.clone(),
@@ -297,9 +281,7 @@ impl Builder {
             .collect();
         inputs.push(krate.workspace_root.join("Cargo.toml"));
         inputs.push(krate.workspace_root.join("Cargo.lock"));
-        if let Ok(dir) = self.toolchain_dir() {
-            inputs.push(dir.join("rust-toolchain.toml"));
-        }
+        inputs.push(self.toolchain_dir().join("rust-toolchain.toml"));
         if let Some(dir) = &self.prebuilt {
             inputs.push(dir.clone());
         }
@@ -337,7 +319,7 @@ impl Builder {
                 .join("/");
             entries.push((relative, read(&path)?));
         }
-        let toolchain = self.toolchain_dir()?.join("rust-toolchain.toml");
+        let toolchain = self.toolchain_dir().join("rust-toolchain.toml");
         if toolchain.is_file() {
             entries.push(("rust-toolchain.toml".into(), read(&toolchain)?));
         }
@@ -620,20 +602,20 @@ fn workspace_packages(manifest: &Path) -> Result<Workspace, BuildError> {
     })
 }
 
-/// The package name of the crate at `dir` in `workspace` (what `Cargo.lock` calls it).
-fn lib_name_to_package(workspace: &Workspace, dir: &Path) -> String {
-    workspace
-        .packages
-        .iter()
-        .find(|p| same_path(&p.dir, dir))
-        .map(|p| p.name.clone())
-        .unwrap_or_default()
-}
-
 /// Whether two paths name the same file (after resolving links and `..`).
 fn same_path(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
     }
+}
+
+/// `path` relative to the manifest of the crate whose build script runs (`CARGO_MANIFEST_DIR`),
+/// else to the working directory; an absolute `path` as it is.
+fn from_manifest(path: &Path) -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default()
+        .join(path)
 }
