@@ -356,35 +356,25 @@ unsafe fn complete_unroll<const B: usize>(data: *mut i32, partials: *mut i32) {
     }
 }
 
-/// Defines one seed version 9 entry per block size and, on the host, the table of their
-/// handles by block size.
-macro_rules! complete_unroll_entries {
-    ($($name:ident = $b:literal),* $(,)?) => {
-        $(
-            #[doc = concat!("Seed version 9 (`reduceCompleteUnroll<", stringify!($b),
-                ">`) for blocks of exactly ", stringify!($b),
-                " threads: the block size is a compile-time constant, so the `blockDim.x >= 2s`",
-                " tests fold away.\n\n# Safety\nLaunched with blocks of ",
-                stringify!($b), " threads; otherwise as [`reduce_unroll_warps8`].")]
-            #[kernel]
-            pub unsafe fn $name(data: *mut i32, partials: *mut i32) {
-                // SAFETY: forwarded to the caller's contract.
-                unsafe { complete_unroll::<$b>(data, partials) }
-            }
-        )*
-
-        /// The seed's "模板化内核" (`reduceCompleteUnroll<iBlockSize>`): one entry per block
-        /// size, `(block size, kernel)`, all generated from one const-generic body (host build).
-        #[cfg(not(target_arch = "nvptx64"))]
-        pub const REDUCE_COMPLETE_UNROLL: [(u32, gpu_std::host::Kernel<(*mut i32, *mut i32)>);
-            [$($b),*].len()] = [$(($b, $name)),*];
-    };
+/// Seed version 9 (`reduceCompleteUnroll<iBlockSize>`) for blocks of exactly `B` threads, one
+/// entry per block size (`reduce_complete_unroll_64` to `reduce_complete_unroll_1024`): the
+/// block size is a compile-time constant, so the `blockDim.x >= 2s` tests fold away.
+///
+/// # Safety
+/// Launched with blocks of `B` threads; otherwise as [`reduce_unroll_warps8`].
+#[kernel(instantiate(B = 64, 128, 256, 512, 1024))]
+pub unsafe fn reduce_complete_unroll<const B: usize>(data: *mut i32, partials: *mut i32) {
+    // SAFETY: forwarded to the caller's contract.
+    unsafe { complete_unroll::<B>(data, partials) }
 }
 
-complete_unroll_entries!(
-    reduce_complete_unroll_64 = 64,
-    reduce_complete_unroll_128 = 128,
-    reduce_complete_unroll_256 = 256,
-    reduce_complete_unroll_512 = 512,
-    reduce_complete_unroll_1024 = 1024,
-);
+/// The seed's "模板化内核" (`reduceCompleteUnroll<iBlockSize>`): one entry per block size,
+/// `(block size, kernel)`, all generated from one const-generic body (host build).
+#[cfg(not(target_arch = "nvptx64"))]
+pub const REDUCE_COMPLETE_UNROLL: [(u32, gpu_std::host::Kernel<(*mut i32, *mut i32)>); 5] = [
+    (64, reduce_complete_unroll_64),
+    (128, reduce_complete_unroll_128),
+    (256, reduce_complete_unroll_256),
+    (512, reduce_complete_unroll_512),
+    (1024, reduce_complete_unroll_1024),
+];

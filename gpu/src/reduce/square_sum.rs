@@ -27,7 +27,7 @@ pub const DATA_SIZE: usize = 1_048_576;
 /// The kernels (device build only).
 pub mod kernels {
     use super::THREAD_NUM;
-    use crate::reduce::sum::{Summand, reduce_sum};
+    use crate::reduce::sum::{Summand, sum_body};
     use gpu_std::kernel;
     use gpu_std::static_shared;
     use gpu_std::{
@@ -258,6 +258,7 @@ pub mod kernels {
     struct Squared(i32);
 
     impl Summand for Squared {
+        type Input = i32;
         type Acc = i32;
         const ZERO: i32 = 0;
         #[inline(always)]
@@ -295,6 +296,6 @@ pub mod kernels {
     ) {
         let warp_totals = static_shared!(s_square_sum_reduce: [i32; 32]);
         // SAFETY: forwarded to the caller's contract.
-        unsafe { reduce_sum::<Squared>(input.cast(), n, partials, counter, result, &warp_totals) }
+        unsafe { sum_body::<Squared>(input.cast(), n, partials, counter, result, &warp_totals) }
     }
 }

@@ -1,7 +1,7 @@
-//! [`reduce_sum`](reduce_sum_f32), the one-launch reduction a user should call (beyond the
+//! [`reduce_sum`], the one-launch reduction a user should call (beyond the
 //! seed): 16-byte loads over an even share of the input per block, warp shuffles, and the last block to finish adds the block
 //! partials, so the total is on the GPU when the kernel ends. [`square_sum_reduce`] reuses its
-//! body through the crate-private `Summand` trait.
+//! body through the [`Summand`] trait.
 //!
 //! [`square_sum_reduce`]: super::square_sum::kernels::square_sum_reduce
 
@@ -14,8 +14,11 @@ use gpu_std::{
     thread_idx,
 };
 
-/// An element type `reduce_sum` reads with 16-byte loads and the type it accumulates in.
-pub(crate) trait Summand: Copy {
+/// An element type [`reduce_sum`] reads with 16-byte loads and the type it accumulates in:
+/// `i32` (wrapping), `f32` (in `f32`) and [`WideF32`] (`f32` in `f64`).
+pub trait Summand: Copy {
+    /// The element as the input holds it (32 bits).
+    type Input: Copy;
     /// Accumulator.
     type Acc: Copy + WarpShuffle + RelaxedLoad;
     /// The additive identity of the accumulator.
@@ -29,6 +32,7 @@ pub(crate) trait Summand: Copy {
 }
 
 impl Summand for i32 {
+    type Input = i32;
     type Acc = i32;
     const ZERO: i32 = 0;
     #[inline(always)]
@@ -47,6 +51,7 @@ impl Summand for i32 {
 
 /// `f32` summed in `f32`.
 impl Summand for f32 {
+    type Input = f32;
     type Acc = f32;
     const ZERO: f32 = 0.0;
     #[inline(always)]
@@ -63,11 +68,12 @@ impl Summand for f32 {
     }
 }
 
-/// `f32` summed in `f64`.
-#[derive(Clone, Copy)]
-struct WideF32(f32);
+/// `f32` summed in `f64`: the [`Summand`] of `reduce_sum_f32_f64`.
+#[derive(Clone, Copy, Debug)]
+pub struct WideF32(pub f32);
 
 impl Summand for WideF32 {
+    type Input = f32;
     type Acc = f64;
     const ZERO: f64 = 0.0;
     #[inline(always)]
@@ -148,7 +154,7 @@ unsafe fn block_sum<S: Summand>(v: S::Acc, warp_totals: &SharedArray<S::Acc, 32>
 /// uses concurrently (it is zero again when the kernel ends); `result` is one accumulator.
 /// Block size a multiple of 32 up to 1024.
 #[inline(always)]
-pub(crate) unsafe fn reduce_sum<S: Summand>(
+pub(crate) unsafe fn sum_body<S: Summand>(
     input: *const u32,
     n: usize,
     partials: *mut S::Acc,
@@ -251,76 +257,42 @@ pub(crate) unsafe fn reduce_sum<S: Summand>(
     }
 }
 
-/// Sum of `n` `i32` (wrapping, as the GPU's integer add) into `*result`, in one launch.
+/// Sum of `n` elements into `*result`, in one launch: `reduce_sum_i32` (wrapping, as the GPU's
+/// integer add), `reduce_sum_f32` (accumulated in `f32`) and `reduce_sum_f32_f64` (`f32`
+/// accumulated in `f64`, `S =` [`WideF32`]; on an H100, FP64 throughput is high enough that this
+/// stays memory-bound).
 ///
 /// Algorithm: each block reads an even share of the input (a contiguous run of tiles of
-/// `REDUCE_SUM_UNROLL x blockDim.x` `int4` groups, as CUB's `DeviceReduce` splits its input)
-/// with `int4` loads through the read-only path (four in flight per thread), register accumulator, warp shuffles and shared memory for the block sum,
-/// last-block-done for the grid sum. Beyond the seed: the version to call.
+/// `REDUCE_SUM_UNROLL x blockDim.x` 16-byte groups, as CUB's `DeviceReduce` splits its input)
+/// with 16-byte loads through the read-only path (four in flight per thread), a register
+/// accumulator, warp shuffles and shared memory for the block sum, last-block-done for the grid
+/// sum. Beyond the seed: the version to call.
+///
+/// Rounding (`f32`, `f64`): each thread adds its elements sequentially (about
+/// `n / (gridDim.x * blockDim.x)` of them), then two shuffle trees per block and a strided pass
+/// plus trees over the partials; the error is bounded by that depth times the accumulator's
+/// epsilon times the sum of magnitudes. NaN and infinities propagate.
 ///
 /// Launch: blocks of [`REDUCE_SUM_BLOCK`](super::REDUCE_SUM_BLOCK) threads (any multiple of
 /// 32 up to 1024 works), at most one wave of resident blocks, at least one block (also for
 /// `n = 0`: the result is then 0).
 ///
 /// # Safety
-/// `input` is 4-byte aligned (any `i32` view; 16-byte aligned is fastest), valid for `n`
-/// `i32` and not written during the launch; `partials` holds `gridDim.x` `i32`; `counter` points to a `u32` that is 0 and used by no
-/// concurrent launch; `result` points to one `i32`.
+/// `input` is 4-byte aligned (any view; 16-byte aligned is fastest), valid for `n` elements
+/// and not written during the launch; `partials` holds `gridDim.x` accumulators; `counter`
+/// points to a `u32` that is 0 and used by no concurrent launch; `result` points to one
+/// accumulator.
 ///
 /// Performance: reads each element once (4 bytes); bound by DRAM bandwidth.
-#[kernel]
-pub unsafe fn reduce_sum_i32(
-    input: *const i32,
+#[kernel(instantiate(S = i32, f32, WideF32 as f32_f64))]
+pub unsafe fn reduce_sum<S: Summand>(
+    input: *const S::Input,
     n: usize,
-    partials: *mut i32,
+    partials: *mut S::Acc,
     counter: *mut u32,
-    result: *mut i32,
+    result: *mut S::Acc,
 ) {
-    let warp_totals = static_shared!(s_reduce_sum_i32: [i32; 32]);
+    let warp_totals = static_shared!(s_reduce_sum: [S::Acc; 32]);
     // SAFETY: forwarded to the caller's contract.
-    unsafe { reduce_sum::<i32>(input.cast(), n, partials, counter, result, &warp_totals) }
-}
-
-/// Sum of `n` `f32` accumulated in `f32` into `*result`, in one launch: as
-/// [`reduce_sum_i32`] with `float4` loads. Rounding: each thread adds its elements
-/// sequentially (about `n / (gridDim.x * blockDim.x)` of them), then two shuffle trees per
-/// block and a strided pass plus trees over the partials; the error is bounded by that
-/// depth times `f32::EPSILON` times the sum of magnitudes. NaN and infinities propagate.
-///
-/// Launch: As [`reduce_sum_i32`] with `f32` for `i32`.
-///
-/// # Safety
-/// As [`reduce_sum_i32`] with `f32` for `i32`.
-#[kernel]
-pub unsafe fn reduce_sum_f32(
-    input: *const f32,
-    n: usize,
-    partials: *mut f32,
-    counter: *mut u32,
-    result: *mut f32,
-) {
-    let warp_totals = static_shared!(s_reduce_sum_f32: [f32; 32]);
-    // SAFETY: forwarded to the caller's contract.
-    unsafe { reduce_sum::<f32>(input.cast(), n, partials, counter, result, &warp_totals) }
-}
-
-/// Sum of `n` `f32` accumulated in `f64` into `*result` (an `f64`), in one launch: as
-/// [`reduce_sum_f32`] with every addition in double precision (on an H100, FP64 throughput
-/// is high enough that this stays memory-bound).
-///
-/// Launch: As [`reduce_sum_i32`], with `input` of `f32` and `partials` and `result` of `f64`.
-///
-/// # Safety
-/// As [`reduce_sum_i32`], with `input` of `f32` and `partials` and `result` of `f64`.
-#[kernel]
-pub unsafe fn reduce_sum_f32_f64(
-    input: *const f32,
-    n: usize,
-    partials: *mut f64,
-    counter: *mut u32,
-    result: *mut f64,
-) {
-    let warp_totals = static_shared!(s_reduce_sum_f32_f64: [f64; 32]);
-    // SAFETY: forwarded to the caller's contract.
-    unsafe { reduce_sum::<WideF32>(input.cast(), n, partials, counter, result, &warp_totals) }
+    unsafe { sum_body::<S>(input.cast(), n, partials, counter, result, &warp_totals) }
 }

@@ -328,85 +328,57 @@ unsafe fn atomic_store_32(word: *mut u32, value: u32) {
     unsafe { gpu_std::atomic::mid::atomic_store_32_device(word, Ordering::Relaxed, value) }
 }
 
-macro_rules! lookback_kernel {
-    ($name:ident, $t:ty, $shared:ident, $warps:ident, $prefix:ident, $what:literal) => {
-        #[doc = concat!("Inclusive (`exclusive == 0`) or exclusive (`exclusive != 0`) prefix sum ",
-            "of `n` `", stringify!($t), "` ", $what, ", in one pass with decoupled look-back ",
-            "(see the [module docs](self)).")]
-        ///
-        /// Launch: blocks of any multiple of 32 threads up to 1024 (the host picks 128, 256 or
-        /// [`LOOKBACK_BLOCK`](super::LOOKBACK_BLOCK) with
-        /// [`lookback_block`](super::lookback_block)) and one block per tile of
-        /// [`lookback_tile(blockDim.x)`](super::lookback_tile) elements (at least 1 when
-        /// `n > 0`).
-        ///
-        /// Parameters: `status` holds one word per tile (`gridDim.x`); `counter` is the tile
-        /// ticket; `epoch` tells this launch's status words from earlier launches' (1 to
-        /// [`MAX_EPOCH`](super::MAX_EPOCH)).
-        ///
-        /// # Safety
-        /// `input` and `output` are valid for `n` elements, 4-byte aligned, and either the
-        /// same address (in place) or not overlapping; `status` holds `gridDim.x` 8-byte
-        /// aligned words, none of which carries `epoch` (each launch on one workspace passes a
-        /// new epoch, or the words are zeroed); `counter` points to a `u32` that is 0 and no
-        /// concurrent launch uses (it is 0 again when the kernel ends).
-        ///
-        /// Performance: reads and writes each element once, 16 bytes at a time where `input`
-        /// and `output` are 16-byte aligned; bound by DRAM bandwidth.
-        #[kernel]
-        pub unsafe fn $name(
-            input: *const $t,
-            output: *mut $t,
-            n: usize,
-            status: *mut u64,
-            counter: *mut u32,
-            epoch: u32,
-            exclusive: u32,
-        ) {
-            let ticket = static_shared!($shared: [u32; 1]);
-            let warp_totals = static_shared!($warps: [$t; MAX_WARPS]);
-            let tile_prefix = static_shared!($prefix: [$t; 1]);
-            // SAFETY: forwarded to the caller's contract.
-            unsafe {
-                lookback::<$t>(
-                    input.cast(),
-                    output.cast(),
-                    n,
-                    status,
-                    counter,
-                    epoch,
-                    exclusive != 0,
-                    (&ticket, &warp_totals, &tile_prefix),
-                )
-            }
-        }
-    };
+/// Inclusive (`exclusive == 0`) or exclusive (`exclusive != 0`) prefix sum of `n` elements of
+/// `S` (`i32` and `u32` with wrapping adds, as `wrapping_add`; `f32` with IEEE adds in an order
+/// that depends on the timing of the look-back, so results may differ in the last bits from run
+/// to run), in one pass with decoupled look-back (see the [module docs](self)). Entries
+/// `scan_lookback_i32`, `scan_lookback_u32`, `scan_lookback_f32`.
+///
+/// Launch: blocks of any multiple of 32 threads up to 1024 (the host picks 128, 256 or
+/// [`LOOKBACK_BLOCK`](super::LOOKBACK_BLOCK) with [`lookback_block`](super::lookback_block))
+/// and one block per tile of [`lookback_tile(blockDim.x)`](super::lookback_tile) elements (at
+/// least 1 when `n > 0`).
+///
+/// Parameters: `status` holds one word per tile (`gridDim.x`); `counter` is the tile ticket;
+/// `epoch` tells this launch's status words from earlier launches' (1 to
+/// [`MAX_EPOCH`](super::MAX_EPOCH)).
+///
+/// # Safety
+/// `input` and `output` are valid for `n` elements, 4-byte aligned, and either the same address
+/// (in place) or not overlapping; `status` holds `gridDim.x` 8-byte aligned words, none of
+/// which carries `epoch` (each launch on one workspace passes a new epoch, or the words are
+/// zeroed); `counter` points to a `u32` that is 0 and no concurrent launch uses (it is 0 again
+/// when the kernel ends).
+///
+/// Performance: reads and writes each element once, 16 bytes at a time where `input` and
+/// `output` are 16-byte aligned; bound by DRAM bandwidth.
+#[kernel(instantiate(S = i32, u32, f32))]
+pub unsafe fn scan_lookback<S: ScanOp>(
+    input: *const S,
+    output: *mut S,
+    n: usize,
+    status: *mut u64,
+    counter: *mut u32,
+    epoch: u32,
+    exclusive: u32,
+) {
+    let ticket = static_shared!(s_scan_lookback_ticket: [u32; 1]);
+    let warp_totals = static_shared!(s_scan_lookback_warps: [S; MAX_WARPS]);
+    let tile_prefix = static_shared!(s_scan_lookback_prefix: [S; 1]);
+    // SAFETY: forwarded to the caller's contract.
+    unsafe {
+        lookback::<S>(
+            input.cast(),
+            output.cast(),
+            n,
+            status,
+            counter,
+            epoch,
+            exclusive != 0,
+            (&ticket, &warp_totals, &tile_prefix),
+        )
+    }
 }
-
-lookback_kernel!(
-    scan_lookback_i32,
-    i32,
-    s_scan_lookback_i32_ticket,
-    s_scan_lookback_i32_warps,
-    s_scan_lookback_i32_prefix,
-    "(wrapping adds, as `i32::wrapping_add`)"
-);
-lookback_kernel!(
-    scan_lookback_u32,
-    u32,
-    s_scan_lookback_u32_ticket,
-    s_scan_lookback_u32_warps,
-    s_scan_lookback_u32_prefix,
-    "(wrapping adds, as `u32::wrapping_add`)"
-);
-lookback_kernel!(
-    scan_lookback_f32,
-    f32,
-    s_scan_lookback_f32_ticket,
-    s_scan_lookback_f32_warps,
-    s_scan_lookback_f32_prefix,
-    "(IEEE adds in an order that depends on the timing of the look-back: results may differ in the last bits from run to run)"
-);
 
 /// The look-back scan's memory traffic without the scan: each block takes a ticket, loads its
 /// tile of `blockDim.x * 32` elements with the same 16-byte striped loads into registers,

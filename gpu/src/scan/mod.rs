@@ -104,9 +104,10 @@ pub const fn pack_status(status: u64, epoch: u32, value_bits: u32) -> u64 {
     ((epoch as u64) << 34) | (status << 32) | value_bits as u64
 }
 
-/// The element types and their addition: wrapping for the integers (the same bits as the
-/// CPU's `wrapping_add`), IEEE for `f32`.
-pub(crate) trait ScanOp: Copy + WarpShuffle {
+/// An element type of the look-back scan and its addition: wrapping for the integers (the
+/// same bits as the CPU's `wrapping_add`), IEEE for `f32`. Implemented for `i32`, `u32` and
+/// `f32`, the instances of [`scan_lookback`](lookback::scan_lookback).
+pub trait ScanOp: Copy + WarpShuffle {
     /// The additive identity (also what a partial tile reads past the end).
     const ZERO: Self;
     /// `a + b`.
@@ -117,26 +118,37 @@ pub(crate) trait ScanOp: Copy + WarpShuffle {
     fn to_bits(self) -> u32;
 }
 
-macro_rules! scan_int {
-    ($($t:ty),*) => {$(
-        impl ScanOp for $t {
-            const ZERO: Self = 0;
-            #[inline(always)]
-            fn add(a: Self, b: Self) -> Self {
-                a.wrapping_add(b)
-            }
-            #[inline(always)]
-            fn from_bits(bits: u32) -> Self {
-                bits as Self
-            }
-            #[inline(always)]
-            fn to_bits(self) -> u32 {
-                self as u32
-            }
-        }
-    )*};
+impl ScanOp for i32 {
+    const ZERO: Self = 0;
+    #[inline(always)]
+    fn add(a: Self, b: Self) -> Self {
+        a.wrapping_add(b)
+    }
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        bits as i32
+    }
+    #[inline(always)]
+    fn to_bits(self) -> u32 {
+        self as u32
+    }
 }
-scan_int!(i32, u32);
+
+impl ScanOp for u32 {
+    const ZERO: Self = 0;
+    #[inline(always)]
+    fn add(a: Self, b: Self) -> Self {
+        a.wrapping_add(b)
+    }
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        bits
+    }
+    #[inline(always)]
+    fn to_bits(self) -> u32 {
+        self
+    }
+}
 
 impl ScanOp for f32 {
     const ZERO: Self = 0.0;

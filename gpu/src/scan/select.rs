@@ -38,26 +38,33 @@ pub const SELECT_EQUAL: u32 = 5;
 /// empty when `lower >= upper` or a bound is NaN).
 pub const SELECT_IN_RANGE: u32 = 6;
 
-/// An element type of the compaction and its predicate. Every comparison is IEEE's for `f32`:
-/// a NaN (element or bound) fails every one but `!=`.
-pub(crate) trait Selectable: Copy + PartialOrd {
+/// An element type of the compaction and its predicate (`f32`, `i32`, `u32`, the instances of
+/// [`select_if`]). Every comparison is IEEE's for `f32`: a NaN (element or bound) fails every one
+/// but `!=`.
+pub trait Selectable: Copy + PartialOrd {
+    /// The element whose 32 bits are `bits`.
     fn from_bits(bits: u32) -> Self;
 }
 
-macro_rules! selectable {
-    ($($t:ty => $from:expr;)*) => {$(
-        impl Selectable for $t {
-            #[inline(always)]
-            fn from_bits(bits: u32) -> Self {
-                $from(bits)
-            }
-        }
-    )*};
+impl Selectable for f32 {
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        f32::from_bits(bits)
+    }
 }
-selectable! {
-    f32 => f32::from_bits;
-    i32 => |b: u32| b as i32;
-    u32 => |b: u32| b;
+
+impl Selectable for i32 {
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        bits as i32
+    }
+}
+
+impl Selectable for u32 {
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        bits
+    }
 }
 
 /// Bit `4 k + j` set where element `j` of vector `k` of `x` passes `f`.
@@ -117,10 +124,10 @@ fn pass_mask<T: Selectable>(x: &[[u32; 4]; V], op: u32, lower: T, upper: T) -> u
 /// The compaction of `n` elements of `T` (see the module docs).
 ///
 /// # Safety
-/// See [`select_if_f32`]; the shared arrays are this block's.
+/// See [`select_if`]; the shared arrays are this block's.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn select_if<T: Selectable>(
+unsafe fn select_body<T: Selectable>(
     input: *const u32,
     n: usize,
     op: u32,
@@ -230,84 +237,57 @@ unsafe fn select_if<T: Selectable>(
     }
 }
 
-macro_rules! select_kernel {
-    ($name:ident, $t:ty, $shared:ident, $warps:ident, $prefix:ident) => {
-        #[doc = concat!("Stream compaction of `n` `", stringify!($t), "`: writes the elements `x` ",
-            "that pass `op` to the start of `output` in their order, and their number to ",
-            "`*count` (see the [module docs](self)). `op` is one of [`SELECT_GREATER`], ",
-            "[`SELECT_LESS`], [`SELECT_NOT_EQUAL`], [`SELECT_GREATER_EQUAL`], ",
-            "[`SELECT_LESS_EQUAL`], [`SELECT_EQUAL`] (each `x op lower`, `upper` unused) or ",
-            "[`SELECT_IN_RANGE`] (`lower <= x < upper`); any other value selects nothing.")]
-        ///
-        /// Launch: as the look-back scan: blocks of any multiple of 32 threads up to 1024, one
-        /// per tile of [`lookback_tile(blockDim.x)`](super::lookback_tile) elements, at least
-        /// one (also for `n = 0`, which writes `*count = 0`).
-        ///
-        /// # Safety
-        /// `input` is valid for `n` elements, 4-byte aligned, not written during the launch;
-        /// `output` is valid for `n` elements (only the first `*count` are written) and
-        /// overlaps neither `input` nor `count`;
-        /// `n <= u32::MAX`; `status` holds `gridDim.x` 8-byte aligned words, none carrying
-        /// `epoch`; `counter` is 0 and used by no concurrent launch.
-        ///
-        /// Performance: reads each element once and writes each selected one once.
-        #[kernel]
-        pub unsafe fn $name(
-            input: *const $t,
-            n: usize,
-            op: u32,
-            lower: $t,
-            upper: $t,
-            output: *mut $t,
-            count: *mut u32,
-            status: *mut u64,
-            counter: *mut u32,
-            epoch: u32,
-        ) {
-            let ticket = static_shared!($shared: [u32; 1]);
-            let warp_totals = static_shared!($warps: [u32; MAX_WARPS]);
-            let tile_prefix = static_shared!($prefix: [u32; 1]);
-            // SAFETY: forwarded to the caller's contract.
-            unsafe {
-                select_if::<$t>(
-                    input.cast(),
-                    n,
-                    op,
-                    lower,
-                    upper,
-                    output.cast(),
-                    count,
-                    status,
-                    counter,
-                    epoch,
-                    (&ticket, &warp_totals, &tile_prefix),
-                )
-            }
-        }
-    };
+/// Stream compaction of `n` elements of `T` (entries `select_if_f32`, `select_if_i32`,
+/// `select_if_u32`): writes the elements `x` that pass `op` to the start of `output` in their
+/// order, and their number to `*count` (see the [module docs](self)). `op` is one of
+/// [`SELECT_GREATER`], [`SELECT_LESS`], [`SELECT_NOT_EQUAL`], [`SELECT_GREATER_EQUAL`],
+/// [`SELECT_LESS_EQUAL`], [`SELECT_EQUAL`] (each `x op lower`, `upper` unused) or
+/// [`SELECT_IN_RANGE`] (`lower <= x < upper`); any other value selects nothing.
+///
+/// Launch: as the look-back scan: blocks of any multiple of 32 threads up to 1024, one per tile
+/// of [`lookback_tile(blockDim.x)`](super::lookback_tile) elements, at least one (also for
+/// `n = 0`, which writes `*count = 0`).
+///
+/// # Safety
+/// `input` is valid for `n` elements, 4-byte aligned, not written during the launch; `output`
+/// is valid for `n` elements (only the first `*count` are written) and overlaps neither `input`
+/// nor `count`; `n <= u32::MAX`; `status` holds `gridDim.x` 8-byte aligned words, none carrying
+/// `epoch`; `counter` is 0 and used by no concurrent launch.
+///
+/// Performance: reads each element once and writes each selected one once.
+#[kernel(instantiate(T = f32, i32, u32))]
+pub unsafe fn select_if<T: Selectable>(
+    input: *const T,
+    n: usize,
+    op: u32,
+    lower: T,
+    upper: T,
+    output: *mut T,
+    count: *mut u32,
+    status: *mut u64,
+    counter: *mut u32,
+    epoch: u32,
+) {
+    let ticket = static_shared!(s_select_if_ticket: [u32; 1]);
+    let warp_totals = static_shared!(s_select_if_warps: [u32; MAX_WARPS]);
+    let tile_prefix = static_shared!(s_select_if_prefix: [u32; 1]);
+    // SAFETY: forwarded to the caller's contract.
+    unsafe {
+        select_body::<T>(
+            input.cast(),
+            n,
+            op,
+            lower,
+            upper,
+            output.cast(),
+            count,
+            status,
+            counter,
+            epoch,
+            (&ticket, &warp_totals, &tile_prefix),
+        )
+    }
 }
-
-select_kernel!(
-    select_if_f32,
-    f32,
-    s_select_if_f32_ticket,
-    s_select_if_f32_warps,
-    s_select_if_f32_prefix
-);
-select_kernel!(
-    select_if_i32,
-    i32,
-    s_select_if_i32_ticket,
-    s_select_if_i32_warps,
-    s_select_if_i32_prefix
-);
-select_kernel!(
-    select_if_u32,
-    u32,
-    s_select_if_u32_ticket,
-    s_select_if_u32_warps,
-    s_select_if_u32_prefix
-);
 
 #[cfg(test)]
 mod tests {

@@ -114,23 +114,43 @@ pub struct ParamInfo {
 /// device pointer and a length.
 pub struct Slice<T>(PhantomData<*const T>);
 
+/// The parameter type of a [`DisjointSlice<T>`](crate::DisjointSlice) kernel parameter in a
+/// [`Kernel`]'s signature: passed as a device pointer and a length, from a buffer the launch
+/// borrows mutably.
+pub struct Disjoint<T>(PhantomData<*mut T>);
+
+/// The mark of a [`Kernel`] whose launch the types make sound: a safe `fn` under
+/// [`#[kernel]`](crate::kernel), whose parameters are all `DeviceCopy` scalars, `&[T]` and
+/// [`DisjointSlice<T>`](crate::DisjointSlice). A host launcher may launch it without `unsafe`.
+#[derive(Debug, Clone, Copy)]
+pub enum Safe {}
+
+/// The mark of a [`Kernel`] declared `unsafe fn`: its launch promises what its `# Safety`
+/// section says, which the types cannot check.
+#[derive(Debug, Clone, Copy)]
+pub enum Unsafe {}
+
 /// A typed handle to one kernel, the host-side twin of a [`#[kernel]`](crate::kernel)
 /// function: `Params` is the tuple of its parameter types in order (`&[T]` as [`Slice<T>`]).
 ///
+/// `Safety` is [`Unsafe`] (the default) for an `unsafe fn` kernel and [`Safe`] for a safe one.
+///
 /// Made only by `#[kernel]` (the constructor is `unsafe`): holding a `Kernel<P>` means the PTX
-/// entry [`Kernel::name`] takes exactly the parameters `P`.
-pub struct Kernel<Params> {
+/// entry [`Kernel::name`] takes exactly the parameters `P`; holding a `Kernel<P, Safe>` means
+/// also that any launch of it with arguments of those types is sound.
+pub struct Kernel<Params, Safety = Unsafe> {
     info: &'static KernelInfo,
-    params: PhantomData<fn(Params)>,
+    params: PhantomData<(fn(Params), Safety)>,
 }
 
-impl<Params> Kernel<Params> {
+impl<Params, Safety> Kernel<Params, Safety> {
     /// The handle of the kernel described by `info`.
     ///
     /// # Safety
     /// `Params` lists the PTX entry's parameters in order with the types the device build
-    /// declares, and `info` describes the same entry. `#[kernel]` generates both from the
-    /// function's signature.
+    /// declares, and `info` describes the same entry; `Safety` is [`Safe`] only for a kernel
+    /// that no launch with arguments of these types can make undefined. `#[kernel]` generates
+    /// all three from the function's signature.
     #[doc(hidden)]
     pub const unsafe fn new(info: &'static KernelInfo) -> Self {
         Self {
@@ -150,23 +170,33 @@ impl<Params> Kernel<Params> {
     }
 }
 
-impl<P> Clone for Kernel<P> {
+impl<P> Kernel<P, Safe> {
+    /// The same handle, marked as an `unsafe` kernel's (for code that takes only those).
+    pub const fn as_unsafe(self) -> Kernel<P, Unsafe> {
+        Kernel {
+            info: self.info,
+            params: PhantomData,
+        }
+    }
+}
+
+impl<P, S> Clone for Kernel<P, S> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<P> Copy for Kernel<P> {}
+impl<P, S> Copy for Kernel<P, S> {}
 
-impl<P> PartialEq for Kernel<P> {
+impl<P, S> PartialEq for Kernel<P, S> {
     fn eq(&self, other: &Self) -> bool {
         core::ptr::eq(self.info, other.info)
     }
 }
 
-impl<P> Eq for Kernel<P> {}
+impl<P, S> Eq for Kernel<P, S> {}
 
-impl<P> fmt::Debug for Kernel<P> {
+impl<P, S> fmt::Debug for Kernel<P, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Kernel({})", self.info.name)
     }

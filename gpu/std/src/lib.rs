@@ -132,6 +132,7 @@ extern crate std;
 
 pub mod atomic;
 mod constant;
+pub mod disjoint;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod host;
 mod index;
@@ -162,6 +163,7 @@ pub use atomic::{
     atomic_min, red_global_add, red_shared_add,
 };
 pub use constant::ConstWord;
+pub use disjoint::{DisjointSlice, GridStride, ThreadIndex, grid_stride, thread_index};
 pub use index::{
     Dim2, Dim3, block_dim, block_idx, global_index_x, global_index_y, grid_dim, grid_stride_x,
     lane_id, thread_idx, warp_id,
