@@ -1,5 +1,5 @@
-//! Embeds the PTX of the `gpu` crate in the library: writes `ptx_table.rs`, which `src/ptx.rs`
-//! includes, one `(sm, text)` row per architecture.
+//! Embeds the PTX of the `gpu` crate in the library: writes `gpu_ptx.rs` (the builder's
+//! `Built::write_table`), which `src/ptx.rs` includes, one `(sm, text)` row per architecture.
 //!
 //! Two sources, decided per build:
 //! - **Prebuilt** (`cpu/ptx/gpu_sm_XX.ptx`): used when the architectures are the default ones and
@@ -45,22 +45,9 @@ fn main() {
              (run `cargo xtask build-ptx --prebuilt` to update it)"
         );
     }
-    let mut table = String::from(
-        "/// PTX of the `gpu` crate per architecture, ascending: `(sm, text)`.\npub static PTX_BY_ARCH: &[(u32, &str)] = &[\n",
-    );
-    for (arch, path) in &built.ptx {
-        table.push_str(&format!(
-            "    ({}, include_str!({:?})),\n",
-            arch.0,
-            path.display().to_string()
-        ));
-    }
-    table.push_str("];\n");
-    let table_path = out_dir.join("ptx_table.rs");
-    if std::fs::read_to_string(&table_path).ok().as_deref() != Some(table.as_str()) {
-        std::fs::write(&table_path, table)
-            .unwrap_or_else(|e| fail(&format!("{}: {e}", table_path.display())));
-    }
+    built
+        .write_table(out_dir.join("gpu_ptx.rs"))
+        .unwrap_or_else(|e| fail(&e.to_string()));
 }
 
 fn fail(message: &str) -> ! {

@@ -144,8 +144,8 @@ fn every_select_element_has_its_kernel_with_two_bounds() {
 /// linked kernel is refused.
 #[test]
 fn the_loader_refuses_a_stale_ptx() {
-    use cpu::Error;
     use cpu::kernel::KernelInfo;
+    use gpu_host::Error;
     use gpu_std::host::EntryMismatch;
     let _ = handles();
     for (arch, text) in PTX_BY_ARCH {

@@ -21,8 +21,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let d_x = gpu.upload(&x)?;
     let mut d_y = gpu.upload(&y)?;
     let cfg = launch::linear(n.div_ceil(BLOCK_SIZE as usize) as u32, BLOCK_SIZE, 0);
-    // SAFETY: `d_y` holds as many floats as `d_x` (both `n`) and is a separate allocation.
-    unsafe { gpu.launch(saxpy, cfg, (a, &d_x, &mut d_y)) }?;
+    // `saxpy` is a safe kernel (each thread writes only its own elements of `y`): no `unsafe`.
+    gpu.launch(saxpy, cfg, (a, &d_x, &mut d_y))?;
     let got = gpu.download(&d_y, saxpy.name())?;
 
     // The GPU's fused multiply-add rounds once, as `f32::mul_add` does: the results are equal.

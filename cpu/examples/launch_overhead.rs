@@ -12,7 +12,8 @@ use std::time::Instant;
 use cpu::convolution::{self, Mask2d};
 use cpu::reduce::{self, ReduceSum, SumI32};
 use cpu::vector_add::{self, Variant};
-use cpu::{Gpu, Result};
+use cpu::{Gpu, Result, launch};
+use gpu::vector_add::kernels::{vector_add, vector_add_vec4};
 
 const LAUNCHES: usize = 10_000;
 const REPEATS: usize = 7;
@@ -61,6 +62,30 @@ fn main() -> Result<()> {
         "vector_add::add_with (VectorAdd, 1 element)",
         time(&gpu, || {
             vector_add::add_with(&gpu, Variant::VectorAdd, &x, &y, &mut z).map(drop)
+        })?,
+    );
+
+    // The launch itself, without a library entry point's checks: the safe launch of a safe
+    // kernel (its one extra check: every buffer in the handle's context), the unchecked launch
+    // of the same kernel, and of an unsafe kernel with raw pointers.
+    let cfg = launch::linear(1, 256, 0);
+    row(
+        "Gpu::launch (safe vector_add, 1 element)",
+        time(&gpu, || gpu.launch(vector_add, cfg, (&x, &y, &mut z)))?,
+    );
+    row(
+        "Gpu::launch_unchecked (vector_add, 1 element)",
+        // SAFETY: a safe kernel; any arguments of its types are sound.
+        time(&gpu, || unsafe {
+            gpu.launch_unchecked(vector_add, cfg, (&x, &y, &mut z))
+        })?,
+    );
+    row(
+        "Gpu::launch_unchecked (vector_add_vec4, raw pointers, 1 element)",
+        // SAFETY: `x`, `y`, `z` hold one float each (16-byte aligned allocations), and one
+        // thread covers the one-element tail.
+        time(&gpu, || unsafe {
+            gpu.launch_unchecked(vector_add_vec4, cfg, (&x, &y, &mut z, 1usize))
         })?,
     );
 

@@ -16,8 +16,9 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use crate::error::{DriverContext, Error, Result, bytes_of};
-use crate::kernel::{Bound, Kernel, KernelArgs, Read, Write};
+use crate::kernel::{Bound, Kernel, KernelArgs, Read, Safe, Write};
 use crate::ptx;
+use gpu_host::Device;
 
 /// [`Gpu::resident_blocks_per_sm`] answers of one kernel: `((threads per block, dynamic shared
 /// bytes), blocks per SM)`.
@@ -136,8 +137,8 @@ impl std::fmt::Debug for Workspaces {
 /// no compilation.
 #[derive(Clone, Debug)]
 pub struct Gpu {
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
+    /// The kit's handle: the context and this handle's stream.
+    device: Device,
     ptx_arch: u32,
     module: OnceLock<Arc<Module>>,
     /// The device's SM count, read once (shared by the handle's clones; no module needed).
@@ -150,16 +151,12 @@ pub struct Gpu {
 impl Gpu {
     /// Whether an NVIDIA driver (`libcuda`) can be loaded on this machine.
     pub fn driver_available() -> bool {
-        // SAFETY: only tries to dlopen the driver library; no CUDA call is made.
-        unsafe { sys::is_culib_present() }
+        Device::driver_available()
     }
 
     /// Number of CUDA devices, or [`Error::NoDriver`].
     pub fn device_count() -> Result<usize> {
-        if !Self::driver_available() {
-            return Err(Error::NoDriver);
-        }
-        Ok(CudaContext::device_count().during("counting CUDA devices")? as usize)
+        Ok(Device::device_count()?)
     }
 
     /// Opens device `device` (0-based, its primary context), with a new stream of its own.
@@ -169,13 +166,7 @@ impl Gpu {
     /// [`Error::NoDriver`], [`Error::DeviceOutOfRange`], [`Error::NoCompatiblePtx`] (device
     /// older than every embedded architecture), [`Error::Driver`] (context creation or PTX JIT).
     pub fn new(device: usize) -> Result<Self> {
-        let count = Self::device_count()?;
-        if device >= count {
-            return Err(Error::DeviceOutOfRange { device, count });
-        }
-        let ctx = CudaContext::new(device).during("creating the CUDA context")?;
-        let stream = ctx.new_stream().during("creating a stream")?;
-        Self::from_stream(stream)
+        Self::from_device(Device::new(device)?)
     }
 
     /// A handle that launches on the caller's `stream` (and its context), loading the PTX
@@ -184,11 +175,17 @@ impl Gpu {
     /// # Errors
     /// [`Error::NoCompatiblePtx`]; [`Error::Driver`] if the module cannot be loaded.
     pub fn from_stream(stream: Arc<CudaStream>) -> Result<Self> {
-        let ctx = stream.context().clone();
-        let (ptx_arch, _) = ptx_for(&ctx)?;
+        Self::from_device(Device::from_stream(stream))
+    }
+
+    /// A handle on the kit's `device` (its context and stream), with the lab's kernels.
+    ///
+    /// # Errors
+    /// [`Error::NoCompatiblePtx`] if the device is older than every embedded architecture.
+    pub fn from_device(device: Device) -> Result<Self> {
+        let (ptx_arch, _) = ptx_for(device.context())?;
         Ok(Self {
-            ctx,
-            stream,
+            device,
             ptx_arch,
             module: OnceLock::new(),
             sm_count: Arc::new(OnceLock::new()),
@@ -196,12 +193,19 @@ impl Gpu {
         })
     }
 
+    /// The kit's handle this one is built on (context and stream): what
+    /// [`Module::from_table`](crate::Module::from_table) takes to load a kernel crate of one's
+    /// own on the same device and stream.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
     /// The context's module, loaded on first use (shared by every handle on the context).
     fn module(&self) -> Result<&Arc<Module>> {
         if let Some(module) = self.module.get() {
             return Ok(module);
         }
-        let module = module_for(&self.ctx)?;
+        let module = module_for(self.device.context())?;
         Ok(self.module.get_or_init(|| module))
     }
 
@@ -213,7 +217,7 @@ impl Gpu {
     /// [`Error::Driver`] if the stream cannot be made.
     pub fn with_new_stream(&self) -> Result<Self> {
         Ok(Self {
-            stream: self.ctx.new_stream().during("creating a stream")?,
+            device: self.device.with_new_stream()?,
             workspaces: Arc::default(),
             ..self.clone()
         })
@@ -251,12 +255,12 @@ impl Gpu {
 
     /// The CUDA context.
     pub fn context(&self) -> &Arc<CudaContext> {
-        &self.ctx
+        self.device.context()
     }
 
     /// The stream every launcher of this handle uses.
     pub fn stream(&self) -> &Arc<CudaStream> {
-        &self.stream
+        self.device.stream()
     }
 
     /// The architecture of the PTX loaded (`90` for `sm_90`).
@@ -266,7 +270,7 @@ impl Gpu {
 
     /// The device's index (the context's ordinal).
     pub fn ordinal(&self) -> usize {
-        self.ctx.ordinal()
+        self.device.context().ordinal()
     }
 
     /// Checks that `buffer` lives in this handle's context (the same `CUcontext`, not only the
@@ -275,46 +279,40 @@ impl Gpu {
     /// # Errors
     /// [`Error::WrongContext`] naming `what`, both devices and both contexts.
     pub fn check_buffer<T>(&self, what: &'static str, buffer: &impl DeviceSlice<T>) -> Result<()> {
-        let other = buffer.stream().context();
-        if other.cu_ctx() != self.ctx.cu_ctx() {
-            return Err(Error::WrongContext {
-                what,
-                expected: self.ctx.ordinal(),
-                actual: other.ordinal(),
-                expected_context: self.ctx.cu_ctx() as usize,
-                actual_context: other.cu_ctx() as usize,
-            });
-        }
-        Ok(())
+        Ok(self.device.check_buffer(what, buffer)?)
     }
 
     /// The device address where `buffer` starts (the view's offset included), for a check
     /// outside a launch. A launcher that checks the address of a buffer it then passes binds
     /// it instead ([`Gpu::bind`]), which takes the address once.
     pub fn address<T>(&self, buffer: &impl DevicePtr<T>) -> u64 {
-        let (ptr, _record) = buffer.device_ptr(&self.stream);
+        let (ptr, _record) = buffer.device_ptr(self.device.stream());
         ptr
     }
 
     /// `buffer` bound for reading by one launch on this handle's stream: its address, for the
     /// launcher's checks, taken once (see [`Bound`]); pass the result as the argument.
     pub fn bind<'s, T>(&'s self, buffer: &'s impl DevicePtr<T>) -> Bound<'s, T, Read> {
-        Bound::read(buffer, &self.stream)
+        self.device.bind(buffer)
     }
 
     /// `buffer` bound for writing by one launch on this handle's stream (see [`Gpu::bind`]).
     pub fn bind_mut<'s, T>(&'s self, buffer: &'s mut impl DevicePtrMut<T>) -> Bound<'s, T, Write> {
-        Bound::write(buffer, &self.stream)
+        self.device.bind_mut(buffer)
     }
 
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub fn name(&self) -> Result<String> {
-        self.ctx.name().during("reading the device name")
+        self.device
+            .context()
+            .name()
+            .during("reading the device name")
     }
 
     /// Compute capability `(major, minor)`.
     pub fn compute_capability(&self) -> Result<(i32, i32)> {
-        self.ctx
+        self.device
+            .context()
             .compute_capability()
             .during("reading the compute capability")
     }
@@ -326,7 +324,8 @@ impl Gpu {
             return Ok(n);
         }
         let n = self
-            .ctx
+            .device
+            .context()
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .during("reading the multiprocessor count")? as u32;
         Ok(*self.sm_count.get_or_init(|| n))
@@ -335,7 +334,8 @@ impl Gpu {
     /// Maximum resident threads per multiprocessor (2048 on Volta to Hopper).
     pub fn max_threads_per_sm(&self) -> Result<u32> {
         let n = self
-            .ctx
+            .device
+            .context()
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
             .during("reading the threads per multiprocessor")?;
         Ok(n as u32)
@@ -395,7 +395,8 @@ impl Gpu {
     /// [`Error::Driver`] if the attribute cannot be read.
     pub fn sm_clock_khz(&self) -> Result<u32> {
         Ok(self
-            .ctx
+            .device
+            .context()
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
             .during("reading the SM clock rate")? as u32)
     }
@@ -406,7 +407,8 @@ impl Gpu {
     /// [`Error::Driver`] if the attribute cannot be read.
     pub fn memory_clock_khz(&self) -> Result<u32> {
         Ok(self
-            .ctx
+            .device
+            .context()
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
             .during("reading the memory clock rate")? as u32)
     }
@@ -417,7 +419,8 @@ impl Gpu {
     /// [`Error::Driver`] if the attribute cannot be read.
     pub fn memory_bus_bits(&self) -> Result<u32> {
         Ok(self
-            .ctx
+            .device
+            .context()
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
             .during("reading the memory bus width")? as u32)
     }
@@ -441,7 +444,8 @@ impl Gpu {
     /// [`Error::Driver`] if the attribute cannot be read.
     pub fn l2_cache_bytes(&self) -> Result<usize> {
         Ok(self
-            .ctx
+            .device
+            .context()
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
             .during("reading the L2 cache size")? as usize)
     }
@@ -454,6 +458,45 @@ impl Gpu {
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
         let module = self.module()?;
         cached_function(&module.module, &module.functions, name)
+    }
+
+    /// Queues the safe kernel `kernel` (a `#[kernel] fn` whose parameters are scalars, `&[T]`
+    /// and `DisjointSlice<T>`) on this handle's stream with launch configuration `cfg` and the
+    /// arguments `args`, a tuple matching its parameters one by one: `&buffer` for `&[T]`,
+    /// `&mut buffer` for `DisjointSlice<T>` (each passes its length), values for scalars. A wrong
+    /// count, order or type of arguments does not compile, nor does an unsafe kernel (launch it
+    /// with [`Gpu::launch_unchecked`]), nor one buffer passed as two outputs or as an input and
+    /// an output (the borrows conflict). Every buffer's use is recorded on the stream.
+    ///
+    /// ```no_run
+    /// # fn f(gpu: &cpu::Gpu) -> cpu::Result<()> {
+    /// use gpu::vector_add::kernels::vector_add;
+    /// let (x, y) = (gpu.upload(&[1.0f32; 1000])?, gpu.upload(&[2.0f32; 1000])?);
+    /// let mut z = gpu.alloc_zeros::<f32>(1000)?;
+    /// gpu.launch(vector_add, cpu::launch::linear(4, 256, 0), (&x, &y, &mut z))?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::ForeignArgument`] if a buffer belongs to another context (checked before the
+    /// launch); [`Error::Driver`] naming the kernel if the lookup or the launch fails (a `cfg`
+    /// the device refuses).
+    pub fn launch<'s, P, A: KernelArgs<'s, P>>(
+        &'s self,
+        kernel: Kernel<P, Safe>,
+        cfg: LaunchConfig,
+        args: A,
+    ) -> Result<()> {
+        if let Some(position) = args.foreign_argument(self.device.context().cu_ctx()) {
+            return Err(Error::ForeignArgument {
+                kernel: kernel.name(),
+                position,
+            });
+        }
+        // SAFETY: a `Safe` kernel is sound for any arguments of its parameter types (its
+        // handle's contract), and they are device memory of this context.
+        unsafe { self.launch_unchecked(kernel, cfg, args) }
     }
 
     /// Queues `kernel` on this handle's stream with launch configuration `cfg` and the
@@ -473,15 +516,15 @@ impl Gpu {
     ///
     /// # Errors
     /// [`Error::Driver`] naming the kernel if the lookup or the launch fails.
-    pub unsafe fn launch<'s, P, A: KernelArgs<'s, P>>(
+    pub unsafe fn launch_unchecked<'s, P, S, A: KernelArgs<'s, P>>(
         &'s self,
-        kernel: Kernel<P>,
+        kernel: Kernel<P, S>,
         cfg: LaunchConfig,
         args: A,
     ) -> Result<()> {
         let f = self.function(kernel.name())?;
         // SAFETY: the caller's contract above.
-        unsafe { args.queue(&self.stream, &f, cfg) }
+        unsafe { args.queue(self.device.stream(), &f, cfg) }
             .during_with(|| format!("launching {}", kernel.name()))
     }
 
@@ -491,10 +534,7 @@ impl Gpu {
     /// # Errors
     /// [`Error::OutOfMemory`] if the device cannot hold it; [`Error::Driver`] if the copy fails.
     pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<CudaSlice<T>> {
-        // A host slice's size in bytes always fits `isize`: no overflow check is needed.
-        self.stream
-            .clone_htod(data)
-            .map_err(|e| allocation_error(e, std::mem::size_of_val(data), "copying to the device"))
+        Ok(self.device.upload(data)?)
     }
 
     /// Copies `data` into `dst`, a device buffer or view (`CudaSlice`, `CudaViewMut`) of
@@ -511,7 +551,8 @@ impl Gpu {
     ) -> Result<()> {
         crate::error::expect_len("upload destination", data.len(), dst.len())?;
         self.check_buffer("upload destination", dst)?;
-        self.stream
+        self.device
+            .stream()
             .memcpy_htod(data, dst)
             .during("copying to the device")
     }
@@ -541,8 +582,7 @@ impl Gpu {
     /// # Errors
     /// [`Error::Driver`] if the query fails.
     pub fn memory_info(&self) -> Result<(usize, usize)> {
-        self.ctx.bind_to_thread().during("binding the context")?;
-        cudarc::driver::result::mem_get_info().during("reading the free device memory")
+        Ok(self.device.memory_info()?)
     }
 
     /// A zeroed device buffer of `len` elements (`len * size_of::<T>()` bytes), allocated and
@@ -553,10 +593,7 @@ impl Gpu {
     /// before the driver is called); [`Error::OutOfMemory`] if the device cannot hold it;
     /// [`Error::Driver`] otherwise.
     pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
-        let requested = bytes_of::<T>("zeroed buffer", len)?;
-        self.stream
-            .alloc_zeros(len)
-            .map_err(|e| allocation_error(e, requested, "allocating device memory"))
+        Ok(self.device.zeros(len)?)
     }
 
     /// Copies device memory back to the host, waiting for the stream: `data` is a buffer or
@@ -575,7 +612,8 @@ impl Gpu {
     ) -> Result<Vec<T>> {
         self.check_buffer("downloaded buffer", data)?;
         bytes_of::<T>("downloaded buffer", data.len())?;
-        self.stream
+        self.device
+            .stream()
             .clone_dtoh(data)
             .during_with(|| format!("{kernel} (running, or copying its result back)"))
     }
@@ -594,7 +632,8 @@ impl Gpu {
     ) -> Result<()> {
         crate::error::expect_len("download destination", data.len(), dst.len())?;
         self.check_buffer("downloaded buffer", data)?;
-        self.stream
+        self.device
+            .stream()
             .memcpy_dtoh(data, dst)
             .during_with(|| format!("{kernel} (running, or copying its result back)"))?;
         self.synchronize(kernel)
@@ -638,14 +677,15 @@ impl Gpu {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(last) = &timeline.last_stream
-            && last.cu_stream() != self.stream.cu_stream()
+            && last.cu_stream() != self.device.stream().cu_stream()
         {
             // Everything queued on the other stream so far: its constant-memory launches
             // included (the wait covers more than they need, never less).
             let event = last
                 .record_event(None)
                 .during("ordering a use of constant memory")?;
-            self.stream
+            self.device
+                .stream()
                 .wait(&event)
                 .during("ordering a use of constant memory")?;
         }
@@ -657,7 +697,7 @@ impl Gpu {
 
     /// Waits until all work queued on this handle's stream has finished.
     pub fn synchronize(&self, during: &str) -> Result<()> {
-        self.stream.synchronize().during(during.to_string())
+        Ok(self.device.synchronize(during)?)
     }
 }
 
@@ -704,7 +744,7 @@ impl ConstantMemory<'_> {
         let mut global = gpu
             .module()?
             .module
-            .get_global(symbol, &gpu.stream)
+            .get_global(symbol, gpu.stream())
             .during(format!("looking up the module global {symbol}"))?;
         let requested = std::mem::size_of_val(data);
         if requested > global.len() {
@@ -722,7 +762,7 @@ impl ConstantMemory<'_> {
                 capacity: requested,
                 requested,
             })?;
-        gpu.stream
+        gpu.stream()
             .memcpy_htod(data, &mut typed)
             .during(format!("writing {symbol}"))
     }
@@ -743,7 +783,7 @@ impl ConstantMemory<'_> {
         let global = gpu
             .module()?
             .module
-            .get_global(symbol, &gpu.stream)
+            .get_global(symbol, gpu.stream())
             .during(format!("looking up {symbol}"))?;
         let requested = bytes_of::<T>(symbol, len)?;
         if requested > global.len() {
@@ -761,7 +801,7 @@ impl ConstantMemory<'_> {
             requested,
         })?;
         let mut out = vec![T::default(); len];
-        gpu.stream
+        gpu.stream()
             .memcpy_dtoh(&typed, &mut out)
             .during(format!("reading {symbol}"))?;
         gpu.synchronize(&format!("reading {symbol}"))?;
@@ -772,7 +812,7 @@ impl ConstantMemory<'_> {
 impl Drop for ConstantMemory<'_> {
     fn drop(&mut self) {
         // The next user on another stream records an event on this one and waits for it.
-        self.timeline.last_stream = Some(self.gpu.stream.clone());
+        self.timeline.last_stream = Some(self.gpu.stream().clone());
     }
 }
 
@@ -787,22 +827,4 @@ pub struct KernelResources {
     pub static_shared_bytes: u32,
     /// Largest block the kernel can be launched with on this device.
     pub max_threads_per_block: u32,
-}
-
-/// [`Error::OutOfMemory`] (with the free and total device memory) for an allocation the driver
-/// refused for lack of memory, else [`Error::Driver`].
-fn allocation_error(e: cudarc::driver::DriverError, requested: usize, during: &str) -> Error {
-    if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY
-        && let Ok((free, total)) = cudarc::driver::result::mem_get_info()
-    {
-        return Error::OutOfMemory {
-            requested,
-            free,
-            total,
-        };
-    }
-    Error::Driver {
-        during: during.to_string(),
-        source: e,
-    }
 }

@@ -69,7 +69,7 @@ pub fn vector_add(
     // three are in `gpu`'s context (checked); `c` overlaps neither input, since it is borrowed
     // mutably while they are borrowed. The launch is one-dimensional and covers `n <= 2^32`
     // elements (`covering_launch`).
-    unsafe { gpu.launch(kernel, cfg, (a, b, c)) }?;
+    unsafe { gpu.launch_unchecked(kernel, cfg, (a, b, c)) }?;
     Ok(cfg)
 }
 
@@ -104,7 +104,7 @@ pub fn block_sums(
     // `ceil(n / BLOCK_SIZE)` floats, which is `gridDim.x` (checked); both buffers are in
     // `gpu`'s context (checked) and do not overlap (one borrowed mutably, one shared);
     // `n <= 2^32` (`covering_launch`).
-    unsafe { gpu.launch(kernel, cfg, (input, partial)) }?;
+    unsafe { gpu.launch_unchecked(kernel, cfg, (input, partial)) }?;
     Ok(cfg)
 }
 

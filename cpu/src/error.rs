@@ -98,6 +98,17 @@ pub enum Error {
         /// The module's crate.
         krate: String,
     },
+    /// A safe launch was given device memory of another context than the launching handle's.
+    #[error(
+        "argument {position} of kernel {kernel} is device memory of another context than the launch's"
+    )]
+    #[non_exhaustive]
+    ForeignArgument {
+        /// The kernel.
+        kernel: &'static str,
+        /// The argument's position in the tuple, from 0.
+        position: usize,
+    },
     /// A device allocation larger than the free device memory. The context stays usable.
     #[error("out of device memory: {requested} bytes requested, {free} of {total} bytes free")]
     #[non_exhaustive]
@@ -378,6 +389,9 @@ pub enum Error {
         /// The value the lab runs with.
         required: &'static str,
     },
+    /// An error of the kit ([`gpu_host`]) that the library has no variant of its own for.
+    #[error(transparent)]
+    Host(gpu_host::Error),
     /// Data larger than a `__constant__` symbol.
     #[error("{symbol} holds {capacity} bytes, {requested} bytes were given")]
     #[non_exhaustive]
@@ -407,6 +421,71 @@ impl Error {
     /// [`Error::Unsupported`], as [`Error::out_of_range`].
     pub fn unsupported(what: &'static str, requirement: &'static str) -> Self {
         Error::Unsupported { what, requirement }
+    }
+}
+
+/// The kit's errors as the library's: each variant to the one of the same name.
+impl From<gpu_host::Error> for Error {
+    fn from(e: gpu_host::Error) -> Self {
+        use gpu_host::Error as H;
+        match e {
+            H::NoDriver => Error::NoDriver,
+            H::DeviceOutOfRange { device, count, .. } => Error::DeviceOutOfRange { device, count },
+            H::NoCompatiblePtx {
+                major,
+                minor,
+                built,
+                ..
+            } => Error::NoCompatiblePtx {
+                major,
+                minor,
+                built,
+            },
+            H::StalePtx {
+                krate, mismatch, ..
+            } => Error::StalePtx { krate, mismatch },
+            H::NoKernels { krate, .. } => Error::NoKernels { krate },
+            H::NotInModule { kernel, krate, .. } => Error::NotInModule { kernel, krate },
+            H::ForeignArgument {
+                kernel, position, ..
+            } => Error::ForeignArgument { kernel, position },
+            H::WrongContext {
+                what,
+                expected,
+                actual,
+                expected_context,
+                actual_context,
+                ..
+            } => Error::WrongContext {
+                what,
+                expected,
+                actual,
+                expected_context,
+                actual_context,
+            },
+            H::OutOfMemory {
+                requested,
+                free,
+                total,
+                ..
+            } => Error::OutOfMemory {
+                requested,
+                free,
+                total,
+            },
+            H::SizeOverflow {
+                what,
+                count,
+                element_bytes,
+                ..
+            } => Error::SizeOverflow {
+                what,
+                count,
+                element_bytes,
+            },
+            H::Driver { during, source, .. } => Error::Driver { during, source },
+            other => Error::Host(other),
+        }
     }
 }
 

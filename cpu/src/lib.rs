@@ -23,7 +23,7 @@
 //!
 //! # Your own kernels
 //! [`kernel`]: typed launches of any `#[kernel]` of the `gpu` crate
-//! (`unsafe { gpu.launch(kernel, cfg, (args...)) }`, checked by the compiler);
+//! (`unsafe { gpu.launch_unchecked(kernel, cfg, (args...)) }`, checked by the compiler);
 //! [`cuda_std_style`]: two kernels written with cuda_std's names, launched.
 //!
 //! # The lab
@@ -39,7 +39,6 @@ pub mod histogram;
 pub mod kernel;
 pub mod lab;
 pub mod launch;
-pub mod module;
 pub mod multi_gpu;
 pub mod ptx;
 pub mod reduce;
@@ -53,4 +52,7 @@ pub use context::Gpu;
 /// streams (`cpu::cudarc::driver::{CudaSlice, CudaStream}`) without a second dependency line.
 pub use cudarc;
 pub use error::{Error, Result};
-pub use module::Module;
+/// The kit's host side (device handle, modules of a kernel crate of one's own, typed launch),
+/// which this library is built on.
+pub use gpu_host;
+pub use gpu_host::Module;

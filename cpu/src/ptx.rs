@@ -1,18 +1,14 @@
 //! The PTX embedded at build time (by `build.rs`, through the same builder as
 //! `cargo xtask build-ptx`) and the choice of which one a device loads.
 
-include!(concat!(env!("OUT_DIR"), "/ptx_table.rs"));
+/// PTX of the `gpu` crate per architecture, ascending: `(sm, text)`.
+pub static PTX_BY_ARCH: &[(u32, &str)] = include!(concat!(env!("OUT_DIR"), "/gpu_ptx.rs"));
 
 /// The PTX for the highest architecture not above compute capability `major.minor`, as
 /// `(sm, text)`: an H100 (9.0) gets `sm_90`, an A100 (8.0) the portable `sm_70`.
 /// `None` if every embedded architecture is newer than the device.
 pub fn for_compute_capability(major: i32, minor: i32) -> Option<(u32, &'static str)> {
-    let device = (major.max(0) * 10 + minor.max(0)) as u32;
-    PTX_BY_ARCH
-        .iter()
-        .rev()
-        .find(|(arch, _)| *arch <= device)
-        .copied()
+    gpu_host::pick_ptx(PTX_BY_ARCH, major, minor)
 }
 
 /// The embedded architectures, e.g. `"sm_70, sm_90"`.

@@ -24,7 +24,6 @@ use gpu::vector_add::{self as k, kernels};
 
 use crate::context::Gpu;
 use crate::error::{Error, Result, expect_len};
-use crate::kernel::Kernel;
 use crate::launch::{self, VEC4_ALIGNMENT};
 
 /// Queues `z = x + y` (`n = x.len()` floats) on `gpu`'s stream with the fastest variant that
@@ -144,14 +143,21 @@ fn queue(
         Some(cfg) => cfg,
         None => variant.launch_config(gpu, n)?,
     };
-    // SAFETY: every variant is `(x: *const f32, y: *const f32, z: *mut f32, n: usize)`
-    // (`vector_add` and its grid-stride and vec4 twins): three device views of `n` floats each
-    // (lengths checked) in `gpu`'s context (checked); `z` overlaps neither input, since it is
-    // borrowed mutably while they are borrowed. For the vec4 kernel all three start on a
-    // 16-byte boundary (checked by `check_alignment`, or `fastest` chose it only then). The
-    // launch is one-dimensional, and covers `n` where the kernel needs it (`launch_config`, or
-    // `check_config` for a caller's configuration).
-    unsafe { gpu.launch(variant.kernel(), cfg, (x, y, z, n)) }?;
+    match variant {
+        // Safe kernels: their threads write only their own elements of `z`.
+        Variant::VectorAdd => gpu.launch(kernels::vector_add, cfg, (x, y, z))?,
+        Variant::VectorAddGridStride => {
+            gpu.launch(kernels::vector_add_grid_stride, cfg, (x, y, z))?
+        }
+        // SAFETY: three device views of `n` floats each (lengths checked) in `gpu`'s context
+        // (checked), all starting on a 16-byte boundary (checked by `check_alignment`, or
+        // `fastest` chose the variant only then); `z` overlaps neither input, since it is
+        // borrowed mutably while they are borrowed. The launch is one-dimensional, and covers
+        // the `n % 4` tail (`launch_config`, or `check_config` for a caller's configuration).
+        Variant::VectorAddVec4 => {
+            unsafe { gpu.launch_unchecked(kernels::vector_add_vec4, cfg, (x, y, z, n)) }?
+        }
+    }
     Ok(cfg)
 }
 
@@ -207,18 +213,13 @@ impl Variant {
         Variant::VectorAddVec4,
     ];
 
-    /// The variant's kernel (all three take the same parameters).
-    pub fn kernel(self) -> Kernel<(*const f32, *const f32, *mut f32, usize)> {
-        match self {
-            Variant::VectorAdd => kernels::vector_add,
-            Variant::VectorAddGridStride => kernels::vector_add_grid_stride,
-            Variant::VectorAddVec4 => kernels::vector_add_vec4,
-        }
-    }
-
     /// The kernel's `.entry` name in the PTX.
     pub fn kernel_name(self) -> &'static str {
-        self.kernel().name()
+        match self {
+            Variant::VectorAdd => kernels::vector_add.name(),
+            Variant::VectorAddGridStride => kernels::vector_add_grid_stride.name(),
+            Variant::VectorAddVec4 => kernels::vector_add_vec4.name(),
+        }
     }
 
     /// The variant [`add`] runs: [`Variant::VectorAddVec4`] if `aligned` (`x`, `y` and `z` all

@@ -2,10 +2,14 @@
 //! `nvptx64-nvidia-cuda` backend (see `xtask` for the builder), on top of the device-support
 //! crate [`gpu_std`] (this project's `cuda_std`).
 //!
-//! Every kernel is an `unsafe fn` with `#[kernel]`, and the crate builds for two targets:
+//! Every kernel is a function with `#[kernel]` (a safe `fn` where its parameters are scalars,
+//! `&[T]` and `DisjointSlice<T>` outputs, as [`vector_add`]; an `unsafe fn` with a `# Safety`
+//! section otherwise; generic with its list of instances, as [`scan::lookback::scan_lookback`]),
+//! and the crate builds for two targets:
 //! - `nvptx64-nvidia-cuda`: each kernel is a PTX `.entry` of its own name;
 //! - the host: each kernel is a typed handle of the same name (`gpu_std::host::Kernel`, its
-//!   parameter types in order), which `cpu::Gpu::launch` takes with matching arguments; beside
+//!   parameter types in order), which `cpu::Gpu::launch` (safe kernels) and `cpu::Gpu::launch_unchecked` take with matching
+//!   arguments; beside
 //!   them, the items both sides must agree on (block and tile constants, `__constant__` symbol
 //!   names and sizes, `#[repr(C)]` parameter types), so the `cpu` crate depends on this crate
 //!   instead of repeating literals. The kernels' bodies are compiled for the device only.

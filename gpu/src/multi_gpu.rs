@@ -14,7 +14,7 @@ pub const ADD_INTO_BLOCK: u32 = 256;
 /// The kernels (device build only).
 pub mod kernels {
     use gpu_std::kernel;
-    use gpu_std::{global_index_x, grid_stride_x};
+    use gpu_std::{DisjointSlice, grid_stride};
 
     /// `dst[i] += src[i]` for `i < n`: one reduce-scatter step of the ring all-reduce adds the
     /// chunk received from the previous GPU (`src`, a staging buffer on this GPU) into this
@@ -28,20 +28,20 @@ pub mod kernels {
     /// Launch: [`ADD_INTO_BLOCK`](super::ADD_INTO_BLOCK) threads per block, any grid (the host
     /// uses at most one wave of resident blocks).
     ///
-    /// Parameters: `dst` and `src` point to `n` floats each in this GPU's device memory.
+    /// Parameters: `dst` and `src` hold `n` floats each in this GPU's device memory (the host
+    /// passes each with its length; elements of `dst` past `src.len()` are left alone).
     ///
-    /// # Safety
-    /// Both pointers are valid for `n` elements; `dst` does not overlap `src`.
+    /// A safe kernel: each thread updates only its own elements of `dst`.
     ///
     /// Performance: 12 bytes per element, one FADD: memory-bound.
     #[kernel]
-    pub unsafe fn add_into(dst: *mut f32, src: *const f32, n: usize) {
-        let stride = grid_stride_x();
-        let mut i = global_index_x();
-        while i < n {
-            // SAFETY: `i < n`, and the caller guarantees `n` valid, disjoint elements each.
-            unsafe { *dst.add(i) += *src.add(i) };
-            i += stride;
+    pub fn add_into(mut dst: DisjointSlice<f32>, src: &[f32]) {
+        for i in grid_stride(dst.len()) {
+            if let Some(&s) = src.get(i.get())
+                && let Some(d) = dst.get_mut(&i)
+            {
+                *d += s;
+            }
         }
     }
 }

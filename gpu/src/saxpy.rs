@@ -12,9 +12,10 @@ pub const BLOCK_SIZE: u32 = 256;
 pub mod kernels {
     use gpu_std::kernel;
     use gpu_std::math::fmaf32;
-    use gpu_std::{global_index_x, grid_stride_x};
+    use gpu_std::{DisjointSlice, grid_stride};
 
-    /// `y[i] = a * x[i] + y[i]` for `i < x.len()`, with a grid-stride loop.
+    /// `y[i] = a * x[i] + y[i]` for `i < y.len()` (and `x.len()`), with a grid-stride loop. A
+    /// safe kernel: each thread updates only its own elements of `y`.
     ///
     /// Algorithm: thread `blockIdx.x * blockDim.x + threadIdx.x` handles that element and
     /// every `blockDim.x * gridDim.x`-th after it, so any grid covers any length.
@@ -22,22 +23,18 @@ pub mod kernels {
     /// Launch: any block size, any grid of at least one block (e.g. `ceil(n / 256)` blocks of
     /// [`BLOCK_SIZE`](super::BLOCK_SIZE)).
     ///
-    /// Parameters: `a` the scale; `x` the `n` input floats (a slice: the host passes its
-    /// pointer and length); `y` points to `n` floats, updated in place.
-    ///
-    /// # Safety
-    /// `y` is valid for `x.len()` elements and does not overlap `x`.
+    /// Parameters: `a` the scale; `x` the `n` input floats and `y` the `n` floats updated in
+    /// place (each a buffer the host passes with its length).
     ///
     /// Performance: 12 bytes per element, one FMA: memory-bound.
     #[kernel]
-    pub unsafe fn saxpy(a: f32, x: &[f32], y: *mut f32) {
-        let mut i = global_index_x();
-        let stride = grid_stride_x();
-        while i < x.len() {
-            // SAFETY: `i < x.len()`, and the caller guarantees `y` holds as many elements,
-            // disjoint from `x`.
-            unsafe { *y.add(i) = fmaf32(a, x[i], *y.add(i)) };
-            i += stride;
+    pub fn saxpy(a: f32, x: &[f32], mut y: DisjointSlice<f32>) {
+        for i in grid_stride(y.len()) {
+            if let Some(&xi) = x.get(i.get())
+                && let Some(yi) = y.get_mut(&i)
+            {
+                *yi = fmaf32(a, xi, *yi);
+            }
         }
     }
 }

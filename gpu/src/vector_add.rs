@@ -19,33 +19,37 @@ pub const SEED_BLOCK: u32 = 128;
 /// The kernels (device build only).
 pub mod kernels {
     use gpu_std::kernel;
-    use gpu_std::{global_index_x, grid_stride_x, load_global_v4, store_global_v4};
+    use gpu_std::{
+        DisjointSlice, global_index_x, grid_stride, grid_stride_x, load_global_v4, store_global_v4,
+        thread_index,
+    };
 
-    /// `z[i] = x[i] + y[i]`, one element per thread (the seed's `vecAdd`).
+    /// `z[i] = x[i] + y[i]`, one element per thread (the seed's `vecAdd`), for every `i <
+    /// z.len()` the grid covers (and `x` and `y` hold). A safe kernel: its thread writes only
+    /// the element of its own [`ThreadIndex`](gpu_std::ThreadIndex), so no launch can make it
+    /// write out of bounds or race, and the host launches it without `unsafe`.
     ///
     /// Algorithm: thread `i = blockIdx.x * blockDim.x + threadIdx.x` handles element `i`;
-    /// threads past `n` return. A warp reads 32 consecutive floats of `x` and of `y` (128 bytes
-    /// each, fully coalesced) and writes 128 consecutive bytes of `z`.
+    /// threads past the end do nothing. A warp reads 32 consecutive floats of `x` and of `y`
+    /// (128 bytes each, fully coalesced) and writes 128 consecutive bytes of `z`.
     ///
-    /// Launch: any block size; grid `ceil(n / block)` blocks (the grid must cover `n`).
+    /// Launch: any block size; grid `ceil(n / block)` blocks (elements past the grid are not
+    /// written).
     ///
-    /// Parameters: `x`, `y`, `z` point to `n` floats each in device memory.
-    ///
-    /// # Safety
-    /// The three pointers are valid for `n` elements; `z` overlaps neither input.
+    /// Parameters: `x`, `y`, `z` hold `n` floats each in device memory.
     ///
     /// Performance: 12 bytes per element, one FADD: memory-bound.
     #[kernel]
-    pub unsafe fn vector_add(x: *const f32, y: *const f32, z: *mut f32, n: usize) {
-        let i = global_index_x();
-        if i < n {
-            // SAFETY: `i < n` and the caller guarantees `n` valid elements per pointer.
-            unsafe { *z.add(i) = *x.add(i) + *y.add(i) };
+    pub fn vector_add(x: &[f32], y: &[f32], mut z: DisjointSlice<f32>) {
+        let i = thread_index();
+        if let (Some(a), Some(b), Some(out)) = (x.get(i.get()), y.get(i.get()), z.get_mut(&i)) {
+            *out = a + b;
         }
     }
 
     /// `z[i] = x[i] + y[i]` with a grid-stride loop: each thread handles elements
-    /// `i, i + stride, i + 2*stride, ...` with `stride = blockDim.x * gridDim.x`.
+    /// `i, i + stride, i + 2*stride, ...` below `z.len()` with `stride` the grid's thread count
+    /// (`blockDim.x * gridDim.x` for a one-dimensional launch). Safe, as [`vector_add`].
     ///
     /// Algorithm: the grid is sized to the GPU (a few waves of resident blocks), not to `n`, so
     /// block scheduling costs are paid once and any `n` (beyond 2^32 too) is covered by one
@@ -55,18 +59,15 @@ pub mod kernels {
     ///
     /// Parameters: as [`vector_add`].
     ///
-    /// # Safety
-    /// As [`vector_add`]: the three pointers are valid for `n` elements; `z` overlaps neither input.
-    ///
     /// Performance: 12 bytes per element, one FADD: memory-bound.
     #[kernel]
-    pub unsafe fn vector_add_grid_stride(x: *const f32, y: *const f32, z: *mut f32, n: usize) {
-        let stride = grid_stride_x();
-        let mut i = global_index_x();
-        while i < n {
-            // SAFETY: `i < n` and the caller guarantees `n` valid elements per pointer.
-            unsafe { *z.add(i) = *x.add(i) + *y.add(i) };
-            i += stride;
+    pub fn vector_add_grid_stride(x: &[f32], y: &[f32], mut z: DisjointSlice<f32>) {
+        for i in grid_stride(z.len()) {
+            if let (Some(a), Some(b)) = (x.get(i.get()), y.get(i.get()))
+                && let Some(out) = z.get_mut(&i)
+            {
+                *out = a + b;
+            }
         }
     }
 

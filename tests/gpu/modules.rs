@@ -1,7 +1,8 @@
-//! [`cpu::Module`]: a kernel crate's PTX loaded on a handle's context, its kernels launched
-//! against it: the lab's own `gpu` crate loaded as a module of its own, `saxpy` launched on it
-//! and checked against the CPU at an odd size, and the refusal of a stale PTX before the driver
-//! sees it.
+//! [`gpu_host::Module`] (the kit's, `cpu::Module`): a kernel crate's PTX loaded on a handle's
+//! context, its kernels launched against it: the lab's own `gpu` crate loaded as a module of its
+//! own from its PTX table (the architecture picked for the device), `saxpy` (a safe kernel)
+//! launched on it without `unsafe` and checked against the CPU at an odd size, and the refusal
+//! of a stale PTX before the driver sees it.
 
 use cpu::{Error, Module};
 use lab_tests::{expect_err, gpu, gpu_trial, seed_for};
@@ -23,7 +24,7 @@ fn device_ptx(gpu: &cpu::Gpu) -> Result<&'static str, Failed> {
 
 fn saxpy_on_a_module() -> Result<(), Failed> {
     let gpu = gpu()?;
-    let module = Module::from_ptx(&gpu, "gpu", device_ptx(&gpu)?).map_err(fail)?;
+    let module = Module::from_table(gpu.device(), "gpu", cpu::ptx::PTX_BY_ARCH).map_err(fail)?;
     assert!(module.entries().iter().any(|e| e == "saxpy"));
     let n = 100_003;
     let seed = seed_for("modules::saxpy");
@@ -33,8 +34,9 @@ fn saxpy_on_a_module() -> Result<(), Failed> {
     let d_x = gpu.upload(&x).map_err(fail)?;
     let mut d_y = gpu.upload(&y).map_err(fail)?;
     let cfg = cudarc::driver::LaunchConfig::for_num_elems(n as u32);
-    // SAFETY: `d_y` holds `x.len()` floats and does not overlap `d_x`.
-    unsafe { module.launch(gpu::saxpy::kernels::saxpy, cfg, (2.5f32, &d_x, &mut d_y)) }
+    // A safe kernel: no `unsafe`.
+    module
+        .launch(gpu::saxpy::kernels::saxpy, cfg, (2.5f32, &d_x, &mut d_y))
         .map_err(fail)?;
     let got = gpu.download(&d_y, "y").map_err(fail)?;
     for i in 0..n {
@@ -50,10 +52,10 @@ fn stale_ptx_is_refused() -> Result<(), Failed> {
     let gpu = gpu()?;
     let text = device_ptx(&gpu)?;
     let stale = text.replace(".entry saxpy(", ".entry saxpy_old(");
-    expect_err(Module::from_ptx(&gpu, "gpu", &stale), |e| {
+    expect_err(Module::from_ptx(gpu.device(), "gpu", &stale).map_err(Error::from), |e| {
         matches!(e, Error::StalePtx { .. })
     })?;
-    expect_err(Module::from_ptx(&gpu, "not_linked", text), |e| {
+    expect_err(Module::from_ptx(gpu.device(), "not_linked", text).map_err(Error::from), |e| {
         matches!(e, Error::NoKernels { .. })
     })?;
     Ok(())

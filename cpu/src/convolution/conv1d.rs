@@ -138,7 +138,7 @@ fn queue(
             // MAX_MASK_WIDTH (validated by `Mask1d::new`), in `gpu`'s context (checked). The
             // grid covers `n` with blocks of BLOCK_1D (`launch_config`).
             unsafe {
-                gpu.launch(
+                gpu.launch_unchecked(
                     basic::convolution_1d_basic,
                     cfg,
                     (input, mask.device(), output, width, n),
@@ -162,7 +162,7 @@ fn queue(
             // queued and orders their later writes after it. The vec4 entry is the one
             // compiled for this width; the block is BLOCK_1D, as every 1D kernel needs, and the
             // seed kernels' grid covers `n` (`launch_config`).
-            unsafe { gpu.launch(kernel, cfg, (input, output, width, n)) }?;
+            unsafe { gpu.launch_unchecked(kernel, cfg, (input, output, width, n)) }?;
             drop(constants);
         }
     }

@@ -214,7 +214,7 @@ fn queue(
             // by `Mask2d::new`), in `gpu`'s context (checked). Blocks are 32 x 8 and the grid
             // covers the image (`launch_config`).
             unsafe {
-                gpu.launch(
+                gpu.launch_unchecked(
                     basic::convolution_2d_basic,
                     cfg,
                     (input, mask.device(), output, width, rows, cols),
@@ -236,7 +236,9 @@ fn queue(
             // multiple of 32 up to 1024, the one `plan` sized the grid with; blocks of 256 and a
             // grid of `ceil(cols / 64)` x `ceil(rows / segment)`. C_MASK_ROW / C_MASK_COL hold
             // the mask's factors, written under `constants`, held until the launch is queued.
-            unsafe { gpu.launch(kernel, cfg, (input, output, width, rows, cols, segment)) }?;
+            unsafe {
+                gpu.launch_unchecked(kernel, cfg, (input, output, width, rows, cols, segment))
+            }?;
             drop(constants);
         }
         Variant2d::Convolution2dSeparableTwoPass => {
@@ -266,7 +268,7 @@ fn queue(
                     // written under `constants`, held until both launches are queued; the
                     // columns kernel follows the rows kernel on the same stream.
                     unsafe {
-                        gpu.launch(
+                        gpu.launch_unchecked(
                             separable::convolution_2d_separable_rows,
                             cfg,
                             (input, &mut temp, width, rows, cols),
@@ -274,7 +276,7 @@ fn queue(
                     }?;
                     // SAFETY: as above.
                     unsafe {
-                        gpu.launch(
+                        gpu.launch_unchecked(
                             separable::convolution_2d_separable_cols,
                             cols_cfg,
                             (&temp, &mut *output, width, rows, cols),
@@ -309,7 +311,7 @@ fn queue(
             // is queued. The vec4 and wide entries are the ones compiled for this width; the
             // blocks are the variant's (32 x 8, or 256 for the wide kernels) and the grids
             // cover the image (`launch_config`).
-            unsafe { gpu.launch(kernel, cfg, (input, output, width, rows, cols)) }?;
+            unsafe { gpu.launch_unchecked(kernel, cfg, (input, output, width, rows, cols)) }?;
             drop(constants);
         }
     }

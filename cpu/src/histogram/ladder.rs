@@ -141,7 +141,7 @@ pub fn run(
     // a view of `n` bytes and `counts` of 256 `u32` (checked), both in `gpu`'s context
     // (checked), not overlapping (one is borrowed mutably); the grid covers `n` as the
     // kernel's launch rule asks (`launch_config`), blocks of LADDER_BLOCK threads.
-    unsafe { gpu.launch(variant.kernel(), cfg, (input, n, counts)) }?;
+    unsafe { gpu.launch_unchecked(variant.kernel(), cfg, (input, n, counts)) }?;
     Ok(cfg)
 }
 
@@ -211,7 +211,7 @@ pub fn shared_atomic_rate(
     // SAFETY: `histogram_shared_atomic_rate` takes `(iterations, pattern, sink: *mut u32)`;
     // `sink` holds one `u32` (checked) in `gpu`'s context (checked); blocks of
     // ATOMIC_RATE_BLOCK threads, a multiple of 32.
-    unsafe { gpu.launch(kernel, config, (iterations, pattern.code(), sink)) }?;
+    unsafe { gpu.launch_unchecked(kernel, config, (iterations, pattern.code(), sink)) }?;
     Ok(AtomicLaunch {
         config,
         atomics: grid as u64 * k::ATOMIC_RATE_BLOCK as u64 * iterations as u64,

@@ -317,7 +317,7 @@ pub fn bytes_with<C: Counter>(
     // `C` (checked); blocks of BYTES_BLOCK threads, a multiple of 32; for `u64` at least
     // `ceil(n / 2^31)` blocks (`bytes_config`); `u32` counts take at most `u32::MAX` bytes
     // (checked).
-    unsafe { gpu.launch(C::BYTES, cfg, (input, n, counts)) }?;
+    unsafe { gpu.launch_unchecked(C::BYTES, cfg, (input, n, counts)) }?;
     Ok(cfg)
 }
 
@@ -464,7 +464,7 @@ pub fn even_with<T: HistogramElement, C: Counter>(
     // mutably); `1 <= bins <= MAX_BINS` and a valid range (checked: the rule's
     // precondition), so every bin it returns is below `bins`; the privatised kernel gets
     // `bins * size_of::<C>()` bytes of dynamic shared memory (`even_config`).
-    unsafe { gpu.launch(kernel, cfg, (input, n, bins as u32, lower, upper, counts)) }?;
+    unsafe { gpu.launch_unchecked(kernel, cfg, (input, n, bins as u32, lower, upper, counts)) }?;
     Ok(cfg)
 }
 

@@ -119,7 +119,7 @@ fn reverse(
         let cfg = launch::linear(grid, block, shared);
         // SAFETY: `smoke_{static,dynamic}_shared_reverse(input, output, n)`; both buffers hold
         // `n` floats; the block size is the static array's length or backed by `shared` bytes.
-        unsafe { gpu.launch(kernel, cfg, (&d_in, &mut d_out, n)) }?;
+        unsafe { gpu.launch_unchecked(kernel, cfg, (&d_in, &mut d_out, n)) }?;
     }
     gpu.download(&d_out, kernel.name())
 }
@@ -156,7 +156,7 @@ pub fn constant_polynomial(gpu: &Gpu, coefficients: &[f32], x: &[f32]) -> Result
         let cfg = grid_stride_config(kernel.name(), n)?;
         // SAFETY: `smoke_constant_polynomial(x, y, n)`; both buffers hold `n` floats; the
         // coefficients were written under the lock held until the download.
-        unsafe { gpu.launch(kernel, cfg, (&d_x, &mut d_y, n)) }?;
+        unsafe { gpu.launch_unchecked(kernel, cfg, (&d_x, &mut d_y, n)) }?;
     }
     gpu.download(&d_y, kernel.name())
 }
@@ -215,7 +215,7 @@ pub fn warp_shuffle(gpu: &Gpu, input: &[i32], block: u32) -> Result<WarpShuffleO
         // SAFETY: `smoke_warp_shuffle(input, n, warp_sums, butterfly, scan, broadcast)`:
         // `input`, `butterfly`, `scan`, `broadcast` hold `n` i32, `warp_sums` ceil(n/32); whole
         // warps.
-        unsafe { gpu.launch(kernel, cfg, args) }?;
+        unsafe { gpu.launch_unchecked(kernel, cfg, args) }?;
     }
     let name = kernel.name();
     Ok(WarpShuffleOutput {
@@ -261,7 +261,7 @@ pub fn shared_atomic_histogram(gpu: &Gpu, values: &[u32]) -> Result<Vec<u32>> {
         let cfg = grid_stride_config(kernel.name(), n)?;
         // SAFETY: `smoke_shared_atomic_histogram(values, n, bins)`; `bins` holds HISTOGRAM_BINS
         // zeroed counters; BLOCK >= HISTOGRAM_BINS.
-        unsafe { gpu.launch(kernel, cfg, (&d_values, n, &mut d_bins)) }?;
+        unsafe { gpu.launch_unchecked(kernel, cfg, (&d_values, n, &mut d_bins)) }?;
     }
     gpu.download(&d_bins, kernel.name())
 }
@@ -286,7 +286,7 @@ pub fn global_atomics(gpu: &Gpu, values: &[i32]) -> Result<Vec<i32>> {
         let cfg = grid_stride_config(kernel.name(), n)?;
         // SAFETY: `smoke_global_atomics(values, n, results)`; `results` holds
         // GLOBAL_ATOMICS_SLOTS initialised slots.
-        unsafe { gpu.launch(kernel, cfg, (&d_values, n, &mut d_results)) }?;
+        unsafe { gpu.launch_unchecked(kernel, cfg, (&d_values, n, &mut d_results)) }?;
     }
     gpu.download(&d_results, kernel.name())
 }
@@ -311,7 +311,7 @@ pub fn global_atomic_add_f32(gpu: &Gpu, x: &[f32]) -> Result<f32> {
         let cfg = grid_stride_config(kernel.name(), n)?;
         // SAFETY: `smoke_global_atomic_add_f32(x, n, sum)`; `x` holds `n` floats, `sum` is one
         // zeroed float.
-        unsafe { gpu.launch(kernel, cfg, (&d_x, n, &mut d_sum)) }?;
+        unsafe { gpu.launch_unchecked(kernel, cfg, (&d_x, n, &mut d_sum)) }?;
     }
     Ok(gpu.download(&d_sum, kernel.name())?[0])
 }
@@ -423,7 +423,7 @@ pub fn trap_out_of_bounds(gpu: &Gpu) -> Result<()> {
     let n = data.len();
     // SAFETY: `smoke_trap_out_of_bounds(data, n)` with `n` valid elements; its out-of-bounds
     // index is caught by a bounds check that traps before any access.
-    unsafe { gpu.launch(kernel, launch::linear(1, 32, 0), (&mut data, n)) }?;
+    unsafe { gpu.launch_unchecked(kernel, launch::linear(1, 32, 0), (&mut data, n)) }?;
     gpu.download(&data, kernel.name()).map(drop)
 }
 

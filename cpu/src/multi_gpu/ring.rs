@@ -226,10 +226,9 @@ impl RingAllReduce {
                         DeviceAddress::<f32>::new(stage[q], count, stream),
                     )
                 };
-                // SAFETY: `add_into(dst, src, n)`: `dst` is `count` floats of rank q's buffer
-                // (chunk c), `src` the staging buffer that the copy just queued on the same
-                // stream filled with `count` floats; they do not overlap.
-                unsafe { gpus[q].launch(kernels::add_into, cfg, (&mut dst, &src, count)) }?;
+                // A safe kernel; `dst` is chunk c of rank q's buffer, `src` the staging buffer
+                // that the copy just queued on the same stream filled with `count` floats.
+                gpus[q].launch(kernels::add_into, cfg, (&mut dst, &src))?;
             }
         }
         for t in 0..n - 1 {

@@ -258,7 +258,7 @@ impl SeedWork {
         // SAFETY: the kernels take `(data: *mut i32, partials: *mut i32)`; `data` holds
         // `grid * block * unroll` elements and `partials` `grid` (sized by `SeedLaunch::new`
         // for this variant and block, which also validated the block for the kernel).
-        unsafe { gpu.launch(kernel, cfg, (&mut self.data, &mut self.partials)) }?;
+        unsafe { gpu.launch_unchecked(kernel, cfg, (&mut self.data, &mut self.partials)) }?;
         debug_assert_eq!(self.variant.kernel(self.launch.block), Some(kernel));
         Ok(cfg)
     }

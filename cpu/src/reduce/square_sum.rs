@@ -179,7 +179,7 @@ impl SquareSum {
         // holds `n` elements; `out` holds `partials()` elements, which is what the seed launch
         // writes (1 for v1, blockDim for v2/v3, grid*block for v4, grid for v5-v7, whose
         // blocks are the THREAD_NUM threads their shared arrays are sized for).
-        unsafe { gpu.launch(kernel, cfg, (input, n, &mut self.partials)) }?;
+        unsafe { gpu.launch_unchecked(kernel, cfg, (input, n, &mut self.partials)) }?;
         Ok(cfg)
     }
 

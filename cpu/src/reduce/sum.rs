@@ -227,5 +227,5 @@ fn queue<K: SumKind>(
     // zeroed at allocation and each launch leaves it zero, and cudarc orders launches that
     // share it; `result` is one accumulator (checked by the callers), distinct from the
     // input (one is borrowed mutably).
-    unsafe { gpu.launch(K::KERNEL, cfg, (input, n, partials, counter, result)) }
+    unsafe { gpu.launch_unchecked(K::KERNEL, cfg, (input, n, partials, counter, result)) }
 }

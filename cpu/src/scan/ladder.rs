@@ -311,7 +311,7 @@ impl Ladder {
                 // leaves it 0) and cudarc orders the launches that share it. Blocks of
                 // COARSENED_BLOCK threads.
                 unsafe {
-                    gpu.launch(
+                    gpu.launch_unchecked(
                         kernels::scan_stream_based,
                         cfg,
                         (
@@ -335,7 +335,7 @@ impl Ladder {
         // i32)`; the views hold `n` elements (checked) and do not overlap (one is borrowed
         // mutably); `sums` holds `ceil(capacity / 1024)` >= `grid` words (every section is at
         // least 1024); the block is the kernel's own size, a power of two.
-        unsafe { gpu.launch(kernel_handle, cfg, (input, output, n, &mut self.sums)) }?;
+        unsafe { gpu.launch_unchecked(kernel_handle, cfg, (input, output, n, &mut self.sums)) }?;
         Ok(cfg)
     }
 }
@@ -360,7 +360,7 @@ fn hierarchical(
     // SAFETY: `(input, output, n, sums)`: views of `n` elements; `sums` holds `grid` words
     // (the levels are sized by `Ladder::new` for its capacity); blocks of COARSENED_BLOCK.
     unsafe {
-        gpu.launch(
+        gpu.launch_unchecked(
             kernels::scan_coarsened,
             cfg,
             (input, &mut *output, n, &mut *sums),
@@ -379,7 +379,7 @@ fn hierarchical(
         // SAFETY: `scan_add_sums(output, n, sums, section)`: `output` holds `n` elements,
         // `sums` the `grid` scanned totals; one block per section.
         unsafe {
-            gpu.launch(
+            gpu.launch_unchecked(
                 kernels::scan_add_sums,
                 add,
                 (output, n, &*sums, k::COARSENED_SECTION),

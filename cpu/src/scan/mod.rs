@@ -242,7 +242,7 @@ impl<T: ScanElement> ScanWorkspace<T> {
         // (`prepare`); `counter` is 0 (zeroed at allocation, left 0 by each launch) and cudarc
         // orders the launches that share it.
         unsafe {
-            gpu.launch(
+            gpu.launch_unchecked(
                 T::KERNEL,
                 cfg,
                 (
@@ -282,7 +282,7 @@ impl<T: ScanElement> ScanWorkspace<T> {
         // SAFETY: as in `scan`, with `input` and `output` the same address, which the kernel
         // allows (each tile is read, then written, by one block, through the coherent path).
         unsafe {
-            gpu.launch(
+            gpu.launch_unchecked(
                 T::KERNEL,
                 cfg,
                 (
@@ -560,7 +560,7 @@ impl<T: SelectElement> ScanWorkspace<T> {
         // one block per tile (`launch_config`); `status` holds at least `grid` words, none
         // tagged with the fresh `epoch`; `counter` is 0.
         unsafe {
-            gpu.launch(
+            gpu.launch_unchecked(
                 T::SELECT,
                 cfg,
                 (
@@ -639,7 +639,7 @@ impl ScanWorkspace<u32> {
         // start on a 16-byte boundary (checked) and do not overlap (one is borrowed mutably);
         // the grid has one block per tile of `lookback_tile(block)` elements
         // (`launch_config`); `counter` is 0 (zeroed at allocation, left 0 by each launch).
-        unsafe { gpu.launch(kernel, cfg, (input, output, n, &mut self.counter)) }?;
+        unsafe { gpu.launch_unchecked(kernel, cfg, (input, output, n, &mut self.counter)) }?;
         Ok(cfg)
     }
 }

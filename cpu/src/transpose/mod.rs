@@ -151,7 +151,7 @@ fn queue(
     // and both views start on a 16-byte boundary (checked by `Variant::check`, or `fastest`
     // chose them only then); the others, `transpose_tiled_vec4_any` included, need only the
     // `f32` alignment every view has. The launch shape is the kernel's own (`launch_config`).
-    unsafe { gpu.launch(variant.kernel(), cfg, (input, output, rows, cols)) }?;
+    unsafe { gpu.launch_unchecked(variant.kernel(), cfg, (input, output, rows, cols)) }?;
     Ok(cfg)
 }
 

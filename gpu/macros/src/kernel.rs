@@ -76,20 +76,26 @@ fn parse_launch_bounds(inner: ParseStream) -> syn::Result<(LitInt, LitInt)> {
 
 /// How one kernel parameter travels: as itself, or as a pointer and a length.
 #[derive(Clone)]
+#[allow(clippy::large_enum_variant)]
 enum Param {
     /// A scalar (`Copy` plain data) or a raw pointer, passed as written.
     Plain { name: Ident, ty: Type },
     /// `&[T]`: passed as `*const T` and `usize`, rebuilt into the slice in the kernel.
     Slice { name: Ident, elem: Type },
-    /// `DisjointSlice<T>`: passed as `*mut T` and `usize`, rebuilt into the output.
-    Disjoint { name: Ident, elem: Type },
+    /// `DisjointSlice<T>` (`ty`, as written): passed as `*mut T` and `usize`, rebuilt into the
+    /// output.
+    Disjoint { name: Ident, elem: Type, ty: Type },
 }
 
 impl Param {
     fn substitute(&mut self, subst: &mut Substitute) {
         match self {
             Param::Plain { ty, .. } => subst.visit_type_mut(ty),
-            Param::Slice { elem, .. } | Param::Disjoint { elem, .. } => subst.visit_type_mut(elem),
+            Param::Slice { elem, .. } => subst.visit_type_mut(elem),
+            Param::Disjoint { elem, ty, .. } => {
+                subst.visit_type_mut(elem);
+                subst.visit_type_mut(ty);
+            }
         }
     }
 }
@@ -259,7 +265,7 @@ impl One<'_> {
                 let (ptr, len) = wire_names(name);
                 quote!(#ptr: *const #elem, #len: usize)
             }
-            Param::Disjoint { name, elem } => {
+            Param::Disjoint { name, elem, .. } => {
                 let (ptr, len) = wire_names(name);
                 quote!(#ptr: *mut #elem, #len: usize)
             }
@@ -279,14 +285,14 @@ impl One<'_> {
                     };
                 })
             }
-            Param::Disjoint { name, elem } => {
+            Param::Disjoint { name, ty, .. } => {
                 let (ptr, len) = wire_names(name);
                 Some(quote! {
                     #[allow(unused_mut)]
                     // SAFETY: the launch gives `ptr` valid and aligned for `len` elements that
                     // no other parameter reaches (the host's `&mut` borrow of a device buffer
                     // of that length), and this thread makes one `DisjointSlice` of them.
-                    let mut #name: #gpu_std::DisjointSlice<'_, #elem> =
+                    let mut #name: #ty =
                         unsafe { #gpu_std::DisjointSlice::from_raw_parts(#ptr, #len) };
                 })
             }
@@ -307,9 +313,7 @@ impl One<'_> {
                 match p {
                     Param::Plain { ty, .. } => quote!(#pat: #ty),
                     Param::Slice { elem, .. } => quote!(#pat: &[#elem]),
-                    Param::Disjoint { elem, .. } => {
-                        quote!(#pat: #gpu_std::DisjointSlice<'_, #elem>)
-                    }
+                    Param::Disjoint { ty, .. } => quote!(#pat: #ty),
                 }
             });
             let names = params.iter().map(|p| match p {
@@ -357,7 +361,7 @@ impl One<'_> {
                     align: ::core::mem::align_of::<#ty>(),
                 })
             }
-            Param::Slice { name, elem } | Param::Disjoint { name, elem } => {
+            Param::Slice { name, elem } | Param::Disjoint { name, elem, .. } => {
                 let (ptr, len) = wire_names(name);
                 let (p, l) = (ptr.to_string(), len.to_string());
                 quote!(
@@ -630,7 +634,11 @@ fn param(pt: &PatType) -> syn::Result<Param> {
             let elem = elem.ok_or_else(|| {
                 Error::new(last.span(), "write the element type: `DisjointSlice<T>`")
             })?;
-            Ok(Param::Disjoint { name, elem })
+            Ok(Param::Disjoint {
+                name,
+                elem,
+                ty: (*pt.ty).clone(),
+            })
         }
         Type::Slice(_) | Type::ImplTrait(_) | Type::TraitObject(_) | Type::Infer(_) => {
             Err(Error::new(

@@ -46,12 +46,9 @@ pub mod kernels {
         }
     }
 
-    /// Does nothing: back-to-back launches of it measure the launch overhead.
+    /// Does nothing: back-to-back launches of it measure the launch overhead. A safe kernel.
     ///
     /// Launch: any configuration (the host uses one block of one thread).
-    ///
-    /// # Safety
-    /// Always safe to launch; `unsafe` only as every kernel entry is.
     #[kernel]
-    pub unsafe fn bandwidth_empty_kernel() {}
+    pub fn bandwidth_empty_kernel() {}
 }

@@ -38,6 +38,60 @@
 //! }
 //! ```
 
+//! What the types refuse. Writing at an index that is not a [`ThreadIndex`]:
+//!
+//! ```compile_fail,E0308
+//! fn body(mut z: gpu_std::DisjointSlice<f32>) {
+//!     if let Some(out) = z.get_mut(&5usize) {
+//!         *out = 1.0;
+//!     }
+//! }
+//! ```
+//!
+//! Making one by hand:
+//!
+//! ```compile_fail,E0423
+//! let i = gpu_std::ThreadIndex(5);
+//! ```
+//!
+//! Copying one (to hand the same index to a second writer):
+//!
+//! ```compile_fail,E0599
+//! fn body(i: gpu_std::ThreadIndex) -> (gpu_std::ThreadIndex, gpu_std::ThreadIndex) {
+//!     (i.clone(), i)
+//! }
+//! ```
+//!
+//! Copying the output (two handles to one element in one thread):
+//!
+//! ```compile_fail,E0599
+//! fn body(z: gpu_std::DisjointSlice<f32>) {
+//!     let w = z.clone();
+//! }
+//! ```
+//!
+//! Holding two elements of one output at once:
+//!
+//! ```compile_fail,E0499
+//! fn body(mut z: gpu_std::DisjointSlice<f32>, i: gpu_std::ThreadIndex, j: gpu_std::ThreadIndex) {
+//!     let a = z.get_mut(&i);
+//!     let b = z.get_mut(&j);
+//!     drop((a, b));
+//! }
+//! ```
+//!
+//! The same body written with a token compiles:
+//!
+//! ```no_run
+//! fn body(x: &[f32], mut z: gpu_std::DisjointSlice<f32>) {
+//!     for i in gpu_std::grid_stride(z.len()) {
+//!         if let (Some(&a), Some(out)) = (x.get(i.get()), z.get_mut(&i)) {
+//!             *out = 2.0 * a;
+//!         }
+//!     }
+//! }
+//! ```
+
 use core::marker::PhantomData;
 
 /// An index into a [`DisjointSlice`] that belongs to this thread alone in the whole launch: no

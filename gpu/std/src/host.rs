@@ -27,7 +27,80 @@
 //! assert_eq!(handle.info().launch_bounds, Some((256, 4)));
 //! ```
 //!
-//! What cannot be a kernel does not compile. A safe `fn`:
+//! A safe kernel (parameters only scalars, `&[T]` and [`DisjointSlice<T>`](crate::DisjointSlice))
+//! gets a [`Safe`] handle; a generic one, a constant per instance and `name::<T>()`:
+//!
+//! ```
+//! use gpu_std::host::{Disjoint, Kernel, Safe, Slice};
+//! use gpu_std::{DisjointSlice, kernel};
+//!
+//! #[kernel]
+//! pub fn add(x: &[f32], y: &[f32], mut z: DisjointSlice<f32>) {}
+//! let handle: Kernel<(Slice<f32>, Slice<f32>, Disjoint<f32>), Safe> = add;
+//!
+//! pub trait Num: Copy {}
+//! impl Num for f32 {}
+//! impl Num for f64 {}
+//! impl Num for i32 {}
+//!
+//! /// # Safety
+//! /// `x` is valid for `n` elements.
+//! #[kernel(instantiate(T = f32, i32))]
+//! pub unsafe fn fill<T: Num>(x: *mut T, n: usize, value: T) {}
+//! let f: Kernel<(*mut i32, usize, i32)> = fill_i32;
+//! assert_eq!(fill::<f32>().name(), "fill_f32");
+//! assert_eq!(f, fill::<i32>());
+//!
+//! // An associated type of the parameter (read as `<T as Widen>::Out`), a suffix of one's own,
+//! // and a const parameter.
+//! pub trait Widen: Copy {
+//!     type Out: Copy;
+//! }
+//! impl Widen for f32 {
+//!     type Out = f64;
+//! }
+//! #[derive(Clone, Copy)]
+//! pub struct Narrow;
+//! impl Widen for Narrow {
+//!     type Out = f32;
+//! }
+//! /// # Safety
+//! /// `out` is valid for one value.
+//! #[kernel(instantiate(T = f32, Narrow as same))]
+//! pub unsafe fn widen<T: Widen>(out: *mut T::Out) {}
+//! let w: Kernel<(*mut f64,)> = widen_f32;
+//! let s: Kernel<(*mut f32,)> = widen_same;
+//! assert_eq!((w.name(), s.name()), ("widen_f32", "widen_same"));
+//!
+//! /// # Safety
+//! /// Blocks of `B` threads.
+//! #[kernel(instantiate(B = 64, 128))]
+//! pub unsafe fn tree<const B: usize>(x: *mut f32) {}
+//! assert_eq!([tree_64.name(), tree_128.name()], ["tree_64", "tree_128"]);
+//! ```
+//!
+//! A type the list does not name:
+//!
+//! ```compile_fail,E0277
+//! pub trait Num: Copy {}
+//! impl Num for f32 {}
+//! impl Num for f64 {}
+//! /// # Safety
+//! /// `x` is valid for `n` elements.
+//! #[gpu_std::kernel(instantiate(T = f32))]
+//! pub unsafe fn fill<T: Num>(x: *mut T, n: usize, value: T) {}
+//! let k = fill::<f64>();
+//! ```
+//!
+//! A generic kernel without its list:
+//!
+//! ```compile_fail
+//! #[gpu_std::kernel]
+//! pub unsafe fn fill<T: Copy>(x: *mut T, n: usize, value: T) {}
+//! ```
+//!
+//! What cannot be a kernel does not compile. A safe `fn` with a raw pointer (its launch would
+//! have to promise the pointer's validity):
 //!
 //! ```compile_fail
 //! #[gpu_std::kernel]

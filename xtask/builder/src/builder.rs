@@ -51,6 +51,42 @@ pub struct Built {
     pub prebuilt: bool,
 }
 
+impl Built {
+    /// Writes `path`, a Rust expression of type `&'static [(u32, &'static str)]`: one
+    /// `(sm, PTX text)` row per architecture, ascending, each text an `include_str!` of the
+    /// PTX file. A build script writes it into `OUT_DIR` and the crate embeds it with
+    /// `include!(concat!(env!("OUT_DIR"), "/kernels_ptx.rs"))`; a loader then picks the row of
+    /// the highest architecture not above the device (`cpu::Module::from_table`). The file is
+    /// rewritten only when its text changes, so an unchanged PTX rebuilds nothing.
+    ///
+    /// # Errors
+    /// [`BuildError::Io`] if the file cannot be written.
+    pub fn write_table(&self, path: impl AsRef<Path>) -> Result<(), BuildError> {
+        let path = path.as_ref();
+        let mut rows: Vec<(u32, String)> = self
+            .ptx
+            .iter()
+            .map(|(arch, file)| (arch.0, file.display().to_string()))
+            .collect();
+        rows.sort();
+        let mut table = format!(
+            "// The PTX of `{}`: (sm, text), ascending.\n&[\n",
+            self.lib_name
+        );
+        for (sm, file) in rows {
+            table.push_str(&format!("    ({sm}, include_str!({file:?})),\n"));
+        }
+        table.push_str("]\n");
+        if std::fs::read_to_string(path).ok().as_deref() == Some(table.as_str()) {
+            return Ok(());
+        }
+        std::fs::write(path, table).map_err(|source| BuildError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+}
+
 /// The kernel crate as `cargo metadata` describes it: its names, and what its PTX is made from.
 #[derive(Clone, Debug)]
 struct KernelCrate {

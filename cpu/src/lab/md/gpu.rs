@@ -310,7 +310,7 @@ pub fn launch<T: MdReal>(
     // entry count, every index `< n`); the half-list kernel's `forces` was zeroed on the same
     // stream just before; the grid covers `n` threads and the kernels return past `n`.
     unsafe {
-        gpu.launch(
+        gpu.launch_unchecked(
             kernel,
             cfg,
             (

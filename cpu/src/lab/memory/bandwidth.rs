@@ -354,7 +354,7 @@ fn launch_copy(
     // (device memory, or the device pointer of mapped host memory) of at least
     // `bytes = 16 * groups` bytes, 16-byte aligned (cuMemAlloc and cuMemHostAlloc return page-
     // or 256-byte aligned memory), and touch neither until the stream is synchronized.
-    unsafe { gpu.launch(kernels::bandwidth_copy_v4, cfg, (src, dst, groups)) }?;
+    unsafe { gpu.launch_unchecked(kernels::bandwidth_copy_v4, cfg, (src, dst, groups)) }?;
     Ok(cfg)
 }
 
@@ -505,10 +505,7 @@ pub fn launch_overhead(gpu: &Gpu, launches: usize) -> Result<LaunchOverhead> {
         });
     }
     let cfg = launch::linear(1, 1, 0);
-    let launch_once = || -> Result<()> {
-        // SAFETY: `bandwidth_empty_kernel()` takes no arguments and touches no memory.
-        unsafe { gpu.launch(kernels::bandwidth_empty_kernel, cfg, ()) }
-    };
+    let launch_once = || -> Result<()> { gpu.launch(kernels::bandwidth_empty_kernel, cfg, ()) };
     for _ in 0..10 {
         launch_once()?;
     }

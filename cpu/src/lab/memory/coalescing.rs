@@ -195,7 +195,7 @@ pub fn launch(
     // SAFETY: `coalescing_read_{offset,stride}_{ca,cg}(x, y, n, offset_or_stride)`: `x` holds
     // every index read (checked above), `y` holds `n` floats and is a distinct buffer (borrowed
     // mutably), the grid covers `n` (one element per thread).
-    unsafe { gpu.launch(kernel, cfg, (x, y, n, param)) }?;
+    unsafe { gpu.launch_unchecked(kernel, cfg, (x, y, n, param)) }?;
     Ok(cfg)
 }
 

@@ -138,12 +138,12 @@ impl Table {
             // table (TABLE_LEN floats, written under the caller's lock); `out` holds `n` floats
             // and the grid covers them.
             Variant::Constant => unsafe {
-                gpu.launch(kernels::constant_memory_table, cfg, (out, n, reads, spread))
+                gpu.launch_unchecked(kernels::constant_memory_table, cfg, (out, n, reads, spread))
             },
             // SAFETY: `constant_memory_global_table(table, out, n, reads, spread)`: `table`
             // holds TABLE_LEN floats, only read; `out` holds `n` floats and the grid covers them.
             Variant::Global => unsafe {
-                gpu.launch(
+                gpu.launch_unchecked(
                     kernels::constant_memory_global_table,
                     cfg,
                     (table, out, n, reads, spread),
@@ -152,7 +152,7 @@ impl Table {
             // SAFETY: as `Global`, for `constant_memory_readonly_table` (`table` is not written
             // during the launch, as the read-only path requires).
             Variant::ReadOnly => unsafe {
-                gpu.launch(
+                gpu.launch_unchecked(
                     kernels::constant_memory_readonly_table,
                     cfg,
                     (table, out, n, reads, spread),
@@ -216,7 +216,7 @@ pub fn dev_var_example(gpu: &Gpu, dev_var: i32, threads: u32) -> Result<Vec<i32>
     constants.write(k::C_DEV_VAR::SYMBOL, &[dev_var])?;
     // SAFETY: `constant_memory_dev_var(a)`, one block of `threads` threads, `a` holds `threads`
     // ints.
-    unsafe { gpu.launch(kernel, launch::linear(1, threads, 0), (&mut a,)) }?;
+    unsafe { gpu.launch_unchecked(kernel, launch::linear(1, threads, 0), (&mut a,)) }?;
     gpu.download(&a, kernel.name())
 }
 

@@ -57,7 +57,7 @@ pub fn add_by_symbol(gpu: &Gpu, u: &[f32], v: &[f32]) -> Result<Vec<f32>> {
     globals.write(k::DEV_V, v)?;
     // SAFETY: `device_globals_add_symbols()` takes no arguments; one block of `n <=
     // DEVICE_GLOBAL_LEN` threads touches only the first `n` elements of the symbols.
-    unsafe { gpu.launch(kernel, launch::linear(1, u.len() as u32, 0), ()) }?;
+    unsafe { gpu.launch_unchecked(kernel, launch::linear(1, u.len() as u32, 0), ()) }?;
     gpu.synchronize(kernel.name())?;
     globals.read(k::DEV_U, u.len())
 }
@@ -77,7 +77,7 @@ pub fn add_by_pointer(gpu: &Gpu, u: &[f32], v: &[f32]) -> Result<Vec<f32>> {
     // SAFETY: `device_globals_add_pointers(u, v)`, one block of `n` threads, both buffers hold
     // `n` floats and are distinct allocations.
     unsafe {
-        gpu.launch(
+        gpu.launch_unchecked(
             kernel,
             launch::linear(1, u.len() as u32, 0),
             (&mut d_u, &d_v),

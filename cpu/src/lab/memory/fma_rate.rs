@@ -13,7 +13,7 @@
 //! # fn main() -> cpu::Result<()> {
 //! let gpu = cpu::Gpu::new(0)?;
 //! let mut rate = FmaRate::new(&gpu, 8, 64)?;
-//! rate.launch(&gpu)?;
+//! rate.launch_unchecked(&gpu)?;
 //! assert_eq!(rate.mismatches(&gpu, 1)?, 0);
 //! # Ok(())
 //! # }
@@ -105,7 +105,7 @@ impl FmaRate {
         // of the grid (allocated for this configuration), borrowed mutably; blocks of
         // FMA_RATE_BLOCK threads as the kernel asserts.
         unsafe {
-            gpu.launch(
+            gpu.launch_unchecked(
                 kernels::fma_rate,
                 self.cfg,
                 (&mut self.output, n, self.iterations),

@@ -17,7 +17,7 @@
 //! let gpu = cpu::Gpu::new(0)?;
 //! let input: Vec<f32> = (0..1000).map(|i| i as f32 / 1000.0).collect();
 //! let mut stream = FmaStream::new(&gpu, &input)?;
-//! stream.launch(&gpu, 31)?;
+//! stream.launch_unchecked(&gpu, 31)?;
 //! assert!(stream.check(&gpu, 31, &input, 1)?.is_ok());
 //! # Ok(())
 //! # }
@@ -150,7 +150,7 @@ impl FmaStream {
         // SAFETY: `fma_stream_w*(input, output, n)`: both buffers hold `n` floats, are separate
         // allocations (16-byte aligned, no overlap), the output borrowed mutably; blocks of
         // 256 threads covering `ceil(n / 4)` threads (`launch_config`).
-        unsafe { gpu.launch(kernel, cfg, (&self.input, &mut self.output, n)) }?;
+        unsafe { gpu.launch_unchecked(kernel, cfg, (&self.input, &mut self.output, n)) }?;
         Ok(cfg)
     }
 

@@ -118,7 +118,7 @@ impl DeviceData {
                 };
                 // SAFETY: `layout_aos(data, result, n)`: both views hold `n` structs of distinct
                 // buffers; the grid covers `n`.
-                unsafe { gpu.launch(kernels::layout_aos, cfg, (&data, &mut result, n)) }?;
+                unsafe { gpu.launch_unchecked(kernels::layout_aos, cfg, (&data, &mut result, n)) }?;
             }
             Variant::AosAligned => {
                 // SAFETY: as for `Aos`, with the 8-byte aligned struct (same size).
@@ -133,7 +133,9 @@ impl DeviceData {
                 };
                 // SAFETY: `layout_aos_aligned(data, result, n)`: both views hold `n` 8-byte
                 // aligned structs of distinct buffers; the grid covers `n`.
-                unsafe { gpu.launch(kernels::layout_aos_aligned, cfg, (&data, &mut result, n)) }?;
+                unsafe {
+                    gpu.launch_unchecked(kernels::layout_aos_aligned, cfg, (&data, &mut result, n))
+                }?;
             }
             Variant::Soa => {
                 let (x, y) = self.input.split_at(n);
@@ -141,7 +143,7 @@ impl DeviceData {
                 // SAFETY: `layout_soa(x, y, x_out, y_out, n)`: four disjoint views of `n` floats
                 // each; the grid covers `n`.
                 unsafe {
-                    gpu.launch(
+                    gpu.launch_unchecked(
                         kernels::layout_soa,
                         cfg,
                         (&x, &y, &mut x_out, &mut y_out, n),

@@ -16,7 +16,7 @@
 //! let words = gpu.upload(&vec![3u32; 1 << 20])?;
 //! let shape = ReadShape::candidates(&gpu)?[0];
 //! let mut stream = ReadStream::new(&gpu, shape)?;
-//! stream.launch(&gpu, &words)?;
+//! stream.launch_unchecked(&gpu, &words)?;
 //! assert_eq!(stream.sum(&gpu)?, 3 << 20);
 //! # Ok(())
 //! # }
@@ -188,7 +188,7 @@ impl ReadStream {
         // words in `gpu`'s context (checked), 16-byte aligned (checked), only read (borrowed
         // shared, its use recorded); `partials` holds `grid_dim.0` words (allocated for this
         // configuration) and is borrowed mutably; the block is READ_STREAM_BLOCK, whole warps.
-        unsafe { gpu.launch(kernel, self.cfg, (input, n, &mut self.partials)) }?;
+        unsafe { gpu.launch_unchecked(kernel, self.cfg, (input, n, &mut self.partials)) }?;
         Ok(self.cfg)
     }
 

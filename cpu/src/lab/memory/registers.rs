@@ -69,11 +69,13 @@ pub fn launch(
     match variant {
         // SAFETY: `registers_array(x, out, n)`: both buffers hold `n` elements (checked above)
         // and the grid covers `n`.
-        Variant::Array => unsafe { gpu.launch(kernels::registers_array, cfg, (x, out, n)) },
+        Variant::Array => unsafe {
+            gpu.launch_unchecked(kernels::registers_array, cfg, (x, out, n))
+        },
         // SAFETY: `registers_local_array(x, out, n, step, offset)`: as `Array`; `STEP` is odd,
         // as the permutation needs.
         Variant::LocalArray => unsafe {
-            gpu.launch(
+            gpu.launch_unchecked(
                 kernels::registers_local_array,
                 cfg,
                 (x, out, n, k::STEP, k::OFFSET),

@@ -80,7 +80,7 @@ pub fn launch(
     // SAFETY: `shared_memory_{static,dynamic}(u)` with `u` holding `grid * block` floats
     // (checked: whole blocks); the dynamic variant gets `block` ints of dynamic shared memory
     // and the static one's array holds 1024 >= block.
-    unsafe { gpu.launch(kernel, cfg, (u,)) }?;
+    unsafe { gpu.launch_unchecked(kernel, cfg, (u,)) }?;
     Ok(cfg)
 }
 

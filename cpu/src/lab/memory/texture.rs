@@ -180,7 +180,7 @@ impl<'a> Lookup<'a> {
             // table (checked in `new`), `idx` and `out` hold `n` elements, `out` is a distinct
             // buffer and the table is only read.
             Variant::Tex1d => unsafe {
-                gpu.launch(
+                gpu.launch_unchecked(
                     kernels::texture_lookup_tex1d,
                     cfg,
                     (self.texture.handle(), idx, out, n),
@@ -189,12 +189,12 @@ impl<'a> Lookup<'a> {
             // SAFETY: `texture_lookup_global(table, idx, out, n)`: as `Tex1d`, with the table
             // itself.
             Variant::Global => unsafe {
-                gpu.launch(kernels::texture_lookup_global, cfg, (table, idx, out, n))
+                gpu.launch_unchecked(kernels::texture_lookup_global, cfg, (table, idx, out, n))
             },
             // SAFETY: `texture_lookup_ldg(table, idx, out, n)`: as `Global`; nothing writes the
             // table during the launch, as the read-only path requires.
             Variant::Ldg => unsafe {
-                gpu.launch(kernels::texture_lookup_ldg, cfg, (table, idx, out, n))
+                gpu.launch_unchecked(kernels::texture_lookup_ldg, cfg, (table, idx, out, n))
             },
         }?;
         Ok(cfg)

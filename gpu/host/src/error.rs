@@ -1,0 +1,170 @@
+//! The kit's error type: each variant carries the values that caused it.
+
+use cudarc::driver::DriverError;
+
+/// Result with the kit's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong between the host and a kernel crate's module.
+///
+/// The enum and every variant with fields are `#[non_exhaustive]`: match with a `_` arm and `..`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `libcuda` could not be loaded: no NVIDIA driver on this machine.
+    #[error(
+        "no NVIDIA driver found (libcuda could not be loaded); running kernels needs an NVIDIA GPU with its driver"
+    )]
+    NoDriver,
+    /// The driver reports no device with this index.
+    #[error("there is no CUDA device {device}: the driver reports {count} device(s)")]
+    #[non_exhaustive]
+    DeviceOutOfRange {
+        /// The index asked for.
+        device: usize,
+        /// Devices the driver reports.
+        count: usize,
+    },
+    /// Every PTX of a table targets an architecture newer than the device.
+    #[error(
+        "the device has compute capability {major}.{minor}, but the PTX was built for {built} only; \
+         build it for sm_{major}{minor}"
+    )]
+    #[non_exhaustive]
+    NoCompatiblePtx {
+        /// Device compute capability, major.
+        major: i32,
+        /// Device compute capability, minor.
+        minor: i32,
+        /// The architectures built.
+        built: String,
+    },
+    /// A kernel crate's PTX disagrees with its handles ([`Module::check`](crate::Module::check)):
+    /// a stale PTX, which would be launched with the wrong arguments.
+    #[error("the PTX of {krate} does not match its kernels: {mismatch}")]
+    #[non_exhaustive]
+    StalePtx {
+        /// The kernel crate.
+        krate: String,
+        /// The first kernel and parameter that disagree.
+        mismatch: gpu_std::host::EntryMismatch,
+    },
+    /// No kernel of the crate is linked into this program, so its PTX cannot be checked.
+    #[error(
+        "this program links no #[kernel] of the crate `{krate}`: name the crate's library (my-kernels is my_kernels) and use one of its kernels"
+    )]
+    #[non_exhaustive]
+    NoKernels {
+        /// The crate asked for.
+        krate: String,
+    },
+    /// A handle launched against a module that does not hold its kernel.
+    #[error("kernel {kernel} is not in the module of {krate}")]
+    #[non_exhaustive]
+    NotInModule {
+        /// The kernel.
+        kernel: &'static str,
+        /// The module's crate.
+        krate: String,
+    },
+    /// A safe launch was given device memory of another context than the launch's.
+    #[error(
+        "argument {position} of kernel {kernel} is device memory of another context than the launch's"
+    )]
+    #[non_exhaustive]
+    ForeignArgument {
+        /// The kernel.
+        kernel: &'static str,
+        /// The argument's position in the tuple, from 0.
+        position: usize,
+    },
+    /// A buffer of another context than the handle's.
+    #[error(
+        "{what} belongs to context {actual_context:#x} (device {actual}), not to the handle's \
+         context {expected_context:#x} (device {expected})"
+    )]
+    #[non_exhaustive]
+    WrongContext {
+        /// Which argument.
+        what: &'static str,
+        /// The handle's device.
+        expected: usize,
+        /// The buffer's device.
+        actual: usize,
+        /// The handle's context (its `CUcontext` handle, as an address).
+        expected_context: usize,
+        /// The buffer's context.
+        actual_context: usize,
+    },
+    /// A device allocation larger than the free device memory.
+    #[error("out of device memory: {requested} bytes requested, {free} of {total} bytes free")]
+    #[non_exhaustive]
+    OutOfMemory {
+        /// Bytes asked for.
+        requested: usize,
+        /// Free device memory when the allocation failed.
+        free: usize,
+        /// Total device memory.
+        total: usize,
+    },
+    /// An element count whose size in bytes does not fit in `isize`.
+    #[error("{what}: {count} elements of {element_bytes} bytes overflow the address space")]
+    #[non_exhaustive]
+    SizeOverflow {
+        /// Which buffer.
+        what: &'static str,
+        /// Elements asked for.
+        count: usize,
+        /// Bytes per element.
+        element_bytes: usize,
+    },
+    /// A CUDA driver call failed.
+    #[error("{during}: {source}")]
+    #[non_exhaustive]
+    Driver {
+        /// What was being done.
+        during: String,
+        /// The driver's error.
+        source: DriverError,
+    },
+}
+
+/// Attaches what was being done to a driver error: `result.during("loading the PTX")?`.
+pub(crate) trait DriverContext<T> {
+    /// Maps a [`DriverError`] to [`Error::Driver`] naming `what`.
+    fn during(self, what: impl Into<String>) -> Result<T>;
+    /// As [`DriverContext::during`], with the text built only on error (for hot paths).
+    fn during_with(self, what: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> DriverContext<T> for std::result::Result<T, DriverError> {
+    fn during(self, what: impl Into<String>) -> Result<T> {
+        self.map_err(|source| Error::Driver {
+            during: what.into(),
+            source,
+        })
+    }
+
+    fn during_with(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| Error::Driver {
+            during: what(),
+            source,
+        })
+    }
+}
+
+/// `count` elements of `T` in bytes.
+///
+/// # Errors
+/// [`Error::SizeOverflow`] if the product overflows `usize` or exceeds `isize::MAX`.
+pub fn bytes_of<T>(what: &'static str, count: usize) -> Result<usize> {
+    let element_bytes = std::mem::size_of::<T>();
+    count
+        .checked_mul(element_bytes)
+        .filter(|&bytes| bytes <= isize::MAX as usize)
+        .ok_or(Error::SizeOverflow {
+            what,
+            count,
+            element_bytes,
+        })
+}
