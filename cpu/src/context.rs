@@ -472,7 +472,7 @@ impl Gpu {
     /// # fn f(gpu: &cpu::Gpu) -> cpu::Result<()> {
     /// use gpu::vector_add::kernels::vector_add;
     /// let (x, y) = (gpu.upload(&[1.0f32; 1000])?, gpu.upload(&[2.0f32; 1000])?);
-    /// let mut z = gpu.alloc_zeros::<f32>(1000)?;
+    /// let mut z = gpu.zeros::<f32>(1000)?;
     /// gpu.launch(vector_add, cpu::launch::linear(4, 256, 0), (&x, &y, &mut z))?;
     /// # Ok(())
     /// # }

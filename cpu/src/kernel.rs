@@ -99,7 +99,7 @@
 //! # fn f(gpu: &cpu::Gpu, x: &cudarc::driver::CudaSlice<f32>,
 //! #      z: &mut cudarc::driver::CudaSlice<f32>) -> cpu::Result<()> {
 //! use gpu::vector_add::kernels::vector_add;
-//! gpu.launch(vector_add, cpu::launch::linear(4, 256, 0), (x, &*z, z))
+//! gpu.launch(vector_add, cpu::launch::linear(4, 256, 0), (x, &*z, &mut *z))
 //! # }
 //! ```
 //!

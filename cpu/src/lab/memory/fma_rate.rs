@@ -13,7 +13,7 @@
 //! # fn main() -> cpu::Result<()> {
 //! let gpu = cpu::Gpu::new(0)?;
 //! let mut rate = FmaRate::new(&gpu, 8, 64)?;
-//! rate.launch_unchecked(&gpu)?;
+//! rate.launch(&gpu)?;
 //! assert_eq!(rate.mismatches(&gpu, 1)?, 0);
 //! # Ok(())
 //! # }

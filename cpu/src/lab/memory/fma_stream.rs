@@ -17,7 +17,7 @@
 //! let gpu = cpu::Gpu::new(0)?;
 //! let input: Vec<f32> = (0..1000).map(|i| i as f32 / 1000.0).collect();
 //! let mut stream = FmaStream::new(&gpu, &input)?;
-//! stream.launch_unchecked(&gpu, 31)?;
+//! stream.launch(&gpu, 31)?;
 //! assert!(stream.check(&gpu, 31, &input, 1)?.is_ok());
 //! # Ok(())
 //! # }

@@ -16,7 +16,7 @@
 //! let words = gpu.upload(&vec![3u32; 1 << 20])?;
 //! let shape = ReadShape::candidates(&gpu)?[0];
 //! let mut stream = ReadStream::new(&gpu, shape)?;
-//! stream.launch_unchecked(&gpu, &words)?;
+//! stream.launch(&gpu, &words)?;
 //! assert_eq!(stream.sum(&gpu)?, 3 << 20);
 //! # Ok(())
 //! # }
