@@ -1,10 +1,12 @@
 //! 04: launch a kernel of your own.
 //!
-//! `gpu::saxpy` (`y = a x + y`) is the kernel `docs/writing_a_kernel.md` adds to the `gpu`
-//! crate, step by step, with `#[kernel]`. Once it is there, `cargo build` embeds it in the PTX
+//! `gpu::saxpy` (`y = a x + y`) is a safe `#[kernel]` of the lab's `gpu` crate (its threads write
+//! only their own elements of `y`, through a `DisjointSlice`). `cargo build` embeds it in the PTX
 //! every [`Gpu`] loads, and the host sees it as a typed handle: [`Gpu::launch`] takes the
 //! handle, the launch configuration and the arguments as a tuple, checked against the kernel's
-//! signature by the compiler (no name string, no hand-built argument list).
+//! signature by the compiler (no name string, no hand-built argument list), and needs no
+//! `unsafe`. Kernels in a crate of your own: `docs/writing_a_kernel.md` and
+//! `templates/your-kernels`.
 //!
 //! Run: `cargo run --release -p cpu --example 04_your_own_kernel` (needs an NVIDIA GPU).
 

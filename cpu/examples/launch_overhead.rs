@@ -89,6 +89,37 @@ fn main() -> Result<()> {
         })?,
     );
 
+    // The same two launches in alternating batches (21 pairs), so that drift of the host's
+    // speed over the run falls on both alike: the safe launch's cost beside the unchecked one's.
+    let mut safe = Vec::new();
+    let mut unchecked = Vec::new();
+    for _ in 0..21 {
+        let batch = |launch: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+            gpu.synchronize("waiting before a batch")?;
+            let start = Instant::now();
+            for _ in 0..LAUNCHES {
+                launch()?;
+            }
+            let queued = start.elapsed();
+            gpu.synchronize("waiting for a batch")?;
+            Ok(queued.as_secs_f64() * 1e6 / LAUNCHES as f64)
+        };
+        safe.push(batch(&mut || {
+            gpu.launch(vector_add, cfg, (&x, &y, &mut z))
+        })?);
+        unchecked.push(batch(&mut || {
+            // SAFETY: one float in each buffer, and one thread covers the one-element tail.
+            unsafe { gpu.launch_unchecked(vector_add_vec4, cfg, (&x, &y, &mut z, 1usize)) }
+        })?);
+    }
+    safe.sort_by(f64::total_cmp);
+    unchecked.sort_by(f64::total_cmp);
+    let (s, u) = (safe[safe.len() / 2], unchecked[unchecked.len() / 2]);
+    println!(
+        "| safe Gpu::launch / unchecked Gpu::launch_unchecked, alternating batches (median of 21 each) | {s:.2} / {u:.2} = {:.3} | |",
+        s / u
+    );
+
     let (rows, cols) = (480, 640);
     let image = gpu.upload(&vec![0.5f32; rows * cols])?;
     let mut filtered = gpu.zeros::<f32>(rows * cols)?;

@@ -1,7 +1,8 @@
 //! Project tasks, run as `cargo xtask <task>`:
 //! - `build-ptx [--arch sm_XX]... [--out DIR]`: builds the `gpu` crate to one PTX file per
 //!   architecture (default sm_70 and sm_90) and prints the paths written, one per line, last.
-//!   `build-ptx --prebuilt [--check]`: records (or checks) the prebuilt PTX in `cpu/ptx/`.
+//!   `build-ptx --prebuilt [--check]`: records (or checks) the prebuilt PTX in `cpu/ptx/` (and
+//!   records the template's, `templates/your-kernels/app/ptx/`).
 //! - `bundle [--out DIR] [--archive]`: release `demo`, every test executable and the PTX in one
 //!   folder with a `run.sh`, to run on a machine that has an NVIDIA driver but no Rust; run.sh's
 //!   demo and sanitizer lists are the pattern registry's, as the built `demo list --names` and
@@ -168,6 +169,19 @@ fn prebuilt_ptx(root: &Path, check: bool) -> Result<()> {
     if !check {
         let dir = builder.record_prebuilt(&fresh)?;
         println!("{}", dir.display());
+        // The template's prebuilt PTX reads the same kit: record it too (its app's build script
+        // builds its kernels afresh and records them when KERNELS_RECORD_PTX is set).
+        let template = root.join("templates/your-kernels");
+        let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .current_dir(&template)
+            .env("KERNELS_RECORD_PTX", "1")
+            .args(["build", "--locked", "--package", "app"])
+            .status()
+            .context("running cargo in templates/your-kernels")?;
+        if !status.success() {
+            bail!("recording the template's PTX failed ({status})");
+        }
+        println!("{}", template.join("app/ptx").display());
         return Ok(());
     }
     let dir = root.join(PREBUILT_DIR);
@@ -301,6 +315,24 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
     }
     if tests == 0 {
         bail!("cargo reported no test executables");
+    }
+    // The template of a user's project (its own workspace, its kernels from its prebuilt PTX):
+    // its test executables, named `template-<crate>-<target>`, GPU trials included.
+    let template = root.join("templates/your-kernels/Cargo.toml");
+    let template_tests = cargo(
+        root,
+        &[
+            "test",
+            "--release",
+            "--locked",
+            "--manifest-path",
+            &template.to_string_lossy(),
+            "--no-run",
+            "--message-format=json",
+        ],
+    )?;
+    for (exe, name) in artifacts(&template_tests.stdout, true) {
+        copy_executable(&exe, &out.join("tests").join(format!("template-{name}")))?;
     }
 
     // The library's numbered examples, run by `run.sh examples`.

@@ -111,32 +111,70 @@ impl ThreadIndex {
     }
 }
 
-/// This thread's rank in the whole launch and the launch's thread count:
-/// `(block rank * threads per block + thread rank, grid blocks * threads per block)`, with the
-/// block rank `(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x` and the thread
-/// rank likewise over `threadIdx` and `blockDim`. Traps if the thread count does not fit a
-/// `usize` (a grid of more than 2^64 threads, which no GPU runs but the launch limits allow).
+/// Whether the launch is one-dimensional (`blockDim.y = blockDim.z = gridDim.y = gridDim.z =
+/// 1`), read from the launch's constant bank: the common case, whose rank needs two special
+/// registers and one multiply-add.
 #[inline(always)]
 #[crate::gpu_only]
-fn rank_and_count() -> (usize, usize) {
+fn one_dimensional() -> (bool, u32, u32) {
+    let (nb, ng) = (crate::block_dim(), crate::grid_dim());
+    (nb.y == 1 && nb.z == 1 && ng.y == 1 && ng.z == 1, nb.x, ng.x)
+}
+
+/// This thread's rank in the whole launch: `block rank * threads per block + thread rank`, with
+/// the block rank `(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x` and the
+/// thread rank likewise over `threadIdx` and `blockDim` (for a one-dimensional launch,
+/// `blockIdx.x * blockDim.x + threadIdx.x`). Traps if the launch's thread count does not fit a
+/// `usize` (more than 2^64 threads, which no GPU runs but the launch limits allow), where
+/// ranks could repeat.
+#[inline(always)]
+#[crate::gpu_only]
+fn rank() -> usize {
+    let (linear, block_x, _) = one_dimensional();
+    if linear {
+        // At most 2^31 blocks of 1024 threads: no overflow.
+        // SAFETY: reading `%ctaid.x` and `%tid.x` has no side effects.
+        let (b, t) = unsafe {
+            (
+                core::arch::nvptx::_block_idx_x() as usize,
+                core::arch::nvptx::_thread_idx_x() as usize,
+            )
+        };
+        return b * block_x as usize + t;
+    }
     let (t, b, nb, ng) = (
         crate::thread_idx(),
         crate::block_idx(),
         crate::block_dim(),
         crate::grid_dim(),
     );
+    // Traps where ranks could repeat (more threads than a `usize` counts).
+    let _ = count();
+    let per_block = nb.x as usize * nb.y as usize * nb.z as usize;
+    let thread = (t.z as usize * nb.y as usize + t.y as usize) * nb.x as usize + t.x as usize;
+    let block = (b.z as usize * ng.y as usize + b.y as usize) * ng.x as usize + b.x as usize;
+    // `block < blocks` and `thread < per_block`, and their product fits (`count`).
+    block * per_block + thread
+}
+
+/// The launch's thread count, `blockDim.x * blockDim.y * blockDim.z * gridDim.x * gridDim.y *
+/// gridDim.z`. Traps if it does not fit a `usize`.
+#[inline(always)]
+#[crate::gpu_only]
+fn count() -> usize {
+    let (linear, block_x, grid_x) = one_dimensional();
+    if linear {
+        return block_x as usize * grid_x as usize;
+    }
+    let (nb, ng) = (crate::block_dim(), crate::grid_dim());
     // At most 1024 threads per block and 2^31 * 2^16 * 2^16 blocks: both products fit in
     // 64 bits, and only their product can overflow.
     let per_block = nb.x as usize * nb.y as usize * nb.z as usize;
     let blocks = ng.x as usize * ng.y as usize * ng.z as usize;
     // A panic traps (the crate's panic handler): the launch fails.
-    let count = per_block
+    per_block
         .checked_mul(blocks)
-        .expect("a launch of at most usize::MAX threads");
-    let thread = (t.z as usize * nb.y as usize + t.y as usize) * nb.x as usize + t.x as usize;
-    let block = (b.z as usize * ng.y as usize + b.y as usize) * ng.x as usize + b.x as usize;
-    // `block < blocks` and `thread < per_block`, so this is below `count`.
-    (block * per_block + thread, count)
+        .expect("a launch of at most usize::MAX threads")
 }
 
 /// This thread's [`ThreadIndex`]: its rank in the whole launch, `0..` the launch's thread count
@@ -144,7 +182,7 @@ fn rank_and_count() -> (usize, usize) {
 #[inline(always)]
 #[crate::gpu_only]
 pub fn thread_index() -> ThreadIndex {
-    ThreadIndex(rank_and_count().0)
+    ThreadIndex(rank())
 }
 
 /// The indices below `len` that belong to this thread, for a grid-stride loop: its rank, then
@@ -154,8 +192,11 @@ pub fn thread_index() -> ThreadIndex {
 #[inline(always)]
 #[crate::gpu_only]
 pub fn grid_stride(len: usize) -> GridStride {
-    let (next, step) = rank_and_count();
-    GridStride { next, step, len }
+    GridStride {
+        next: rank(),
+        step: count(),
+        len,
+    }
 }
 
 /// The iterator of [`grid_stride`].

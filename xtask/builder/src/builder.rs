@@ -328,32 +328,46 @@ impl Builder {
     /// own source, the toolchain file, the workspace manifest's `[profile*]` sections, the
     /// registry crates of the closure (name, version, source), and every file of the local
     /// crates' `src/` and `Cargo.toml` (hidden files skipped), each as its path relative to the
-    /// workspace root (`/`-separated), its length and its bytes, in path order: the same on
-    /// every machine and checkout.
+    /// workspace root (`/`-separated; for a path dependency outside the workspace, its folder's
+    /// name and the path inside it), its length and its bytes, in path order: the same on every
+    /// machine and checkout.
     fn digest(&self, krate: &KernelCrate) -> Result<String, BuildError> {
         use sha2::{Digest, Sha256};
         let root = &krate.workspace_root;
-        let mut files = Vec::new();
-        for dir in &krate.local {
-            collect_files(&dir.join("src"), &mut files)?;
-            collect_files(&dir.join("Cargo.toml"), &mut files)?;
-        }
         let read = |path: &Path| {
             std::fs::read(path).map_err(|source| BuildError::Io {
                 path: path.to_path_buf(),
                 source,
             })
         };
-        let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
-        for path in files {
-            let relative = path
-                .strip_prefix(root)
-                .unwrap_or(&path)
-                .components()
+        let slash = |path: &Path| {
+            path.components()
                 .map(|c| c.as_os_str().to_string_lossy())
                 .collect::<Vec<_>>()
-                .join("/");
-            entries.push((relative, read(&path)?));
+                .join("/")
+        };
+        let mut entries: Vec<(String, Vec<u8>)> = Vec::new();
+        for dir in &krate.local {
+            let mut files = Vec::new();
+            collect_files(&dir.join("src"), &mut files)?;
+            collect_files(&dir.join("Cargo.toml"), &mut files)?;
+            for path in files {
+                // Inside the workspace: relative to its root. A path dependency outside it (a
+                // kit checked out elsewhere): its folder's name and the path inside it, so the
+                // digest does not depend on where either is checked out.
+                let relative = match path.strip_prefix(root) {
+                    Ok(inside) => slash(inside),
+                    Err(_) => {
+                        let name = dir
+                            .file_name()
+                            .map(|n| n.to_string_lossy())
+                            .unwrap_or_default();
+                        let inside = path.strip_prefix(dir).unwrap_or(&path);
+                        format!("<path dependency>/{name}/{}", slash(inside))
+                    }
+                };
+                entries.push((relative, read(&path)?));
+            }
         }
         let toolchain = self.toolchain_dir().join("rust-toolchain.toml");
         if toolchain.is_file() {

@@ -1,0 +1,332 @@
+//! The host side of the kernels in `../kernels`: their PTX, embedded at build time
+//! (`build.rs`), [`load`] to put it on a GPU, one launcher per kernel that checks its arguments
+//! and then launches, and the CPU references the results are checked against.
+//!
+//! ```no_run
+//! # fn main() -> app::Result<()> {
+//! let device = gpu_host::Device::new(0)?;
+//! let module = app::load(&device)?; // every kernel handle checked against the PTX
+//! let x = device.upload(&[1.0f32; 1000])?;
+//! let y = device.upload(&[2.0f32; 1000])?;
+//! let mut z = device.zeros::<f32>(1000)?;
+//! app::add(&module, &x, &y, &mut z)?; // queued on the device's stream
+//! let z = device.download(&z)?; // waits for it
+//! # Ok(())
+//! # }
+//! ```
+
+use gpu_host::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr};
+use gpu_host::kernel::{Disjoint, Slice};
+use gpu_host::{Device, Kernel, LaunchConfig, Module, Safe};
+
+pub use kernels::BLOCK_SUM_THREADS;
+
+/// Threads per block of the [`add`] and [`axpy`] launches (any block size works for them).
+pub const BLOCK: u32 = 256;
+
+/// The most blocks a grid holds along x (2^31 - 1).
+pub const MAX_GRID_X: u64 = (1 << 31) - 1;
+
+/// The kernel crate's library name: the crate whose handles [`Module::check`] checks.
+pub const KERNEL_CRATE: &str = "kernels";
+
+/// The PTX of the kernel crate, one `(sm, text)` row per architecture, ascending (sm_70 and
+/// sm_90): the table `build.rs` writes, each text the prebuilt file of `app/ptx/` or a fresh
+/// build, embedded with `include_str!`.
+pub static PTX: &[(u32, &str)] = include!(concat!(env!("OUT_DIR"), "/kernels_ptx.rs"));
+
+/// Whether the embedded PTX is the prebuilt one of `app/ptx/` (this build compiled no kernel)
+/// rather than a fresh build.
+pub const PTX_PREBUILT: bool = matches!(env!("KERNELS_PTX_PREBUILT").as_bytes(), b"true");
+
+/// What a launcher refuses, and the kit's errors.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Two buffers whose lengths must agree do not.
+    #[error("{what}: expected {expected} elements, got {actual}")]
+    LengthMismatch {
+        /// Which argument.
+        what: &'static str,
+        /// The length required.
+        expected: usize,
+        /// The length given.
+        actual: usize,
+    },
+    /// An input that needs more blocks than a grid holds.
+    #[error("{kernel}: {elements} elements need {blocks} blocks, more than the limit {limit}")]
+    GridTooLarge {
+        /// The kernel.
+        kernel: &'static str,
+        /// Elements to cover.
+        elements: usize,
+        /// Blocks needed.
+        blocks: u64,
+        /// The most a grid holds along x.
+        limit: u64,
+    },
+    /// An error of the kit (`gpu_host`): no driver or device, a PTX that does not match the
+    /// kernels, a buffer of another context, a launch or copy that failed.
+    #[error(transparent)]
+    Host(#[from] gpu_host::Error),
+}
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// [`Error::LengthMismatch`] naming `what` unless `actual == expected`.
+fn expect_len(what: &'static str, expected: usize, actual: usize) -> Result<()> {
+    if actual == expected {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            what,
+            expected,
+            actual,
+        })
+    }
+}
+
+/// A one-dimensional launch of `block` threads per block over `n` elements, one per thread:
+/// `ceil(n / block)` blocks, no dynamic shared memory.
+///
+/// # Errors
+/// [`Error::GridTooLarge`] beyond [`MAX_GRID_X`] blocks.
+pub fn linear(kernel: &'static str, n: usize, block: u32) -> Result<LaunchConfig> {
+    let blocks = (n as u64).div_ceil(block.into());
+    if blocks > MAX_GRID_X {
+        return Err(Error::GridTooLarge {
+            kernel,
+            elements: n,
+            blocks,
+            limit: MAX_GRID_X,
+        });
+    }
+    Ok(LaunchConfig {
+        grid_dim: (blocks as u32, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
+/// Loads the kernels' PTX on `device`'s context: the row of [`PTX`] for the highest
+/// architecture not above the device's, after every kernel handle of the crate has been
+/// checked against its `.entry` (name, parameter count, order and byte sizes). The launchers
+/// below queue their work on `device`'s stream through the module.
+///
+/// # Errors
+/// [`gpu_host::Error::NoCompatiblePtx`] for a device older than sm_70;
+/// [`gpu_host::Error::StalePtx`] if the PTX was built from other kernels than the handles;
+/// [`gpu_host::Error::Driver`] if the driver refuses the PTX.
+pub fn load(device: &Device) -> gpu_host::Result<Module> {
+    Module::from_table(device, KERNEL_CRATE, PTX)
+}
+
+/// `z = x + y` with [`kernels::add`], queued on the stream of the module's device.
+///
+/// Any device buffer or view of one (`CudaSlice`, `slice.slice(a..b)`) works. An empty `z`
+/// launches nothing.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if `x` or `y` is not as long as `z`; [`Error::GridTooLarge`];
+/// [`gpu_host::Error::ForeignArgument`] if a buffer belongs to another context than the
+/// module's; [`gpu_host::Error::Driver`] if the launch fails.
+pub fn add(
+    module: &Module,
+    x: &impl DevicePtr<f32>,
+    y: &impl DevicePtr<f32>,
+    z: &mut impl DevicePtrMut<f32>,
+) -> Result<()> {
+    let n = z.len();
+    expect_len("add: x", n, x.len())?;
+    expect_len("add: y", n, y.len())?;
+    if n == 0 {
+        return Ok(());
+    }
+    let cfg = linear("add", n, BLOCK)?;
+    module.launch(kernels::add, cfg, (x, y, z))?;
+    Ok(())
+}
+
+/// The partial sums of `x` by blocks of [`BLOCK_SUM_THREADS`] elements, into `sums` (one per
+/// block: `ceil(x.len() / 256)`), with [`kernels::block_sum`]; their total is the sum of `x`.
+/// Queued on the stream of the module's device. An empty `x` launches nothing.
+///
+/// The kernel is `unsafe` and its launch checks nothing, so this launcher checks all its
+/// contract asks: the lengths, the buffers' context, the launch shape.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if `sums` does not hold one float per block;
+/// [`gpu_host::Error::WrongContext`] if a buffer is not in the module's context;
+/// [`Error::GridTooLarge`]; [`gpu_host::Error::Driver`] if the launch fails.
+pub fn block_sums(
+    module: &Module,
+    x: &impl DevicePtr<f32>,
+    sums: &mut impl DevicePtrMut<f32>,
+) -> Result<()> {
+    let n = x.len();
+    expect_len(
+        "block_sum: sums",
+        n.div_ceil(BLOCK_SUM_THREADS as usize),
+        sums.len(),
+    )?;
+    module.device().check_buffer("block_sum: x", x)?;
+    module.device().check_buffer("block_sum: sums", sums)?;
+    if n == 0 {
+        return Ok(());
+    }
+    let cfg = linear("block_sum", n, BLOCK_SUM_THREADS)?;
+    // SAFETY: the contract of `block_sum`: blocks of (BLOCK_SUM_THREADS, 1, 1) threads in a
+    // one-dimensional grid of `ceil(n / 256)` blocks, which is `sums.len()` (checked above);
+    // `sums` is borrowed mutably for the launch, so no other argument names it, and the stream
+    // orders the launch after earlier work on it; both buffers are in the module's context
+    // (checked above).
+    unsafe { module.launch_unchecked(kernels::block_sum, cfg, (x, sums)) }?;
+    Ok(())
+}
+
+/// An element type [`kernels::axpy`] is instantiated for (`f32`, `f64`, `i32`, `u32`): the
+/// handle of its instance, and `a * x + y` computed as the kernel does, for the CPU reference.
+pub trait AxpyElement: kernels::Axpy + DeviceRepr + PartialEq + std::fmt::Debug {
+    /// The kernel's instance for this type (`kernels::axpy_f32`, ...).
+    const KERNEL: Kernel<(Self, Slice<Self>, Disjoint<Self>), Safe>;
+
+    /// `a * x + y` on the CPU, rounded (or wrapped) as the GPU does it.
+    fn reference(a: Self, x: Self, y: Self) -> Self;
+}
+
+impl AxpyElement for f32 {
+    const KERNEL: Kernel<(f32, Slice<f32>, Disjoint<f32>), Safe> = kernels::axpy::<f32>();
+
+    /// One rounding, as the GPU's `fma.rn.f32`.
+    fn reference(a: f32, x: f32, y: f32) -> f32 {
+        a.mul_add(x, y)
+    }
+}
+
+impl AxpyElement for f64 {
+    const KERNEL: Kernel<(f64, Slice<f64>, Disjoint<f64>), Safe> = kernels::axpy::<f64>();
+
+    /// One rounding, as the GPU's `fma.rn.f64`.
+    fn reference(a: f64, x: f64, y: f64) -> f64 {
+        a.mul_add(x, y)
+    }
+}
+
+impl AxpyElement for i32 {
+    const KERNEL: Kernel<(i32, Slice<i32>, Disjoint<i32>), Safe> = kernels::axpy::<i32>();
+
+    /// Two's complement, wrapping.
+    fn reference(a: i32, x: i32, y: i32) -> i32 {
+        a.wrapping_mul(x).wrapping_add(y)
+    }
+}
+
+impl AxpyElement for u32 {
+    const KERNEL: Kernel<(u32, Slice<u32>, Disjoint<u32>), Safe> = kernels::axpy::<u32>();
+
+    /// Wrapping.
+    fn reference(a: u32, x: u32, y: u32) -> u32 {
+        a.wrapping_mul(x).wrapping_add(y)
+    }
+}
+
+/// `y = a * x + y` with the instance of [`kernels::axpy`] for `T`, queued on the stream of the
+/// module's device. An empty `y` launches nothing.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if `x` is not as long as `y`; [`Error::GridTooLarge`];
+/// [`gpu_host::Error::ForeignArgument`] if a buffer belongs to another context than the
+/// module's; [`gpu_host::Error::Driver`] if the launch fails.
+pub fn axpy<T: AxpyElement>(
+    module: &Module,
+    a: T,
+    x: &impl DevicePtr<T>,
+    y: &mut impl DevicePtrMut<T>,
+) -> Result<()> {
+    let n = y.len();
+    expect_len("axpy: x", n, x.len())?;
+    if n == 0 {
+        return Ok(());
+    }
+    // One element per thread; the kernel's grid-stride loop would cover `n` with any grid.
+    let cfg = linear("axpy", n, BLOCK)?;
+    module.launch(T::KERNEL, cfg, (a, x, y))?;
+    Ok(())
+}
+
+/// The CPU references: plain loops, in the kernels' order of operations where it matters.
+pub mod reference {
+    use super::{AxpyElement, BLOCK_SUM_THREADS};
+
+    /// `x[i] + y[i]` for every `i` (the shorter length).
+    pub fn add(x: &[f32], y: &[f32]) -> Vec<f32> {
+        x.iter().zip(y).map(|(a, b)| a + b).collect()
+    }
+
+    /// `a * x[i] + y[i]` for every `i`, as [`AxpyElement::reference`].
+    pub fn axpy<T: AxpyElement>(a: T, x: &[T], y: &[T]) -> Vec<T> {
+        x.iter()
+            .zip(y)
+            .map(|(&x, &y)| T::reference(a, x, y))
+            .collect()
+    }
+
+    /// The sum of each block of [`BLOCK_SUM_THREADS`] elements, accumulated in `f64`, whose
+    /// rounding (`2^-53`) is negligible beside the kernel's `f32` rounding.
+    pub fn block_sums(x: &[f32]) -> Vec<f64> {
+        x.chunks(BLOCK_SUM_THREADS as usize)
+            .map(|block| block.iter().map(|&v| f64::from(v)).sum())
+            .collect()
+    }
+
+    /// How far the kernel's `f32` sum of `block` may be from the exact one: twice the
+    /// first-order bound of a pairwise (tree) sum, `log2(256) u sum(|x|)` with `u = 2^-24`
+    /// the unit roundoff of `f32`: every element passes through 8 rounded additions.
+    pub fn block_sum_tolerance(block: &[f32]) -> f64 {
+        let levels = f64::from(BLOCK_SUM_THREADS.ilog2());
+        let sum_abs: f64 = block.iter().map(|&v| f64::from(v).abs()).sum();
+        2.0 * levels * f64::from(f32::EPSILON / 2.0) * sum_abs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_holds_sm_70_and_sm_90() {
+        let archs: Vec<u32> = PTX.iter().map(|(sm, _)| *sm).collect();
+        assert_eq!(archs, [70, 90]);
+        assert_eq!(gpu_host::pick_ptx(PTX, 9, 0).map(|p| p.0), Some(90));
+        assert_eq!(gpu_host::pick_ptx(PTX, 8, 6).map(|p| p.0), Some(70));
+        assert!(gpu_host::pick_ptx(PTX, 6, 1).is_none());
+    }
+
+    #[test]
+    fn references_on_hand_computed_cases() {
+        assert_eq!(reference::add(&[1.0, -2.5], &[0.5, 2.5]), [1.5, 0.0]);
+        assert_eq!(reference::axpy(2i32, &[3, i32::MAX], &[1, 0]), [7, -2]);
+        assert_eq!(reference::axpy(3u32, &[u32::MAX], &[5]), [2]);
+        assert_eq!(reference::axpy(0.5f64, &[4.0], &[1.0]), [3.0]);
+        let x: Vec<f32> = (0..300).map(|i| i as f32).collect();
+        // 0 + ... + 255, then 256 + ... + 299.
+        assert_eq!(reference::block_sums(&x), [32640.0, 12210.0]);
+        assert_eq!(
+            reference::block_sum_tolerance(&[1.0; 256]),
+            8.0 * 256.0 * f64::from(f32::EPSILON)
+        );
+    }
+
+    #[test]
+    fn launch_shapes_and_refusals() {
+        let cfg = linear("add", 1_000_003, 256).unwrap();
+        assert_eq!((cfg.grid_dim, cfg.block_dim), ((3907, 1, 1), (256, 1, 1)));
+        assert!(matches!(
+            linear("add", usize::MAX, 256),
+            Err(Error::GridTooLarge { kernel: "add", .. })
+        ));
+        let e = expect_len("add: x", 3, 2).unwrap_err();
+        assert_eq!(e.to_string(), "add: x: expected 3 elements, got 2");
+    }
+}
