@@ -488,12 +488,7 @@ impl Gpu {
         cfg: LaunchConfig,
         args: A,
     ) -> Result<()> {
-        if let Some(position) = args.foreign_argument(self.device.context().cu_ctx()) {
-            return Err(Error::ForeignArgument {
-                kernel: kernel.name(),
-                position,
-            });
-        }
+        crate::kernel::check_arguments(kernel, self.device.context().cu_ctx(), &args)?;
         // SAFETY: a `Safe` kernel is sound for any arguments of its parameter types (its
         // handle's contract), and they are device memory of this context.
         unsafe { self.launch_unchecked(kernel, cfg, args) }
@@ -523,9 +518,9 @@ impl Gpu {
         args: A,
     ) -> Result<()> {
         let f = self.function(kernel.name())?;
-        // SAFETY: the caller's contract above.
-        unsafe { args.queue(self.device.stream(), &f, cfg) }
-            .during_with(|| format!("launching {}", kernel.name()))
+        // SAFETY: the caller's contract above; `f` is the entry of the handle's name in the
+        // lab's PTX, built from the same signatures (`tests/ptx.rs` checks every one).
+        Ok(unsafe { crate::kernel::launch_function(self.device.stream(), &f, kernel, cfg, args) }?)
     }
 
     /// Copies `data` (`data.len()` elements) to a new device buffer, queued on this handle's

@@ -19,6 +19,8 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use crate::error::{DriverContext, Error, Result};
+
 use cudarc::driver::{
     CudaFunction, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, DriverError,
     LaunchArgs, LaunchConfig, PushKernelArg, SyncOnDrop,
@@ -326,6 +328,51 @@ impl<'s, T: DeviceCopy> KernelArg<'s, T> for T {
 }
 
 /// The whole argument list of a launch: a tuple whose elements match the kernel's parameters
+
+/// Checks that every buffer among `args` is device memory of `context`: what a safe launch
+/// checks before it queues a [`Kernel<_, Safe>`](Kernel) ([`Module::launch`](crate::Module::launch)).
+///
+/// # Errors
+/// [`Error::ForeignArgument`] naming `kernel` and the first argument of another context.
+pub fn check_arguments<'s, P, S, A: KernelArgs<'s, P>>(
+    kernel: Kernel<P, S>,
+    context: CUcontext,
+    args: &A,
+) -> Result<()> {
+    match args.foreign_argument(context) {
+        Some(position) => Err(Error::ForeignArgument {
+            kernel: kernel.name(),
+            position,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Queues `kernel`, whose function on `stream`'s context is `f`, with `cfg` and `args`, then
+/// records the buffers' use: the typed launch every launcher ends in (a [`Module`]'s, and a host
+/// library's over a module it keeps itself).
+///
+/// # Safety
+/// `f` is the function of `kernel`'s entry in a PTX whose parameters are the handle's; every
+/// buffer is device memory of `stream`'s context; and the launch meets the kernel's contract
+/// (nothing more for a [`Kernel<_, Safe>`](Kernel): its types prove it).
+///
+/// # Errors
+/// [`Error::Driver`] naming the kernel if the driver refuses the launch (a `cfg` beyond the
+/// device's limits).
+///
+/// [`Module`]: crate::Module
+pub unsafe fn launch_function<'s, P, S, A: KernelArgs<'s, P>>(
+    stream: &'s CudaStream,
+    f: &CudaFunction,
+    kernel: Kernel<P, S>,
+    cfg: LaunchConfig,
+    args: A,
+) -> Result<()> {
+    // SAFETY: the caller's contract above.
+    unsafe { args.queue(stream, f, cfg) }.during_with(|| format!("launching {}", kernel.name()))
+}
+
 /// `P` (a tuple of the same length) one by one.
 pub trait KernelArgs<'s, P> {
     /// The position of the first argument whose device memory is not in `context` (a safe

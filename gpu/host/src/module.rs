@@ -173,12 +173,7 @@ impl Module {
         cfg: LaunchConfig,
         args: A,
     ) -> Result<()> {
-        if let Some(position) = args.foreign_argument(self.device.context().cu_ctx()) {
-            return Err(Error::ForeignArgument {
-                kernel: kernel.name(),
-                position,
-            });
-        }
+        crate::kernel::check_arguments(kernel, self.device.context().cu_ctx(), &args)?;
         // SAFETY: a `Safe` kernel is sound for any arguments of its parameter types, and they
         // are device memory of this module's context.
         unsafe { self.launch_unchecked(kernel, cfg, args) }
@@ -210,9 +205,8 @@ impl Module {
             });
         }
         let f = self.function(name)?;
-        // SAFETY: the caller's contract above; the entry's parameters are the handle's
-        // (checked when the module was loaded).
-        unsafe { args.queue(self.device.stream(), &f, cfg) }
-            .during_with(|| format!("launching {name}"))
+        // SAFETY: the caller's contract above; `f` is the handle's entry, whose parameters are
+        // the handle's (checked when the module was loaded).
+        unsafe { crate::kernel::launch_function(self.device.stream(), &f, kernel, cfg, args) }
     }
 }
