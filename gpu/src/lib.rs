@@ -4,7 +4,7 @@
 //!
 //! Every kernel is a function with `#[kernel]` (a safe `fn` where its parameters are scalars,
 //! `&[T]` and `DisjointSlice<T>` outputs, as [`vector_add`]; an `unsafe fn` with a `# Safety`
-//! section otherwise; generic with its list of instances, as [`scan::lookback::scan_lookback`]),
+//! section otherwise; generic with its list of instances, as `scan_lookback` in [`scan::lookback`]),
 //! and the crate builds for two targets:
 //! - `nvptx64-nvidia-cuda`: each kernel is a PTX `.entry` of its own name;
 //! - the host: each kernel is a typed handle of the same name (`gpu_std::host::Kernel`, its

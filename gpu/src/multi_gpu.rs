@@ -36,10 +36,9 @@ pub mod kernels {
     /// Performance: 12 bytes per element, one FADD: memory-bound.
     #[kernel]
     pub fn add_into(mut dst: DisjointSlice<f32>, src: &[f32]) {
-        for i in grid_stride(dst.len()) {
-            if let Some(&s) = src.get(i.get())
-                && let Some(d) = dst.get_mut(&i)
-            {
+        for i in grid_stride(dst.len().min(src.len())) {
+            let s = src[i.get()];
+            if let Some(d) = dst.get_mut(&i) {
                 *d += s;
             }
         }

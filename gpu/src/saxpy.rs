@@ -29,10 +29,9 @@ pub mod kernels {
     /// Performance: 12 bytes per element, one FMA: memory-bound.
     #[kernel]
     pub fn saxpy(a: f32, x: &[f32], mut y: DisjointSlice<f32>) {
-        for i in grid_stride(y.len()) {
-            if let Some(&xi) = x.get(i.get())
-                && let Some(yi) = y.get_mut(&i)
-            {
+        for i in grid_stride(y.len().min(x.len())) {
+            let xi = x[i.get()];
+            if let Some(yi) = y.get_mut(&i) {
                 *yi = fmaf32(a, xi, *yi);
             }
         }

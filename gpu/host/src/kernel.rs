@@ -327,8 +327,6 @@ impl<'s, T: DeviceCopy> KernelArg<'s, T> for T {
     }
 }
 
-/// The whole argument list of a launch: a tuple whose elements match the kernel's parameters
-
 /// Checks that every buffer among `args` is device memory of `context`: what a safe launch
 /// checks before it queues a [`Kernel<_, Safe>`](Kernel) ([`Module::launch`](crate::Module::launch)).
 ///
@@ -373,10 +371,11 @@ pub unsafe fn launch_function<'s, P, S, A: KernelArgs<'s, P>>(
     unsafe { args.queue(stream, f, cfg) }.during_with(|| format!("launching {}", kernel.name()))
 }
 
+/// The whole argument list of a launch: a tuple whose elements match the kernel's parameters
 /// `P` (a tuple of the same length) one by one.
 pub trait KernelArgs<'s, P> {
     /// The position of the first argument whose device memory is not in `context` (a safe
-    /// launch refuses it: [`Error::ForeignArgument`](crate::Error::ForeignArgument)).
+    /// launch refuses it: [`Error::ForeignArgument`]).
     fn foreign_argument(&self, context: CUcontext) -> Option<usize>;
 
     /// Queues `f`, the function of the kernel whose parameters are `P`, with these arguments on

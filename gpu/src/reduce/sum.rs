@@ -1,4 +1,4 @@
-//! [`reduce_sum`], the one-launch reduction a user should call (beyond the
+//! `reduce_sum` ([`reduce_sum_i32`], [`reduce_sum_f32`], [`reduce_sum_f32_f64`]), the one-launch reduction a user should call (beyond the
 //! seed): 16-byte loads over an even share of the input per block, warp shuffles, and the last block to finish adds the block
 //! partials, so the total is on the GPU when the kernel ends. [`square_sum_reduce`] reuses its
 //! body through the [`Summand`] trait.
@@ -14,7 +14,7 @@ use gpu_std::{
     thread_idx,
 };
 
-/// An element type [`reduce_sum`] reads with 16-byte loads and the type it accumulates in:
+/// An element type `reduce_sum` ([`reduce_sum_i32`] and its siblings) reads with 16-byte loads and the type it accumulates in:
 /// `i32` (wrapping), `f32` (in `f32`) and [`WideF32`] (`f32` in `f64`).
 pub trait Summand: Copy {
     /// The element as the input holds it (32 bits).

@@ -106,7 +106,8 @@ pub const fn pack_status(status: u64, epoch: u32, value_bits: u32) -> u64 {
 
 /// An element type of the look-back scan and its addition: wrapping for the integers (the
 /// same bits as the CPU's `wrapping_add`), IEEE for `f32`. Implemented for `i32`, `u32` and
-/// `f32`, the instances of [`scan_lookback`](lookback::scan_lookback).
+/// `f32`, the instances of `scan_lookback` ([`scan_lookback_i32`](lookback::scan_lookback_i32) and
+/// its siblings).
 pub trait ScanOp: Copy + WarpShuffle {
     /// The additive identity (also what a partial tile reads past the end).
     const ZERO: Self;

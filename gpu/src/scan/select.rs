@@ -39,7 +39,7 @@ pub const SELECT_EQUAL: u32 = 5;
 pub const SELECT_IN_RANGE: u32 = 6;
 
 /// An element type of the compaction and its predicate (`f32`, `i32`, `u32`, the instances of
-/// [`select_if`]). Every comparison is IEEE's for `f32`: a NaN (element or bound) fails every one
+/// `select_if`: [`select_if_f32`], [`select_if_i32`], [`select_if_u32`]). Every comparison is IEEE's for `f32`: a NaN (element or bound) fails every one
 /// but `!=`.
 pub trait Selectable: Copy + PartialOrd {
     /// The element whose 32 bits are `bits`.

@@ -93,6 +93,7 @@
 //! ```
 
 use core::marker::PhantomData;
+use core::ptr::NonNull;
 
 /// An index into a [`DisjointSlice`] that belongs to this thread alone in the whole launch: no
 /// other thread of the grid can make an equal one (see the [module docs](self)).
@@ -227,7 +228,8 @@ impl Iterator for GridStride {
 /// `mut out: DisjointSlice<T>`, it travels as two PTX parameters, `out_ptr` (`*mut T`) and
 /// `out_len` (`usize`); the host passes a `&mut` device buffer, whose length becomes `len`.
 pub struct DisjointSlice<'a, T> {
-    ptr: *mut T,
+    /// Never null (dangling when `len` is 0), so an element's `&mut` needs no null check.
+    ptr: NonNull<T>,
     len: usize,
     buffer: PhantomData<&'a mut [T]>,
 }
@@ -242,6 +244,12 @@ impl<T> DisjointSlice<'_, T> {
     #[doc(hidden)]
     #[inline(always)]
     pub const unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
+        let ptr = if len == 0 {
+            NonNull::dangling()
+        } else {
+            // SAFETY: valid for `len > 0` elements (the contract), so not null.
+            unsafe { NonNull::new_unchecked(ptr) }
+        };
         Self {
             ptr,
             len,
@@ -268,7 +276,7 @@ impl<T> DisjointSlice<'_, T> {
             // SAFETY: `index < len`, so the element is inside the buffer (`from_raw_parts`);
             // no other thread holds an equal index (`ThreadIndex`), and this thread's `&mut`
             // borrows `self`, so it is the only reference to the element while it lives.
-            Some(unsafe { &mut *self.ptr.add(index.0) })
+            Some(unsafe { self.ptr.add(index.0).as_mut() })
         } else {
             None
         }

@@ -4,7 +4,9 @@
 //! Everything a kernel needs beyond plain Rust: the [`kernel`](macro@kernel) attribute (a PTX
 //! entry on the device, a typed handle in `host` on the host, launch bounds as its argument),
 //! thread, block and grid indices, barriers, shared memory (dynamic and statically sized),
-//! `__constant__` memory, warp shuffles, atomics, the SM clock and the panic handler. Any
+//! `__constant__` memory, warp shuffles, atomics, the SM clock and the panic handler; and
+//! [`DisjointSlice`], the output of a safe kernel, which a thread writes only at its own
+//! [`ThreadIndex`] ([`disjoint`]). Any
 //! kernel crate may depend on it (`gpu` does). `unsafe` stays in this crate, behind small
 //! functions that read like their CUDA C++ counterparts (`threadIdx.x` is
 //! [`thread_idx()`]`.x`, `__syncthreads()` is [`syncthreads()`], `__shfl_down_sync` is
@@ -49,7 +51,7 @@
 //!
 //! | cuda_std 0.2.2 | here | notes |
 //! |---|---|---|
-//! | `#[kernel]`, `#[gpu_only]` | [`kernel`](macro@crate::kernel), [`gpu_only`](macro@crate::gpu_only) | a kernel is a `pub unsafe fn` of `Copy` scalars, raw pointers and `&[T]` |
+//! | `#[kernel]`, `#[gpu_only]` | [`kernel`](macro@crate::kernel), [`gpu_only`](macro@crate::gpu_only) | a kernel is a `pub unsafe fn` of `Copy` scalars, raw pointers and `&[T]`, or a safe `pub fn` of scalars, `&[T]` and [`DisjointSlice<T>`](DisjointSlice); generic with `instantiate(..)` |
 //! | `thread::{thread_idx,block_idx,block_dim,grid_dim}_{x,y,z}() -> u32` | [`thread`]`::` same names | `%tid`, `%ctaid`, `%ntid`, `%nctaid` |
 //! | `thread::{thread_idx,block_idx,block_dim,grid_dim}() -> Vec3<u32>` | [`thread`]`::` same names `-> `[`Dim3`] | the crate-root functions of the same names |
 //! | `thread::{index, index_1d}() -> u32` | [`thread::index`], [`thread::index_1d`] | `u32`, wrapping past 2^32 threads (the `usize` forms: [`global_index_x`]) |
