@@ -74,6 +74,96 @@ pub fn check_sum(got: f64, expected: f64, bound: f64) -> Result<(), Mismatch> {
     }
 }
 
+/// An element whose comparison follows PyTorch's `amax`/`argmax` (CUB's `ArgMax` on floats
+/// without NaN): a NaN is larger than every number and smaller than every number, so it wins
+/// both a maximum and a minimum. For integers, `is_nan` is `false`.
+pub trait Ordered: Copy + PartialOrd {
+    /// Whether the value is a NaN.
+    fn is_nan(self) -> bool;
+}
+
+macro_rules! ordered_int {
+    ($($t:ty),*) => {$(
+        impl Ordered for $t {
+            fn is_nan(self) -> bool {
+                false
+            }
+        }
+    )*};
+}
+ordered_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl Ordered for f32 {
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+}
+
+impl Ordered for f64 {
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+}
+
+/// The index and value of the element an `argmax` (`largest`) or `argmin` returns: the first
+/// NaN if there is one (PyTorch's NaN rule), else the first of the largest (smallest) values.
+/// `None` for an empty input.
+fn arg_extreme<T: Ordered>(input: &[T], largest: bool) -> Option<(usize, T)> {
+    if let Some(i) = input.iter().position(|x| x.is_nan()) {
+        return Some((i, input[i]));
+    }
+    let mut best: Option<(usize, T)> = None;
+    for (i, &x) in input.iter().enumerate() {
+        let better = match best {
+            None => true,
+            Some((_, b)) => {
+                if largest {
+                    x > b
+                } else {
+                    x < b
+                }
+            }
+        };
+        if better {
+            best = Some((i, x));
+        }
+    }
+    best
+}
+
+/// CPU reference of `argmax`: the first index of the largest element and its value, a NaN
+/// counting as the largest (PyTorch's `torch.argmax`, `torch.amax` for the value). `None` for
+/// an empty input (PyTorch raises).
+pub fn argmax<T: Ordered>(input: &[T]) -> Option<(usize, T)> {
+    arg_extreme(input, true)
+}
+
+/// CPU reference of `argmin`: as [`argmax`] for the smallest element, a NaN counting as the
+/// smallest (`torch.argmin`, `torch.amin`).
+pub fn argmin<T: Ordered>(input: &[T]) -> Option<(usize, T)> {
+    arg_extreme(input, false)
+}
+
+/// CPU reference of a segmented reduction over CSR offsets (CUB's `DeviceSegmentedReduce`):
+/// segment `s` is `input[offsets[s]..offsets[s + 1]]`, reduced left to right with `op` from
+/// `identity`; an empty segment is `identity`. `offsets` holds one more entry than there are
+/// segments.
+///
+/// # Panics
+/// If `offsets` decreases or an offset is past `input.len()` (a reference for tests, given valid
+/// offsets; the library's entry point refuses invalid ones with a typed error).
+pub fn segmented<T: Copy>(
+    input: &[T],
+    offsets: &[usize],
+    identity: T,
+    op: impl Fn(T, T) -> T,
+) -> Vec<T> {
+    offsets
+        .windows(2)
+        .map(|w| input[w[0]..w[1]].iter().fold(identity, |a, &x| op(a, x)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +189,44 @@ mod tests {
         // 2^26 elements: 8192 tiles of 4 x 512 groups over 528 blocks, at most 16 tiles of
         // 16 elements per thread, plus a head and a tail element.
         assert_eq!(reduce_sum_depth(1 << 26, &cfg), 258 + 10 + 2 + 10);
+    }
+
+    #[test]
+    fn argmax_and_argmin_take_the_first_of_ties() {
+        let x = [3, 7, 1, 7, 1, -2, 7];
+        assert_eq!(argmax(&x), Some((1, 7)));
+        assert_eq!(argmin(&x), Some((5, -2)));
+        assert_eq!(argmax(&[5u8, 5, 5]), Some((0, 5)));
+        assert_eq!(argmax::<i64>(&[]), None);
+        assert_eq!(argmin(&[i32::MIN, i32::MIN]), Some((0, i32::MIN)));
+        assert_eq!(argmax(&[u64::MAX, 0, u64::MAX]), Some((0, u64::MAX)));
+    }
+
+    #[test]
+    fn a_nan_wins_both_ways_and_the_first_one_counts() {
+        let x = [1.0f32, f32::NAN, f32::INFINITY, f32::NAN, -f32::INFINITY];
+        let (i, v) = argmax(&x).unwrap();
+        assert!(i == 1 && v.is_nan());
+        let (i, v) = argmin(&x).unwrap();
+        assert!(i == 1 && v.is_nan());
+        assert_eq!(
+            argmax(&[-0.0f64, 0.0]),
+            Some((0, -0.0)),
+            "-0.0 == 0.0: the first"
+        );
+        assert_eq!(
+            argmin(&[2.0f64, f64::NEG_INFINITY, 1.0]),
+            Some((1, f64::NEG_INFINITY))
+        );
+    }
+
+    #[test]
+    fn segments_follow_the_offsets_and_empty_ones_are_the_identity() {
+        let x = [1, 2, 3, 4, 5, 6];
+        let sums = segmented(&x, &[0, 2, 2, 5, 6], 0, |a, b| a + b);
+        assert_eq!(sums, [3, 0, 12, 6]);
+        let maxima = segmented(&x, &[0, 0, 6], i32::MIN, i32::max);
+        assert_eq!(maxima, [i32::MIN, 6]);
+        assert!(segmented(&x, &[0], 0, |a, b| a + b).is_empty());
     }
 }
