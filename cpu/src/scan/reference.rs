@@ -24,6 +24,39 @@ pub fn section_scan_i32(input: &[i32], section: usize) -> Vec<i32> {
         .collect()
 }
 
+/// Sequential scan of `input` with the associative `op` from `init`: exclusive, `init`,
+/// `init op x0`, `init op x0 op x1`, ...; inclusive, `init op x0`, `init op x0 op x1`, ... (with
+/// `init` the identity of `op`, CUB's `InclusiveScan`; `ExclusiveScan` with `init`). The
+/// reference of every scan operator (sums, products, `cummax`, `cummin`, a monoid's).
+pub fn scan<T: Copy>(input: &[T], kind: Kind, init: T, op: impl Fn(T, T) -> T) -> Vec<T> {
+    scan_with(input, kind, init, op)
+}
+
+/// Scan by key (CUB's `InclusiveScanByKey` / `ExclusiveScanByKey`): as [`scan`] within each run
+/// of equal consecutive `keys`, restarting from `init` where the key changes.
+///
+/// # Panics
+/// If `keys` and `values` differ in length (a reference for tests).
+pub fn scan_by_key<K: PartialEq, T: Copy>(
+    keys: &[K],
+    values: &[T],
+    kind: Kind,
+    init: T,
+    op: impl Fn(T, T) -> T,
+) -> Vec<T> {
+    assert_eq!(keys.len(), values.len(), "one key per value");
+    let mut out = Vec::with_capacity(values.len());
+    let mut start = 0;
+    while start < values.len() {
+        let end = (start + 1..values.len())
+            .find(|&i| keys[i] != keys[start])
+            .unwrap_or(values.len());
+        out.extend(scan_with(&values[start..end], kind, init, &op));
+        start = end;
+    }
+    out
+}
+
 fn scan_with<T: Copy>(input: &[T], kind: Kind, zero: T, add: impl Fn(T, T) -> T) -> Vec<T> {
     let mut acc = zero;
     input
@@ -137,5 +170,37 @@ mod tests {
         assert_eq!(err.index, 5000);
         got[5000] = f32::NAN;
         assert!(check_f32(&got, &x, Kind::Inclusive).is_err());
+    }
+
+    #[test]
+    fn scans_with_an_operator_and_an_initial_value() {
+        let x = [3, 1, 4, 1, 5, 9, 2, 6];
+        assert_eq!(
+            scan(&x, Kind::Inclusive, i32::MIN, i32::max),
+            [3, 3, 4, 4, 5, 9, 9, 9]
+        );
+        assert_eq!(
+            scan(&x, Kind::Exclusive, 10, |a, b| a + b)[..3],
+            [10, 13, 14]
+        );
+        assert_eq!(
+            scan(&[2u64, 3, 4], Kind::Inclusive, 1, |a, b| a * b),
+            [2, 6, 24]
+        );
+        assert!(scan::<i32>(&[], Kind::Inclusive, 0, |a, b| a + b).is_empty());
+    }
+
+    #[test]
+    fn scan_by_key_restarts_where_the_key_changes() {
+        let keys = [7, 7, 2, 2, 2, 7, 5];
+        let values = [1, 2, 3, 4, 5, 6, 7];
+        assert_eq!(
+            scan_by_key(&keys, &values, Kind::Inclusive, 0, |a, b| a + b),
+            [1, 3, 3, 7, 12, 6, 7]
+        );
+        assert_eq!(
+            scan_by_key(&keys, &values, Kind::Exclusive, 0, |a, b| a + b),
+            [0, 1, 0, 3, 7, 0, 0]
+        );
     }
 }
