@@ -7,110 +7,23 @@
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
-    DeviceRepr, DeviceSlice, LaunchConfig, ValidAsZeroBits, sys,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr,
+    DeviceSlice, LaunchConfig, ValidAsZeroBits, sys,
 };
-use cudarc::nvrtc::Ptx;
 
 use crate::error::{DriverContext, Error, Result, bytes_of};
 use crate::kernel::{Bound, Kernel, KernelArgs, Read, Safe, Write};
-use crate::ptx;
 use gpu_host::Device;
 
-/// [`Gpu::resident_blocks_per_sm`] answers of one kernel: `((threads per block, dynamic shared
-/// bytes), blocks per SM)`.
-type Occupancy = Vec<((u32, usize), u32)>;
+mod constant_memory;
+mod lab_module;
 
-/// The lab's PTX loaded on one context, with the state of its `__constant__` memory.
-#[derive(Debug)]
-struct Module {
-    module: Arc<CudaModule>,
-    /// Kernels looked up so far, by entry name: each launch reuses its `CUfunction`.
-    functions: Mutex<HashMap<String, CudaFunction>>,
-    /// [`Gpu::resident_blocks_per_sm`] answers so far, by kernel: the occupancy calculator
-    /// runs once per context and launch shape.
-    occupancy: Mutex<HashMap<String, Occupancy>>,
-    constants: Mutex<ConstantTimeline>,
-}
-
-/// Who used the module's `__constant__` memory last, and what each symbol holds.
-#[derive(Debug, Default)]
-struct ConstantTimeline {
-    /// The stream of the last launches that used constant memory (held, so it outlives them).
-    last_stream: Option<Arc<CudaStream>>,
-    /// `(symbol, tag)`: the tagged data each symbol holds (see [`ConstantMemory::write_tagged`]).
-    written: Vec<(&'static str, u64)>,
-}
-
-/// The embedded PTX for `ctx`'s device: `(sm, text)` for the highest architecture not above
-/// its compute capability.
-fn ptx_for(ctx: &CudaContext) -> Result<(u32, &'static str)> {
-    let (major, minor) = ctx
-        .compute_capability()
-        .during("reading the compute capability")?;
-    ptx::for_compute_capability(major, minor).ok_or_else(|| Error::NoCompatiblePtx {
-        major,
-        minor,
-        built: ptx::built_archs(),
-    })
-}
-
-/// A tag no other caller has: the id of an immutable value written to constant memory with
-/// [`ConstantMemory::write_tagged`].
-pub fn new_constant_tag() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
-
-/// `name`'s function in `module`, looked up once and then kept in `functions` (the cache of
-/// the lab's module, and of each [`Module`](crate::Module)).
-pub(crate) fn cached_function(
-    module: &Arc<CudaModule>,
-    functions: &Mutex<HashMap<String, CudaFunction>>,
-    name: &str,
-) -> Result<CudaFunction> {
-    let mut functions = functions.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(f) = functions.get(name) {
-        return Ok(f.clone());
-    }
-    let f = module
-        .load_function(name)
-        .during_with(|| format!("looking up kernel {name}"))?;
-    functions.insert(name.to_string(), f.clone());
-    Ok(f)
-}
-
-/// Modules loaded so far, by context handle. Weak: a module (and the context it keeps alive)
-/// goes when its last [`Gpu`] does.
-static MODULES: Mutex<Vec<(usize, Weak<Module>)>> = Mutex::new(Vec::new());
-
-/// The module of `ctx`, loading the PTX for its compute capability on first use.
-fn module_for(ctx: &Arc<CudaContext>) -> Result<Arc<Module>> {
-    let key = ctx.cu_ctx() as usize;
-    let mut table = MODULES.lock().unwrap_or_else(|p| p.into_inner());
-    table.retain(|(_, m)| m.strong_count() > 0);
-    if let Some(module) = table
-        .iter()
-        .find(|(k, _)| *k == key)
-        .and_then(|(_, m)| m.upgrade())
-    {
-        return Ok(module);
-    }
-    let (ptx_arch, text) = ptx_for(ctx)?;
-    let module = Arc::new(Module {
-        module: ctx
-            .load_module(Ptx::from_src(text))
-            .during(format!("loading the sm_{ptx_arch} PTX"))?,
-        functions: Mutex::new(HashMap::new()),
-        occupancy: Mutex::new(HashMap::new()),
-        constants: Mutex::new(ConstantTimeline::default()),
-    });
-    table.push((key, Arc::downgrade(&module)));
-    Ok(module)
-}
+pub use constant_memory::ConstantMemory;
+pub use lab_module::new_constant_tag;
+use lab_module::{Module, Occupancy, cached_function, module_for, ptx_for};
 
 /// Scratch buffers kept by a handle for the entry points that need some (the sum's partials,
 /// counter and result), one per type, made on first use. Shared by a handle's clones, which
@@ -693,121 +606,6 @@ impl Gpu {
     /// Waits until all work queued on this handle's stream has finished.
     pub fn synchronize(&self, during: &str) -> Result<()> {
         Ok(self.device.synchronize(during)?)
-    }
-}
-
-/// Use of the module's `__constant__` and `__device__` globals, from [`Gpu::constant_memory`].
-pub struct ConstantMemory<'g> {
-    gpu: &'g Gpu,
-    timeline: MutexGuard<'g, ConstantTimeline>,
-}
-
-impl ConstantMemory<'_> {
-    /// Queues a write of `data` at the start of the module global `symbol` (CUDA's
-    /// `cudaMemcpyToSymbol`, through the driver's `cuModuleGetGlobal`).
-    ///
-    /// # Errors
-    /// [`Error::ConstantTooLarge`] if `data` is larger than the symbol; [`Error::Driver`] if the
-    /// module has no such symbol or the copy fails.
-    pub fn write<T: DeviceRepr>(&mut self, symbol: &'static str, data: &[T]) -> Result<()> {
-        self.timeline.written.retain(|(s, _)| *s != symbol);
-        self.copy_in(symbol, data)
-    }
-
-    /// As [`ConstantMemory::write`], skipped if the symbol already holds the data written with
-    /// the same `tag` (an immutable value's id, e.g. a convolution mask's): repeated launches
-    /// with one mask cost no copy.
-    ///
-    /// # Errors
-    /// As [`ConstantMemory::write`].
-    pub fn write_tagged<T: DeviceRepr>(
-        &mut self,
-        symbol: &'static str,
-        tag: u64,
-        data: &[T],
-    ) -> Result<()> {
-        if self.timeline.written.contains(&(symbol, tag)) {
-            return Ok(());
-        }
-        self.write(symbol, data)?;
-        self.timeline.written.push((symbol, tag));
-        Ok(())
-    }
-
-    fn copy_in<T: DeviceRepr>(&self, symbol: &'static str, data: &[T]) -> Result<()> {
-        let gpu = self.gpu;
-        let mut global = gpu
-            .module()?
-            .module
-            .get_global(symbol, gpu.stream())
-            .during(format!("looking up the module global {symbol}"))?;
-        let requested = std::mem::size_of_val(data);
-        if requested > global.len() {
-            return Err(Error::ConstantTooLarge {
-                symbol,
-                capacity: global.len(),
-                requested,
-            });
-        }
-        // SAFETY: the view covers `requested` bytes of the symbol (checked above), reinterpreted
-        // as `data.len()` elements of `T`; `T: DeviceRepr` has no invalid bit patterns on device.
-        let mut typed =
-            unsafe { global.transmute_mut::<T>(data.len()) }.ok_or(Error::ConstantTooLarge {
-                symbol,
-                capacity: requested,
-                requested,
-            })?;
-        gpu.stream()
-            .memcpy_htod(data, &mut typed)
-            .during(format!("writing {symbol}"))
-    }
-
-    /// Reads the first `len` elements of the module global `symbol` (a `__device__` or
-    /// `__constant__` array; CUDA's `cudaMemcpyFromSymbol`), waiting for the stream.
-    ///
-    /// # Errors
-    /// [`Error::SizeOverflow`] if `len` elements of `T` overflow the address space;
-    /// [`Error::ConstantTooLarge`] if the symbol holds fewer than `len` elements;
-    /// [`Error::Driver`] if the module has no such symbol or the copy fails.
-    pub fn read<T: DeviceRepr + Default + Clone>(
-        &mut self,
-        symbol: &'static str,
-        len: usize,
-    ) -> Result<Vec<T>> {
-        let gpu = self.gpu;
-        let global = gpu
-            .module()?
-            .module
-            .get_global(symbol, gpu.stream())
-            .during(format!("looking up {symbol}"))?;
-        let requested = bytes_of::<T>(symbol, len)?;
-        if requested > global.len() {
-            return Err(Error::ConstantTooLarge {
-                symbol,
-                capacity: global.len(),
-                requested,
-            });
-        }
-        // SAFETY: the view covers `requested` bytes of the symbol (checked above), read as
-        // `len` elements of `T`, a `DeviceRepr` plain-data type.
-        let typed = unsafe { global.transmute::<T>(len) }.ok_or(Error::ConstantTooLarge {
-            symbol,
-            capacity: global.len(),
-            requested,
-        })?;
-        let mut out = vec![T::default(); len];
-        gpu.stream()
-            .memcpy_dtoh(&typed, &mut out)
-            .during(format!("reading {symbol}"))?;
-        gpu.synchronize(&format!("reading {symbol}"))?;
-        Ok(out)
-    }
-}
-
-impl Drop for ConstantMemory<'_> {
-    fn drop(&mut self) {
-        // The next user on another stream records an event on this one and waits for it.
-        self.timeline.last_stream = Some(self.gpu.stream().clone());
     }
 }
 
