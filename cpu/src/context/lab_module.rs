@@ -1,5 +1,5 @@
-//! The lab's PTX module of a context: loaded once per `CUcontext` and shared by every [`Gpu`]
-//! on it, with its function cache, occupancy answers and `__constant__` timeline.
+//! The lab's PTX module of a context: loaded once per `CUcontext` and shared by every
+//! [`Gpu`](super::Gpu) on it, with its function cache, occupancy answers and `__constant__` timeline.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -10,7 +10,7 @@ use cudarc::nvrtc::Ptx;
 use crate::error::{DriverContext, Error, Result};
 use crate::ptx;
 
-/// [`Gpu::resident_blocks_per_sm`] answers of one kernel: `((threads per block, dynamic shared
+/// [`Gpu::resident_blocks_per_sm`](super::Gpu::resident_blocks_per_sm) answers of one kernel: `((threads per block, dynamic shared
 /// bytes), blocks per SM)`.
 pub(super) type Occupancy = Vec<((u32, usize), u32)>;
 
@@ -20,7 +20,7 @@ pub(super) struct Module {
     pub(super) module: Arc<CudaModule>,
     /// Kernels looked up so far, by entry name: each launch reuses its `CUfunction`.
     pub(super) functions: Mutex<HashMap<String, CudaFunction>>,
-    /// [`Gpu::resident_blocks_per_sm`] answers so far, by kernel: the occupancy calculator
+    /// [`Gpu::resident_blocks_per_sm`](super::Gpu::resident_blocks_per_sm) answers so far, by kernel: the occupancy calculator
     /// runs once per context and launch shape.
     pub(super) occupancy: Mutex<HashMap<String, Occupancy>>,
     pub(super) constants: Mutex<ConstantTimeline>,
@@ -31,7 +31,7 @@ pub(super) struct Module {
 pub(super) struct ConstantTimeline {
     /// The stream of the last launches that used constant memory (held, so it outlives them).
     pub(super) last_stream: Option<Arc<CudaStream>>,
-    /// `(symbol, tag)`: the tagged data each symbol holds (see [`ConstantMemory::write_tagged`]).
+    /// `(symbol, tag)`: the tagged data each symbol holds (see [`ConstantMemory::write_tagged`](super::ConstantMemory::write_tagged)).
     pub(super) written: Vec<(&'static str, u64)>,
 }
 
@@ -49,7 +49,7 @@ pub(super) fn ptx_for(ctx: &CudaContext) -> Result<(u32, &'static str)> {
 }
 
 /// A tag no other caller has: the id of an immutable value written to constant memory with
-/// [`ConstantMemory::write_tagged`].
+/// [`ConstantMemory::write_tagged`](super::ConstantMemory::write_tagged).
 pub fn new_constant_tag() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
