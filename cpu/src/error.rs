@@ -3,8 +3,10 @@
 //!
 //! # Empty input
 //! One rule for every pattern: an empty input is valid. Nothing is launched and an empty output
-//! is left as it is; a sum of no elements is 0 (written into a device scalar by `sum_into`). Shapes with a zero dimension (`0 x cols`) are
-//! empty too. What is refused is what cannot be computed: a mask of even or zero width, lengths
+//! is left as it is; a sum of no elements is 0 (written into a device scalar by `sum_into`), a
+//! product 1, a minimum the type's largest value; only what has no value (the index of the
+//! largest of no elements) is refused ([`Error::EmptyInput`]). Shapes with a zero dimension
+//! (`0 x cols`) are empty too. What is refused is what cannot be computed: a mask of even or zero width, lengths
 //! that disagree, sizes whose byte count overflows, launches beyond the grid limits.
 
 use cudarc::driver::DriverError;
@@ -319,6 +321,14 @@ pub enum Error {
         value: usize,
         /// The unit it must be a multiple of.
         multiple: usize,
+    },
+    /// An operation that has no value for an empty input (the index of the maximum of no
+    /// elements), refused before any device work.
+    #[error("{operation} of an empty input has no value")]
+    #[non_exhaustive]
+    EmptyInput {
+        /// The operation (its kernel's name).
+        operation: &'static str,
     },
     /// An argument of the right type but the wrong kind (e.g. pageable memory where mapped
     /// page-locked memory is needed).

@@ -20,7 +20,7 @@
 //! `cpu::reduce` does.
 #![no_std]
 // `#[kernel]` emits PTX kernel entries (the `abi_ptx` feature); a few helpers are inline PTX.
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch, f16))]
 // The host build sees each kernel as its typed handle (`#[kernel]` drops the body there), so the
 // kernels' imports and private helpers are used by the device build alone.
 #![cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports, dead_code))]

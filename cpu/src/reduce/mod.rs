@@ -32,6 +32,7 @@
 //! Empty input sums to 0. Input views may start at any element: the kernel adds the elements
 //! before the first 16-byte boundary one by one.
 
+pub mod ops;
 pub mod reference;
 pub mod seed;
 pub mod square_sum;
@@ -42,8 +43,15 @@ use cudarc::driver::{DevicePtr, DevicePtrMut};
 use crate::context::Gpu;
 use crate::error::Result;
 
+pub use ops::{
+    ArgMax, ArgMin, ArgPair, Element, F16, Max, Min, Product, Sum, argmax, argmin, max, min,
+    product,
+};
 pub use square_sum::SquareSumI32;
-pub use sum::{ReduceSum, SumF32, SumF32F64, SumI32, SumKernel, SumKind, SumVariant};
+pub use sum::{
+    Reduce, ReduceKernel, ReduceKind, ReduceSum, SumF32, SumF32F64, SumI32, SumKernel, SumKind,
+    SumVariant,
+};
 
 /// The sum of `input` (a `CudaSlice`, `CudaView` or `CudaViewMut` on `gpu`'s device), as a
 /// host value: `K` is [`SumI32`] (`i32`, wrapping), [`SumF32`] (`f32`) or [`SumF32F64`] (`f32`
@@ -62,10 +70,40 @@ pub use sum::{ReduceSum, SumF32, SumF32F64, SumI32, SumKernel, SumKind, SumVaria
 /// [`Error::WrongContext`](crate::Error::WrongContext) if `input` lives on another device;
 /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) for the scratch;
 /// [`Error::Driver`](crate::Error::Driver) if the launch fails or the kernel faults.
-pub fn sum<K: SumKind>(gpu: &Gpu, input: &impl DevicePtr<K::Input>) -> Result<K::Acc> {
+pub fn sum<K: ReduceKind>(gpu: &Gpu, input: &impl DevicePtr<K::Input>) -> Result<K::Output> {
+    reduce::<K>(gpu, input)
+}
+
+/// The reduction `K` of `input` as a host value: any [`ReduceKind`], the sums above and the
+/// [`ops`] (`reduce::<Max<f32>>(&gpu, &x)` is [`max`](fn@max)). Waits for `gpu`'s stream. One
+/// launch of [`Reduce`], whose scratch `gpu` keeps for its stream, as [`sum`](fn@sum).
+///
+/// # Errors
+/// As [`sum`](fn@sum); [`Error::EmptyInput`](crate::Error::EmptyInput) for an arg-reduction of
+/// an empty input.
+pub fn reduce<K: ReduceKind>(gpu: &Gpu, input: &impl DevicePtr<K::Input>) -> Result<K::Output> {
     // The result is downloaded before the workspace is given back, so no other call can
     // overwrite it first.
-    gpu.with_workspace(ReduceSum::<K>::new, |ws| ws.sum(gpu, input))
+    gpu.with_workspace(Reduce::<K>::new, |ws| ws.reduce(gpu, input))
+}
+
+/// Queues the reduction `K` of `input` into the device scalar `result` (one accumulator of
+/// `K`'s type: `i64` for `Sum<i8>`, `f32` for `Max<f32>`) on `gpu`'s stream, without a host
+/// synchronisation. An empty input writes the identity. The arg-reductions' pairs have no
+/// `DeviceRepr` buffer of their own: [`Reduce::launch`] keeps them in the workspace.
+///
+/// # Errors
+/// As [`sum_into`].
+pub fn reduce_into<K: ReduceKind>(
+    gpu: &Gpu,
+    input: &impl DevicePtr<K::Input>,
+    result: &mut impl DevicePtrMut<K::Acc>,
+) -> Result<()>
+where
+    K::Acc: cudarc::driver::DeviceRepr,
+{
+    gpu.with_workspace(Reduce::<K>::new, |ws| ws.reduce_into(gpu, input, result))
+        .map(drop)
 }
 
 /// Queues the sum of `input` into the device scalar `result` (a one-element buffer) on `gpu`'s
@@ -76,12 +114,12 @@ pub fn sum<K: SumKind>(gpu: &Gpu, input: &impl DevicePtr<K::Input>) -> Result<K:
 /// # Errors
 /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) if `result` is not one element;
 /// otherwise as [`sum`](fn@sum).
-pub fn sum_into<K: SumKind>(
+pub fn sum_into<K: ReduceKind>(
     gpu: &Gpu,
     input: &impl DevicePtr<K::Input>,
     result: &mut impl DevicePtrMut<K::Acc>,
 ) -> Result<()> {
-    gpu.with_workspace(ReduceSum::<K>::new, |ws| ws.sum_into(gpu, input, result))
+    gpu.with_workspace(Reduce::<K>::new, |ws| ws.reduce_into(gpu, input, result))
         .map(drop)
 }
 

@@ -7,7 +7,7 @@
 use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig};
 use gpu::reduce::square_sum::{self as k, kernels};
 
-use super::sum::{ReduceSum, SumKernel, SumKind};
+use super::sum::{ReduceKind, ReduceSum};
 use crate::context::Gpu;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
@@ -36,13 +36,11 @@ pub enum Variant {
     Reduce,
 }
 
-/// [`SumKind`] of the one-launch square sum (same arguments as `reduce_sum_i32`).
+/// [`ReduceKind`] of the one-launch square sum (same arguments as `reduce_sum_i32`).
 pub struct SquareSumI32;
 
-impl SumKind for SquareSumI32 {
-    type Input = i32;
-    type Acc = i32;
-    const KERNEL: SumKernel<i32, i32> = kernels::square_sum_reduce;
+super::sum::sum_kind! {
+    SquareSumI32 => i32, i32, kernels::square_sum_reduce;
 }
 
 impl Variant {

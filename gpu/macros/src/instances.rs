@@ -73,15 +73,7 @@ fn parse_value(input: ParseStream) -> syn::Result<Value> {
         (quote!(#negative #lit), Some(format!("{sign}{text}")))
     } else {
         let ty: Type = input.parse()?;
-        let default = match &ty {
-            Type::Path(p) if p.qself.is_none() => p
-                .path
-                .segments
-                .last()
-                .filter(|s| s.arguments.is_empty())
-                .map(|s| snake_case(&s.ident.to_string())),
-            _ => None,
-        };
+        let default = default_suffix(&ty);
         (ty.to_token_stream(), default)
     };
     let suffix = if input.peek(Token![as]) {
@@ -96,6 +88,32 @@ fn parse_value(input: ParseStream) -> syn::Result<Value> {
         })?
     };
     Ok(Value { tokens, suffix })
+}
+
+/// The suffix a type names itself with: its last path segment in snake case, followed by its
+/// type arguments' suffixes (`f32` -> `f32`, `WideF32` -> `wide_f32`, `ArgMax<f32>` ->
+/// `arg_max_f32`, `Sum<Pair<u8>>` -> `sum_pair_u8`); `None` for other types and other arguments.
+fn default_suffix(ty: &Type) -> Option<String> {
+    let Type::Path(p) = ty else { return None };
+    if p.qself.is_some() {
+        return None;
+    }
+    let last = p.path.segments.last()?;
+    let mut out = snake_case(&last.ident.to_string());
+    match &last.arguments {
+        syn::PathArguments::None => {}
+        syn::PathArguments::AngleBracketed(args) => {
+            for arg in &args.args {
+                let syn::GenericArgument::Type(t) = arg else {
+                    return None;
+                };
+                out.push('_');
+                out.push_str(&default_suffix(t)?);
+            }
+        }
+        syn::PathArguments::Parenthesized(_) => return None,
+    }
+    Some(out)
 }
 
 /// `WideF32` -> `wide_f32`; `f32` stays.

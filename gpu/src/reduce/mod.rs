@@ -27,13 +27,14 @@ pub const SEED_N: usize = 1 << 24;
 /// Threads per block of the `reduce_sum` kernels (16 warps; the last-block pass reduces at most
 /// `gridDim.x` partials with them). On an H200, 512 measured as fast as 1024 and 1-5% faster
 /// than 256 from 2^22 elements up (`docs/patterns/reduce.md`).
-pub const REDUCE_SUM_BLOCK: u32 = 512;
+pub const REDUCE_SUM_BLOCK: u32 = gpu_std::reduce::REDUCE_BLOCK;
 /// `float4`/`int4` loads each thread issues per loop trip of `reduce_sum` before adding any of
 /// them (memory-level parallelism).
-pub const REDUCE_SUM_UNROLL: usize = 4;
+pub const REDUCE_SUM_UNROLL: usize = gpu_std::reduce::REDUCE_UNROLL;
 
 // The kernel families. `seed` and `sum` are kernels only (on the host, their typed handles);
 // `square_sum` also holds its host-visible constants, with its kernels in `square_sum::kernels`.
+pub mod ops;
 pub mod seed;
 pub mod square_sum;
 pub mod sum;

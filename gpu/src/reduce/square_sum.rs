@@ -27,8 +27,8 @@ pub const DATA_SIZE: usize = 1_048_576;
 /// The kernels (device build only).
 pub mod kernels {
     use super::THREAD_NUM;
-    use crate::reduce::sum::{Summand, sum_body};
     use gpu_std::kernel;
+    use gpu_std::reduce::{Reduction, device_reduce};
     use gpu_std::static_shared;
     use gpu_std::{
         FULL_MASK, SharedArray, block_dim, block_idx, grid_dim, syncthreads, syncwarp, thread_idx,
@@ -253,21 +253,16 @@ pub mod kernels {
         }
     }
 
-    /// `x` whose contribution to the sum is `x * x`.
-    #[derive(Clone, Copy)]
-    struct Squared(i32);
+    /// `i32` whose contribution to the sum is `x * x`, modulo 2^32.
+    struct Squared;
 
-    impl Summand for Squared {
-        type Input = i32;
+    impl Reduction for Squared {
+        type Item = i32;
         type Acc = i32;
-        const ZERO: i32 = 0;
+        const IDENTITY: i32 = 0;
         #[inline(always)]
-        fn from_bits(bits: u32) -> Self {
-            Squared(bits as i32)
-        }
-        #[inline(always)]
-        fn add_to(self, acc: i32) -> i32 {
-            acc.wrapping_add(square(self.0))
+        fn lift(item: i32, _index: usize) -> i32 {
+            square(item)
         }
         #[inline(always)]
         fn combine(a: i32, b: i32) -> i32 {
@@ -296,6 +291,6 @@ pub mod kernels {
     ) {
         let warp_totals = static_shared!(s_square_sum_reduce: [i32; 32]);
         // SAFETY: forwarded to the caller's contract.
-        unsafe { sum_body::<Squared>(input.cast(), n, partials, counter, result, &warp_totals) }
+        unsafe { device_reduce::<Squared>(input, n, partials, counter, result, &warp_totals) }
     }
 }

@@ -145,6 +145,7 @@ mod memory;
 pub mod misc;
 #[cfg(target_arch = "nvptx64")]
 mod panic;
+pub mod reduce;
 pub mod shared;
 mod sync;
 pub mod thread;
@@ -172,15 +173,15 @@ pub use index::{
 };
 pub use memory::{
     RelaxedLoad, clock64, load_global_ca, load_global_cg, load_global_nc, load_global_nc_v4_u32,
-    load_global_v4, load_global_v4_u32, load_relaxed_gpu, store_global_v4, store_global_v4_u32,
-    tex1d_fetch_f32,
+    load_global_v4, load_global_v4_u32, load_relaxed_gpu, load_relaxed_gpu_words, store_global_v4,
+    store_global_v4_u32, tex1d_fetch_f32,
 };
 pub use shared::{DynamicShared, SharedArray};
 #[doc(hidden)]
 pub use shared::{shared_window, static_shared_host};
 pub use sync::{syncthreads, syncthreads_or, syncwarp, threadfence, threadfence_block};
 pub use warp::{
-    WarpShuffle, ballot_sync, shfl_down_sync, shfl_idx_sync, shfl_up_sync, shfl_xor_sync,
+    Pod, WarpShuffle, ballot_sync, shfl_down_sync, shfl_idx_sync, shfl_up_sync, shfl_xor_sync,
 };
 
 /// Plain data a kernel may take by value: copied bit for bit into the launch's parameter

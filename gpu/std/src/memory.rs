@@ -211,6 +211,7 @@ relaxed_load_impl! {
     u32 => "b32", reg32;
     i32 => "b32", reg32;
     f32 => "b32", reg32;
+    u64 => "b64", reg64;
     f64 => "b64", reg64;
 }
 
@@ -226,4 +227,38 @@ relaxed_load_impl! {
 pub unsafe fn load_relaxed_gpu<T: RelaxedLoad>(address: *const T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::ld_relaxed_gpu(address) }
+}
+
+/// [`load_relaxed_gpu`] of any [`Pod`](crate::Pod) value, one relaxed load per 64-bit word when
+/// `T` is 8-byte aligned and a multiple of 8 bytes, else per 32-bit word: what the last block of a
+/// device-wide reduction reads the other blocks' partials with. Each word is single-copy
+/// atomic, the value as a whole is not: read it only after an acquire that orders it after its
+/// writer (the ticket of [`reduce::device_reduce`](crate::reduce::device_reduce)).
+///
+/// # Safety
+/// `address` is valid for reads of a `T`, aligned for `T`, and in global memory.
+#[inline(always)]
+#[crate::gpu_only]
+pub unsafe fn load_relaxed_gpu_words<T: crate::Pod>(address: *const T) -> T {
+    let mut out = core::mem::MaybeUninit::<T>::uninit();
+    // SAFETY: `T: Pod` is whole words without padding (8-byte words when its alignment and size
+    // allow), every bit pattern is a value, and the caller's address is valid and aligned.
+    unsafe {
+        if align_of::<T>() >= 8 && size_of::<T>().is_multiple_of(8) {
+            let (src, dst) = (address.cast::<u64>(), out.as_mut_ptr().cast::<u64>());
+            let mut w = 0;
+            while w < size_of::<T>() / 8 {
+                dst.add(w).write(load_relaxed_gpu(src.add(w)));
+                w += 1;
+            }
+        } else {
+            let (src, dst) = (address.cast::<u32>(), out.as_mut_ptr().cast::<u32>());
+            let mut w = 0;
+            while w < size_of::<T>() / 4 {
+                dst.add(w).write(load_relaxed_gpu(src.add(w)));
+                w += 1;
+            }
+        }
+        out.assume_init()
+    }
 }

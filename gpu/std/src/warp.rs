@@ -63,40 +63,73 @@ fn shuffle_word(mode: Mode, mask: u32, word: i32, operand: u32) -> i32 {
     }
 }
 
-/// Values that can cross lanes: 32-bit types in one `shfl.sync`, 64-bit types in two.
+/// Values that can cross lanes: every [`Pod`] type, one `shfl.sync` per 32-bit word (one for
+/// `i32`, `u32` and `f32`, two for `i64`, `u64` and `f64`, three for a `#[repr(C)]` struct of
+/// three 4-byte fields).
 pub trait WarpShuffle: Copy {
     #[doc(hidden)]
     fn shuffle(self, mode: Mode, mask: u32, operand: u32) -> Self;
 }
 
-macro_rules! shuffle_32 {
-    ($($t:ty),*) => {$(
-        impl WarpShuffle for $t {
-            #[inline(always)]
-            #[crate::gpu_only]
-            fn shuffle(self, mode: Mode, mask: u32, operand: u32) -> Self {
-                <$t>::from_ne_bytes(shuffle_word(mode, mask, i32::from_ne_bytes(self.to_ne_bytes()), operand).to_ne_bytes())
-            }
-        }
-    )*};
-}
-shuffle_32!(i32, u32, f32);
+/// Plain old data (bytemuck's `Pod`): a value is its bytes and nothing else, so it can cross
+/// lanes word by word ([`WarpShuffle`]), be loaded from global memory word by word
+/// ([`load_relaxed_gpu_words`](crate::load_relaxed_gpu_words)) and be read back on the host
+/// from the bytes the device wrote. Implemented for the 32- and 64-bit primitives and arrays of
+/// `Pod`; implement it for an accumulator or element type of your own (a reduction's
+/// [`Monoid`](crate::reduce::Monoid)):
+///
+/// ```
+/// #[repr(C)]
+/// #[derive(Clone, Copy)]
+/// struct MinMax { min: f32, max: f32 }
+/// // SAFETY: two `f32`s, no padding, any bits are a value.
+/// unsafe impl gpu_std::Pod for MinMax {}
+/// ```
+///
+/// # Safety
+/// The type has no padding bytes (`#[repr(C)]` or `#[repr(transparent)]` over fields that are
+/// `Pod`, laid out without gaps), its size is a non-zero multiple of 4 bytes (checked when a
+/// shuffle is compiled), its alignment is at least 4, and every bit pattern of its size is a
+/// valid value (no `bool`, `char`, enum or reference fields).
+pub unsafe trait Pod: Copy + 'static {}
 
-macro_rules! shuffle_64 {
+macro_rules! pod {
     ($($t:ty),*) => {$(
-        impl WarpShuffle for $t {
-            #[inline(always)]
-            #[crate::gpu_only]
-            fn shuffle(self, mode: Mode, mask: u32, operand: u32) -> Self {
-                let bits = u64::from_ne_bytes(self.to_ne_bytes());
-                let lo = shuffle_word(mode, mask, bits as u32 as i32, operand) as u32 as u64;
-                let hi = shuffle_word(mode, mask, (bits >> 32) as u32 as i32, operand) as u32 as u64;
-                <$t>::from_ne_bytes((lo | (hi << 32)).to_ne_bytes())
-            }
-        }
+        // SAFETY: a primitive of 4 or 8 bytes, aligned to its size; every bit pattern is a value.
+        unsafe impl Pod for $t {}
     )*};
 }
-shuffle_64!(i64, u64, f64);
+pod!(i32, u32, f32, i64, u64, f64);
+// SAFETY: an array of `Pod` has no padding between its elements and their size and alignment.
+unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
+
+impl<T: Pod> WarpShuffle for T {
+    #[inline(always)]
+    #[crate::gpu_only]
+    fn shuffle(self, mode: Mode, mask: u32, operand: u32) -> Self {
+        const {
+            assert!(
+                size_of::<T>() > 0 && size_of::<T>() % 4 == 0,
+                "a `Pod` type is whole 32-bit words"
+            )
+        };
+        let mut out = core::mem::MaybeUninit::<T>::uninit();
+        let src = (&raw const self).cast::<u32>();
+        let dst = out.as_mut_ptr().cast::<u32>();
+        let mut w = 0;
+        while w < size_of::<T>() / 4 {
+            // SAFETY: `T: Pod` is `size_of::<T>() / 4` initialised, 4-byte aligned words (no
+            // padding), and every bit pattern written back is a value of `T`.
+            unsafe {
+                let word = shuffle_word(mode, mask, src.add(w).read() as i32, operand);
+                dst.add(w).write(word as u32);
+            }
+            w += 1;
+        }
+        // SAFETY: every word of `out` was written above.
+        unsafe { out.assume_init() }
+    }
+}
 
 /// `__shfl_down_sync(mask, value, delta)`: the value of lane `lane_id() + delta`
 /// (own value where that is past lane 31). The step of a warp tree reduction.
