@@ -37,6 +37,7 @@ modules![
     transpose_any,
     transpose_thin,
     reduce,
+    reduce_ops,
     memory_on_chip,
     memory_traffic,
     hostile,

@@ -34,11 +34,19 @@ pub fn reference_f32(input: &[f32]) -> (f64, f64) {
 /// each thread's sequential sum, the shuffle tree of a warp and of warp 0 (5 each), then in
 /// the last block a strided pass over the `gridDim.x` partials and two trees again.
 pub fn reduce_sum_depth(n: usize, cfg: &LaunchConfig) -> u64 {
+    reduce_depth(n, 4, cfg)
+}
+
+/// [`reduce_sum_depth`] for elements of `element_bytes` bytes (16 / `element_bytes` per 16-byte
+/// group): the longest chain of dependent roundings of any `gpu_std::reduce::device_reduce`
+/// launch of `cfg` over `n` elements.
+pub fn reduce_depth(n: usize, element_bytes: usize, cfg: &LaunchConfig) -> u64 {
     // Each block reads an even share of tiles of `REDUCE_SUM_UNROLL` groups per thread; a
     // thread also adds at most one head and one tail element.
+    let per_group = (16 / element_bytes.clamp(1, 16)) as u64;
     let unroll = gpu::reduce::REDUCE_SUM_UNROLL as u64;
-    let tiles = (n as u64 / 4).div_ceil(unroll * cfg.block_dim.0 as u64);
-    let per_thread = 4 * unroll * tiles.div_ceil(cfg.grid_dim.0 as u64) + 2;
+    let tiles = (n as u64 / per_group).div_ceil(unroll * cfg.block_dim.0 as u64);
+    let per_thread = per_group * unroll * tiles.div_ceil(cfg.grid_dim.0 as u64) + 2;
     per_thread + 10 + (cfg.grid_dim.0 as u64).div_ceil(cfg.block_dim.0 as u64) + 10
 }
 
@@ -102,6 +110,12 @@ impl Ordered for f32 {
 impl Ordered for f64 {
     fn is_nan(self) -> bool {
         f64::is_nan(self)
+    }
+}
+
+impl Ordered for super::F16 {
+    fn is_nan(self) -> bool {
+        super::F16::is_nan(self)
     }
 }
 

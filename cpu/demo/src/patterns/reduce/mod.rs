@@ -1,6 +1,9 @@
 //! `demo reduce`: the seed's nine reductions, the template's block sizes, `reduce_sum`.
 
+mod ops;
 mod sweep;
+
+use ops::op_sweep;
 
 use anyhow::{Result, bail};
 use cpu::reduce::seed::{self, SeedWork};
@@ -49,7 +52,9 @@ pub fn footprint(n: usize, block: u32, flush: usize) -> Footprint {
         .and_then(|w| w.checked_add(n64 / b + 1))
         .and_then(|w| w.checked_mul(4));
     let sums = array::<i32>(1, m).and_then(|i| i.checked_add(array::<f32>(1, m)?));
-    let phase = work.zip(sums).map(|(w, s)| w.max(s));
+    // The operator table: random and exact-product inputs of up to 8 bytes per element.
+    let ops = array::<u64>(2, n);
+    let phase = work.zip(sums).zip(ops).map(|((w, s), o)| w.max(s).max(o));
     Footprint::new(format!("reduce of {n} elements"))
         .device::<i32>(1, n)
         .device_bytes(phase)
@@ -57,11 +62,14 @@ pub fn footprint(n: usize, block: u32, flush: usize) -> Footprint {
         .host::<i32>(1, n)
         .host::<i32>(1, m)
         .host::<f32>(1, m)
+        .host::<u64>(2, n)
         .with_ceiling()
 }
 
 /// Parallel reduction: the seed's nine kernels (table as in the seed), the template kernel
-/// per block size, and `reduce_sum` (i32, f32, f32 in f64) at 2^20 and 2^26 elements.
+/// per block size, `reduce_sum` (i32, f32, f32 in f64) at 2^20 and 2^26 elements, and every
+/// operator of `reduce::ops` (sum, product, min, max, argmin, argmax) of every primitive type at
+/// `--size` elements.
 #[derive(clap::Args)]
 pub(crate) struct Reduce {
     /// Elements (default 2^24 i32, as the seed).
@@ -93,6 +101,76 @@ impl Pattern for Reduce {
             sweep::sweep_f32,
         )
         .reads_only(),
+        op_sweep!(
+            "reduce-max-f32",
+            f32,
+            "max",
+            "cpu::reduce::max::<f32>",
+            "4 bytes read per element"
+        ),
+        op_sweep!(
+            "reduce-min-f32",
+            f32,
+            "min",
+            "cpu::reduce::min::<f32>",
+            "4 bytes read per element"
+        ),
+        op_sweep!(
+            "reduce-argmax-f32",
+            f32,
+            "argmax",
+            "cpu::reduce::argmax::<f32>",
+            "4 bytes read per element"
+        ),
+        op_sweep!(
+            "reduce-prod-f32",
+            f32,
+            "product",
+            "cpu::reduce::product::<f32>",
+            "4 bytes read per element"
+        ),
+        op_sweep!(
+            "reduce-max-i32",
+            i32,
+            "max",
+            "cpu::reduce::max::<i32>",
+            "4 bytes read per element"
+        ),
+        op_sweep!(
+            "reduce-min-i32",
+            i32,
+            "min",
+            "cpu::reduce::min::<i32>",
+            "4 bytes read per element"
+        ),
+        op_sweep!(
+            "reduce-argmax-i32",
+            i32,
+            "argmax",
+            "cpu::reduce::argmax::<i32>",
+            "4 bytes read per element"
+        ),
+        op_sweep!(
+            "reduce-prod-i32",
+            i32,
+            "product",
+            "cpu::reduce::product::<i32> (i64 accumulator)",
+            "4 bytes read per element"
+        ),
+        op_sweep!(
+            "reduce-sum-i64",
+            i64,
+            "sum",
+            "cpu::reduce::sum::<Sum<i64>>",
+            "8 bytes read per element"
+        ),
+        op_sweep!(
+            "reduce-sum-f64",
+            f64,
+            "sum",
+            "cpu::reduce::sum::<Sum<f64>>",
+            "8 bytes read per element"
+        ),
     ];
 
     /// The seed kernels (the template once per block size it is instantiated for), then the
@@ -114,6 +192,7 @@ impl Pattern for Reduce {
                 &[s.kernel_name()],
             )
         }));
+        v.extend(ops::variants());
         v
     }
 
@@ -158,6 +237,7 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, size: usize, block: u32) -> Res
     let mut failures = seed_table(&seed, out, &mut flush, block)?;
     failures += block_sweep(&seed, out, &mut flush)?;
     failures += reduce_sum_table(bench, out, &mut flush, size)?;
+    failures += ops::operator_table(bench, out, &mut flush, size)?;
     if failures > 0 {
         bail!("{failures} reduction result(s) disagree with the CPU reference");
     }

@@ -1,0 +1,364 @@
+//! GPU trials of `reduce_op`: every (operator, type) pair of `cpu::reduce::ops` (`Sum`,
+//! `Product`, `Min`, `Max`, `ArgMin`, `ArgMax` of `i8`..`i64`, `u8`..`u64`, `f32`, `f64`,
+//! `f16`) at 1, 2, 31, 1000003 and 2^24 + 1 elements against the CPU, plus NaN, ties, signed
+//! zeros, infinities, empty inputs and views that start off a 16-byte boundary.
+//!
+//! Integer results are exact (wrapping sums and products of odd numbers, which never reach 0).
+//! Float products are exact too: the inputs are `±1` with at most 64 factors of 2, 64 of 0.5
+//! and 8 of 3, so every partial product in any order is a representable number. Float sums are
+//! checked against an `f64` sum within the rounding bound of the launch's depth.
+
+use cpu::reduce::{self, ArgMax, ArgMin, F16, Max, Min, Product, Reduce, ReduceKind, Sum};
+use cpu::reduce::{Element, reference};
+use cudarc::driver::LaunchConfig;
+use lab_tests::{expect_err, fast_floats, gpu, gpu_trial, seed_for};
+use libtest_mimic::{Failed, Trial};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// The sizes every pair runs at.
+const SIZES: [(&str, usize); 5] = [
+    ("1", 1),
+    ("2", 2),
+    ("31", 31),
+    ("1000003", 1_000_003),
+    ("2e24_plus_1", (1 << 24) + 1),
+];
+
+/// An element type of the trials: how its inputs are drawn and its results checked.
+trait Sample: Element + reference::Ordered + std::fmt::Debug + PartialEq {
+    /// The type's name in kernel entries.
+    const NAME: &'static str;
+    /// Whether it is a float type (NaN trials, sums checked within a bound).
+    const FLOAT: bool;
+    /// `n` random elements (integers over their whole range; floats in `[-1, 1)`).
+    fn random(seed: u64, n: usize) -> Vec<Self>;
+    /// `n` elements whose product is exact in any order and never 0.
+    fn factors(seed: u64, n: usize) -> Vec<Self>;
+    /// The element of `x` (NaN, infinities and signed zeros for the special trials; integers
+    /// saturate, so infinity is the type's largest value).
+    fn from_f64(x: f64) -> Self;
+    /// The sum of `x` as the reduction's result must equal it (integers) or an `f64` sum and the
+    /// sum of magnitudes (floats).
+    fn sum_reference(x: &[Self]) -> (f64, f64, Option<Self::Wide>);
+    /// The exact product.
+    fn product_reference(x: &[Self]) -> Self::Prod;
+    /// The machine epsilon of the sum's accumulator (0 for integers).
+    const SUM_EPS: f64;
+    /// A sum result as `f64`.
+    fn wide_f64(w: Self::Wide) -> f64;
+}
+
+macro_rules! int_sample {
+    ($($t:ty => $w:ty;)*) => {$(
+        impl Sample for $t {
+            const NAME: &'static str = stringify!($t);
+            const FLOAT: bool = false;
+            const SUM_EPS: f64 = 0.0;
+            fn random(seed: u64, n: usize) -> Vec<Self> {
+                let mut rng = StdRng::seed_from_u64(seed);
+                (0..n).map(|_| rng.random::<$t>()).collect()
+            }
+            fn factors(seed: u64, n: usize) -> Vec<Self> {
+                let mut rng = StdRng::seed_from_u64(seed);
+                (0..n).map(|_| rng.random::<$t>() | 1).collect()
+            }
+            fn from_f64(x: f64) -> Self {
+                x as $t
+            }
+            fn sum_reference(x: &[Self]) -> (f64, f64, Option<$w>) {
+                (0.0, 0.0, Some(x.iter().fold(0 as $w, |a, &v| a.wrapping_add(v as $w))))
+            }
+            fn product_reference(x: &[Self]) -> $w {
+                x.iter().fold(1 as $w, |a, &v| a.wrapping_mul(v as $w))
+            }
+            fn wide_f64(w: $w) -> f64 {
+                w as f64
+            }
+        }
+    )*};
+}
+int_sample! {
+    i8 => i64; i16 => i64; i32 => i64; i64 => i64;
+    u8 => u64; u16 => u64; u32 => u64; u64 => u64;
+}
+
+/// Positions and values of the exact factors: `±1` everywhere but up to 64 twos, 64 halves and
+/// 8 threes.
+fn float_factors(seed: u64, n: usize) -> Vec<f64> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut x: Vec<f64> = (0..n)
+        .map(|_| if rng.random::<bool>() { 1.0 } else { -1.0 })
+        .collect();
+    for (count, value) in [(64, 2.0), (64, 0.5), (8, 3.0)] {
+        for _ in 0..count.min(n / 4) {
+            let i = rng.random_range(0..n);
+            x[i] *= value;
+        }
+    }
+    x
+}
+
+macro_rules! float_sample {
+    ($($t:ty => $name:literal, $eps:expr, |$v:ident| $to_f64:expr, |$f:ident| $from_f64:expr;)*) => {$(
+        impl Sample for $t {
+            const NAME: &'static str = $name;
+            const FLOAT: bool = true;
+            const SUM_EPS: f64 = $eps;
+            fn random(seed: u64, n: usize) -> Vec<Self> {
+                fast_floats(seed, n).into_iter().map(|x| Self::from_f64(x as f64)).collect()
+            }
+            fn factors(seed: u64, n: usize) -> Vec<Self> {
+                float_factors(seed, n).into_iter().map(Self::from_f64).collect()
+            }
+            fn from_f64($f: f64) -> Self {
+                $from_f64
+            }
+            fn sum_reference(x: &[Self]) -> (f64, f64, Option<Self::Wide>) {
+                let (s, a) = x.iter().fold((0.0, 0.0), |(s, a), &$v| {
+                    let v: f64 = $to_f64;
+                    (s + v, a + v.abs())
+                });
+                (s, a, None)
+            }
+            fn product_reference(x: &[Self]) -> Self::Prod {
+                x.iter().fold(1.0f64, |p, &$v| p * $to_f64) as Self::Prod
+            }
+            fn wide_f64(w: Self::Wide) -> f64 {
+                w as f64
+            }
+        }
+    )*};
+}
+float_sample! {
+    f32 => "f32", f64::EPSILON, |v| v as f64, |f| f as f32;
+    f64 => "f64", f64::EPSILON, |v| v, |f| f;
+    F16 => "f16", f32::EPSILON as f64, |v| v.to_f64(), |f| F16::from_f64(f);
+}
+
+/// Runs the reduction `K` over `input` with a fresh workspace; returns the result and the launch.
+fn run<K: ReduceKind>(
+    gpu: &cpu::Gpu,
+    input: &[K::Input],
+    offset: usize,
+) -> Result<(K::Output, LaunchConfig), Failed> {
+    let e = |e: cpu::Error| e.to_string();
+    let d = gpu.upload(input).map_err(e)?;
+    let view = d.slice(offset..);
+    let mut ws = Reduce::<K>::new(gpu).map_err(e)?;
+    let cfg = ws.launch(gpu, &view).map_err(e)?;
+    let acc = ws.result(gpu).map_err(e)?;
+    Ok((K::output(acc, input.len() - offset).map_err(e)?, cfg))
+}
+
+/// `got == expected`, or a message naming the trial.
+fn same<V: std::fmt::Debug + PartialEq>(what: &str, got: V, expected: V) -> Result<(), Failed> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(format!("{what}: got {got:?}, expected {expected:?}").into())
+    }
+}
+
+/// Arg-results are equal when the indices are and the values are (both NaN counts as equal).
+fn same_arg<T: Sample>(what: &str, got: (usize, T), expected: (usize, T)) -> Result<(), Failed> {
+    let values = got.1 == expected.1
+        || (reference::Ordered::is_nan(got.1) && reference::Ordered::is_nan(expected.1));
+    if got.0 == expected.0 && values {
+        Ok(())
+    } else {
+        Err(format!("{what}: got {got:?}, expected {expected:?}").into())
+    }
+}
+
+/// Min/max values are equal, or both NaN.
+fn same_value<T: Sample>(what: &str, got: T, expected: T) -> Result<(), Failed> {
+    if got == expected || (reference::Ordered::is_nan(got) && reference::Ordered::is_nan(expected))
+    {
+        Ok(())
+    } else {
+        Err(format!("{what}: got {got:?}, expected {expected:?}").into())
+    }
+}
+
+/// Checks every operator on `input[offset..]`.
+fn check_all<T: Sample>(gpu: &cpu::Gpu, input: &[T], offset: usize, what: &str) -> Result<(), Failed>
+where
+    Sum<T>: ReduceKind<Input = T, Output = T::Wide>,
+    Product<T>: ReduceKind<Input = T, Output = T::Prod>,
+    Min<T>: ReduceKind<Input = T, Output = T>,
+    Max<T>: ReduceKind<Input = T, Output = T>,
+    ArgMin<T>: ReduceKind<Input = T, Output = (usize, T)>,
+    ArgMax<T>: ReduceKind<Input = T, Output = (usize, T)>,
+    T::Wide: std::fmt::Debug + PartialEq,
+    T::Prod: std::fmt::Debug + PartialEq,
+{
+    let x = &input[offset..];
+    check_sum::<T>(gpu, input, offset, what)?;
+    let (got, _) = run::<Min<T>>(gpu, input, offset)?;
+    let expected = reference::argmin(x).map_or(T::from_f64(f64::INFINITY), |(_, v)| v);
+    same_value(&format!("min {what}"), got, expected)?;
+    let (got, _) = run::<Max<T>>(gpu, input, offset)?;
+    let expected = reference::argmax(x).map_or(T::from_f64(f64::NEG_INFINITY), |(_, v)| v);
+    same_value(&format!("max {what}"), got, expected)?;
+    if let Some(expected) = reference::argmin(x) {
+        let (got, _) = run::<ArgMin<T>>(gpu, input, offset)?;
+        same_arg(&format!("argmin {what}"), got, expected)?;
+    }
+    if let Some(expected) = reference::argmax(x) {
+        let (got, _) = run::<ArgMax<T>>(gpu, input, offset)?;
+        same_arg(&format!("argmax {what}"), got, expected)?;
+    }
+    Ok(())
+}
+
+/// Checks `Sum<T>` on `input[offset..]`: exact for integers, within the depth's bound for floats.
+fn check_sum<T: Sample>(gpu: &cpu::Gpu, input: &[T], offset: usize, what: &str) -> Result<(), Failed>
+where
+    Sum<T>: ReduceKind<Input = T, Output = T::Wide>,
+    T::Wide: std::fmt::Debug + PartialEq,
+{
+    let x = &input[offset..];
+    let (got, cfg) = run::<Sum<T>>(gpu, input, offset)?;
+    let (expected, sum_abs, exact) = T::sum_reference(x);
+    match exact {
+        Some(exact) => same(&format!("sum {what}"), got, exact),
+        None => {
+            let depth = reference::reduce_depth(x.len(), size_of::<T>(), &cfg);
+            let bound = reference::sum_error_bound(x.len(), depth, T::SUM_EPS, sum_abs);
+            reference::check_sum(T::wide_f64(got), expected, bound)
+                .map_err(|m| format!("sum {what}: {m}").into())
+        }
+    }
+}
+
+/// The trials of one type: every operator at every size, random inputs; the exact products.
+fn type_trials<T: Sample>() -> Vec<Trial>
+where
+    Sum<T>: ReduceKind<Input = T, Output = T::Wide>,
+    Product<T>: ReduceKind<Input = T, Output = T::Prod>,
+    Min<T>: ReduceKind<Input = T, Output = T>,
+    Max<T>: ReduceKind<Input = T, Output = T>,
+    ArgMin<T>: ReduceKind<Input = T, Output = (usize, T)>,
+    ArgMax<T>: ReduceKind<Input = T, Output = (usize, T)>,
+    T::Wide: std::fmt::Debug + PartialEq,
+    T::Prod: std::fmt::Debug + PartialEq,
+{
+    let mut trials = Vec::new();
+    for (case, n) in SIZES {
+        let name = format!("reduce::ops::{}::{case}", T::NAME);
+        let seed = seed_for(&name);
+        trials.push(gpu_trial(name.clone(), move || {
+            let gpu = gpu()?;
+            let input = T::random(seed, n);
+            check_all(&gpu, &input, 0, &format!("{name} seed={seed}"))
+        }));
+        let name = format!("reduce::ops::product_{}::{case}", T::NAME);
+        let seed = seed_for(&name);
+        trials.push(gpu_trial(name.clone(), move || {
+            let gpu = gpu()?;
+            let input = T::factors(seed, n);
+            let (got, _) = run::<Product<T>>(&gpu, &input, 0)?;
+            same(
+                &format!("{name} seed={seed}"),
+                got,
+                T::product_reference(&input),
+            )
+        }));
+    }
+    // A view that starts one element past a 16-byte boundary: the head elements before the
+    // first boundary are read one by one, with their indices.
+    let name = format!("reduce::ops::{}::view_at_1", T::NAME);
+    let seed = seed_for(&name);
+    trials.push(gpu_trial(name.clone(), move || {
+        let gpu = gpu()?;
+        let mut input = T::random(seed, 100_003);
+        // The largest and smallest at the first element of the view, tied later on.
+        input[1] = T::from_f64(if T::FLOAT { 2.0 } else { f64::INFINITY });
+        input[50_000] = input[1];
+        check_all(&gpu, &input, 1, &format!("{name} seed={seed}"))
+    }));
+    // Ties everywhere: the first index wins; the identity's value met by every element.
+    let name = format!("reduce::ops::{}::all_equal", T::NAME);
+    trials.push(gpu_trial(name.clone(), move || {
+        let gpu = gpu()?;
+        for v in [0.0, 1.0, -1.0] {
+            check_all(&gpu, &vec![T::from_f64(v); 70_001], 0, &name)?;
+        }
+        Ok(())
+    }));
+    // Empty input: the identities, and no index.
+    let name = format!("reduce::ops::{}::empty", T::NAME);
+    trials.push(gpu_trial(name.clone(), move || {
+        let gpu = gpu()?;
+        let e = |e: cpu::Error| e.to_string();
+        let d = gpu.upload(&[T::from_f64(0.0)]).map_err(e)?;
+        let empty = d.slice(0..0);
+        check_all(&gpu, &[T::from_f64(0.0)], 1, &name)?;
+        expect_err(reduce::argmax(&gpu, &empty), |e| {
+            matches!(e, cpu::Error::EmptyInput { .. })
+        })?;
+        expect_err(reduce::argmin(&gpu, &empty), |e| {
+            matches!(e, cpu::Error::EmptyInput { .. })
+        })?;
+        let one = reduce::product(&gpu, &empty).map_err(e)?;
+        same(&name, one, T::product_reference(&[]))
+    }));
+    if T::FLOAT {
+        float_trials::<T>(&mut trials);
+    }
+    trials
+}
+
+/// NaN, infinities and signed zeros of a float type.
+fn float_trials<T: Sample>(trials: &mut Vec<Trial>)
+where
+    Sum<T>: ReduceKind<Input = T, Output = T::Wide>,
+    Product<T>: ReduceKind<Input = T, Output = T::Prod>,
+    Min<T>: ReduceKind<Input = T, Output = T>,
+    Max<T>: ReduceKind<Input = T, Output = T>,
+    ArgMin<T>: ReduceKind<Input = T, Output = (usize, T)>,
+    ArgMax<T>: ReduceKind<Input = T, Output = (usize, T)>,
+    T::Wide: std::fmt::Debug + PartialEq,
+    T::Prod: std::fmt::Debug + PartialEq,
+{
+    let name = format!("reduce::ops::{}::nan_infinities_signed_zeros", T::NAME);
+    let seed = seed_for(&name);
+    trials.push(gpu_trial(name.clone(), move || {
+        let gpu = gpu()?;
+        let n = 1_000_003;
+        let mut input = T::random(seed, n);
+        input[7] = T::from_f64(-0.0);
+        input[8] = T::from_f64(0.0);
+        input[n - 2] = T::from_f64(f64::INFINITY);
+        input[3] = T::from_f64(f64::NEG_INFINITY);
+        check_all(&gpu, &input, 0, &format!("{name} infinities"))?;
+        // Two NaNs: the first wins both arg-reductions; min and max are NaN; the sum is NaN.
+        input[n / 3] = T::from_f64(f64::NAN);
+        input[n / 2] = T::from_f64(f64::NAN);
+        check_all(&gpu, &input, 0, &format!("{name} NaN"))?;
+        // Only zeros of both signs: the first zero is the argmin and the argmax.
+        let zeros: Vec<T> = (0..4099)
+            .map(|i| T::from_f64(if i % 3 == 1 { 0.0 } else { -0.0 }))
+            .collect();
+        let (i, _) = reduce::argmax(&gpu, &gpu.upload(&zeros).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+        same(&format!("{name} zeros"), i, 0)
+    }));
+}
+
+pub fn trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    trials.extend(type_trials::<i8>());
+    trials.extend(type_trials::<i16>());
+    trials.extend(type_trials::<i32>());
+    trials.extend(type_trials::<i64>());
+    trials.extend(type_trials::<u8>());
+    trials.extend(type_trials::<u16>());
+    trials.extend(type_trials::<u32>());
+    trials.extend(type_trials::<u64>());
+    trials.extend(type_trials::<f32>());
+    trials.extend(type_trials::<f64>());
+    trials.extend(type_trials::<F16>());
+    trials
+}
