@@ -276,7 +276,8 @@ def sweep_peers(torch, args, dev, lib, timed):
         need = {"vector-add": 12 * n, "transpose": 8 * n, "conv1d": 12 * n,
                 "conv2d": 12 * n, "conv2d-separable": 16 * n, "scan-i32": 20 * n, "scan-f32": 8 * n,
                 "select-f32": 12 * n, "histogram-bytes": 4 * n,
-                "histogram-bytes-constant": 4 * n}.get(pattern, 4 * n)
+                "histogram-bytes-constant": 4 * n, "reduce-sum-i64": 8 * n,
+                "reduce-sum-f64": 12 * n}.get(pattern, 4 * n)
         why = None
         if args.max_elements is not None and n > args.max_elements:
             why = f"more than --max-elements {args.max_elements}"
@@ -363,7 +364,24 @@ def fp32_gemm(torch, dev, lib, timed, uniform, reps, k=8192):
 # skipped.
 PEER_PATTERNS = ("reduce-i32", "reduce-f32", "vector-add", "transpose", "conv1d", "conv2d",
                  "conv2d-separable", "scan-i32", "scan-f32", "select-f32", "histogram-bytes",
-                 "histogram-bytes-constant")
+                 "histogram-bytes-constant", "reduce-max-f32", "reduce-min-f32",
+                 "reduce-argmax-f32", "reduce-prod-f32", "reduce-max-i32", "reduce-min-i32",
+                 "reduce-argmax-i32", "reduce-prod-i32", "reduce-sum-i64", "reduce-sum-f64")
+
+# The operator sweeps (`demo sweep reduce-<op>-<type>`): the torch and CuPy (CUB) calls of each
+# operator; the input type is the pattern's last word.
+OPERATOR_PEERS = {
+    "max": (("torch.amax", "torch.amax(x)", lambda torch, x: torch.amax(x)),
+            ("cupy.max (CUB)", "cupy.max(x)", lambda cupy, x: cupy.max(x))),
+    "min": (("torch.amin", "torch.amin(x)", lambda torch, x: torch.amin(x)),
+            ("cupy.min (CUB)", "cupy.min(x)", lambda cupy, x: cupy.min(x))),
+    "argmax": (("torch.argmax", "torch.argmax(x)", lambda torch, x: torch.argmax(x)),
+               ("cupy.argmax (CUB)", "cupy.argmax(x)", lambda cupy, x: cupy.argmax(x))),
+    "prod": (("torch.prod", "torch.prod(x)", lambda torch, x: torch.prod(x)),
+             ("cupy.prod (CUB)", "cupy.prod(x)", lambda cupy, x: cupy.prod(x))),
+    "sum": (("torch.sum", "torch.sum(x)", lambda torch, x: torch.sum(x)),
+            ("cupy.sum (CUB)", "cupy.sum(x)", lambda cupy, x: cupy.sum(x))),
+}
 
 
 def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cupy_lib, gen, dev,
@@ -418,6 +436,25 @@ def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cu
             row("cupy.cumsum", "cupy.cumsum(x, out=out)",
                 timed(lambda: cupy.cumsum(cx, out=cout), flush=True), library=cupy_lib)
             del cx, cout
+    elif pattern in PEER_PATTERNS and pattern.startswith("reduce-") and pattern.count("-") == 2:
+        # reduce-<op>-<type>: the same operator on the same type, into each library's own
+        # result (torch.prod and cupy.prod of int32 accumulate in int64, as reduce::product).
+        _, op, dtype = pattern.split("-")
+        if dtype in ("i32", "i64"):
+            info = torch.iinfo(torch.int32 if dtype == "i32" else torch.int64)
+            x = torch.randint(info.min, info.max, (n,), generator=gen, device=dev,
+                              dtype=torch.int32 if dtype == "i32" else torch.int64)
+        else:
+            x = uniform(n)
+            if dtype == "f64":
+                x = x.to(torch.float64)
+        (t_name, t_op, t_fn), (c_name, c_op, c_fn) = OPERATOR_PEERS[op]
+        row(t_name, t_op, timed(lambda: t_fn(torch, x), flush=True))
+        if cupy is not None:
+            cx = cupy.asarray(x)
+            row(c_name, c_op, timed(lambda: c_fn(cupy, cx), flush=True), library=cupy_lib)
+            del cx
+        del x
     elif pattern == "select-f32":
         # Stream compaction of x > 0 (about half kept): the comparison and the selection, as
         # the demo's select_if does both in its one pass.
