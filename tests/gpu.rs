@@ -47,6 +47,7 @@ modules![
     entry_points,
     cuda_std_style,
     scan,
+    scan_ops,
     histogram,
     md,
     multi_gpu,

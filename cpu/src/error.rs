@@ -322,6 +322,21 @@ pub enum Error {
         /// The unit it must be a multiple of.
         multiple: usize,
     },
+    /// A segment of a segmented reduction whose offsets decrease or pass the input's end.
+    #[error(
+        "segment {segment} runs from offset {begin} to {end}, not a range within the input's {len} elements"
+    )]
+    #[non_exhaustive]
+    InvalidOffsets {
+        /// The segment.
+        segment: usize,
+        /// Its first offset.
+        begin: u64,
+        /// Its end offset.
+        end: u64,
+        /// The input's length.
+        len: usize,
+    },
     /// An operation that has no value for an empty input (the index of the maximum of no
     /// elements), refused before any device work.
     #[error("{operation} of an empty input has no value")]

@@ -7,8 +7,14 @@
 //! Float products are exact too: the inputs are `±1` with at most 64 factors of 2, 64 of 0.5
 //! and 8 of 3, so every partial product in any order is a representable number. Float sums are
 //! checked against an `f64` sum within the rounding bound of the launch's depth.
+//!
+//! The segmented reductions (`reduce::segmented_reduce`) run every operator of every type over
+//! CSR offsets with many short and empty segments and one long one, and refuse offsets that
+//! decrease or pass the input's end.
 
-use cpu::reduce::{self, ArgMax, ArgMin, F16, Max, Min, Product, Reduce, ReduceKind, Sum};
+use cpu::reduce::{
+    self, ArgMax, ArgMin, F16, Max, Min, Product, Reduce, ReduceKind, SegmentedKind, Sum,
+};
 use cpu::reduce::{Element, reference};
 use cudarc::driver::LaunchConfig;
 use lab_tests::{expect_err, fast_floats, gpu, gpu_trial, seed_for};
@@ -347,6 +353,146 @@ where
     }));
 }
 
+/// CSR offsets over `n` elements: many short segments (0 to 20 elements, empty ones included),
+/// then one segment of half the input, then short ones again.
+fn offsets(seed: u64, n: usize) -> Vec<u64> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut offsets = vec![0u64];
+    let mut at = 0usize;
+    let mut long_done = false;
+    while at < n {
+        let len = if !long_done && at > n / 4 {
+            long_done = true;
+            n / 2
+        } else {
+            rng.random_range(0..=20)
+        };
+        at = (at + len).min(n);
+        offsets.push(at as u64);
+    }
+    offsets
+}
+
+/// Segmented reduction `K` of `x` over `offsets` against `expected(segment)`.
+fn check_segmented<K: SegmentedKind>(
+    gpu: &cpu::Gpu,
+    x: &[K::Input],
+    offsets: &[u64],
+    what: &str,
+    expected: impl Fn(&[K::Input]) -> Result<(), String>,
+    compare: impl Fn(&K::Output, &[K::Input]) -> Result<(), String>,
+) -> Result<(), Failed> {
+    let e = |e: cpu::Error| e.to_string();
+    let d = gpu.upload(x).map_err(e)?;
+    let d_offsets = gpu.upload(offsets).map_err(e)?;
+    let got = reduce::segmented_reduce::<K>(gpu, &d, &d_offsets).map_err(e)?;
+    if got.len() + 1 != offsets.len() {
+        return Err(format!("{what}: {} results for {} segments", got.len(), offsets.len() - 1).into());
+    }
+    for (s, w) in offsets.windows(2).enumerate() {
+        let seg = &x[w[0] as usize..w[1] as usize];
+        expected(seg).map_err(|m| format!("{what} segment {s}: {m}"))?;
+        compare(&got[s], seg).map_err(|m| format!("{what} segment {s} (len {}): {m}", seg.len()))?;
+    }
+    Ok(())
+}
+
+/// Segmented trials of one type: every operator over short, empty and one long segment.
+fn segmented_trials<T: Sample>() -> Vec<Trial>
+where
+    Sum<T>: SegmentedKind<Input = T, Output = T::Wide>,
+    Product<T>: SegmentedKind<Input = T, Output = T::Prod>,
+    Min<T>: SegmentedKind<Input = T, Output = T>,
+    Max<T>: SegmentedKind<Input = T, Output = T>,
+    ArgMin<T>: SegmentedKind<Input = T, Output = (usize, T)>,
+    ArgMax<T>: SegmentedKind<Input = T, Output = (usize, T)>,
+    T::Wide: std::fmt::Debug + PartialEq,
+    T::Prod: std::fmt::Debug + PartialEq,
+{
+    let mut trials = Vec::new();
+    for (case, n) in [("31", 31usize), ("1000003", 1_000_003), ("2e24_plus_1", (1 << 24) + 1)] {
+        let name = format!("reduce::segmented::{}::{case}", T::NAME);
+        let seed = seed_for(&name);
+        trials.push(gpu_trial(name.clone(), move || {
+            let gpu = gpu()?;
+            let offs = offsets(seed, n);
+            let x = T::random(seed, n);
+            let ok = |_: &[T]| Ok(());
+            check_segmented::<Sum<T>>(&gpu, &x, &offs, &format!("{name} sum"), ok, |got, seg| {
+                let (expected, sum_abs, exact) = T::sum_reference(seg);
+                match exact {
+                    Some(e) if *got == e => Ok(()),
+                    Some(e) => Err(format!("got {got:?}, expected {e:?}")),
+                    None => {
+                        // One warp or block per segment: each lane adds its strided elements,
+                        // then a tree of at most 10 levels.
+                        let depth = seg.len() as u64 + 12;
+                        let bound = reference::sum_error_bound(seg.len(), depth, T::SUM_EPS, sum_abs);
+                        reference::check_sum(T::wide_f64(*got), expected, bound).map_err(|m| m.to_string())
+                    }
+                }
+            })?;
+            let ext = |e: Option<(usize, T)>, lowest: bool| {
+                e.map_or(T::from_f64(if lowest { f64::INFINITY } else { f64::NEG_INFINITY }), |(_, v)| v)
+            };
+            let same_v = |got: T, e: T| {
+                if got == e || (reference::Ordered::is_nan(got) && reference::Ordered::is_nan(e)) {
+                    Ok(())
+                } else {
+                    Err(format!("got {got:?}, expected {e:?}"))
+                }
+            };
+            check_segmented::<Min<T>>(&gpu, &x, &offs, &format!("{name} min"), ok, |got, seg| {
+                same_v(*got, ext(reference::argmin(seg), true))
+            })?;
+            check_segmented::<Max<T>>(&gpu, &x, &offs, &format!("{name} max"), ok, |got, seg| {
+                same_v(*got, ext(reference::argmax(seg), false))
+            })?;
+            check_segmented::<ArgMin<T>>(&gpu, &x, &offs, &format!("{name} argmin"), ok, |got, seg| {
+                match reference::argmin(seg) {
+                    Some(e) if e.0 == got.0 => same_v(got.1, e.1),
+                    Some(e) => Err(format!("got {got:?}, expected {e:?}")),
+                    None => same_v(got.1, T::from_f64(f64::INFINITY)),
+                }
+            })?;
+            check_segmented::<ArgMax<T>>(&gpu, &x, &offs, &format!("{name} argmax"), ok, |got, seg| {
+                match reference::argmax(seg) {
+                    Some(e) if e.0 == got.0 => same_v(got.1, e.1),
+                    Some(e) => Err(format!("got {got:?}, expected {e:?}")),
+                    None => same_v(got.1, T::from_f64(f64::NEG_INFINITY)),
+                }
+            })?;
+            let factors = T::factors(seed, n);
+            check_segmented::<Product<T>>(&gpu, &factors, &offs, &format!("{name} product"), ok, |got, seg| {
+                let e = T::product_reference(seg);
+                if *got == e { Ok(()) } else { Err(format!("got {got:?}, expected {e:?}")) }
+            })
+        }));
+    }
+    trials
+}
+
+/// Offsets that pass the input's end or decrease are refused with the segment named.
+fn segmented_error_trials() -> Vec<Trial> {
+    vec![gpu_trial("reduce::segmented::invalid_offsets".into(), || {
+        let gpu = gpu()?;
+        let e = |e: cpu::Error| e.to_string();
+        let d = gpu.upload(&[1i32; 100]).map_err(e)?;
+        for (offsets, bad) in [(vec![0u64, 50, 101], 1usize), (vec![0, 60, 40, 100], 1)] {
+            let d_offsets = gpu.upload(&offsets).map_err(e)?;
+            expect_err(reduce::segmented_reduce::<Sum<i32>>(&gpu, &d, &d_offsets), |e| {
+                matches!(e, cpu::Error::InvalidOffsets { segment, .. } if *segment == bad)
+            })?;
+        }
+        let none = gpu.upload::<u64>(&[0]).map_err(e)?;
+        let got = reduce::segmented_reduce::<Sum<i32>>(&gpu, &d, &none).map_err(e)?;
+        if !got.is_empty() {
+            return Err("no segments gave results".into());
+        }
+        Ok(())
+    })]
+}
+
 pub fn trials() -> Vec<Trial> {
     let mut trials = Vec::new();
     trials.extend(type_trials::<i8>());
@@ -360,5 +506,17 @@ pub fn trials() -> Vec<Trial> {
     trials.extend(type_trials::<f32>());
     trials.extend(type_trials::<f64>());
     trials.extend(type_trials::<F16>());
+    trials.extend(segmented_trials::<i8>());
+    trials.extend(segmented_trials::<i16>());
+    trials.extend(segmented_trials::<i32>());
+    trials.extend(segmented_trials::<i64>());
+    trials.extend(segmented_trials::<u8>());
+    trials.extend(segmented_trials::<u16>());
+    trials.extend(segmented_trials::<u32>());
+    trials.extend(segmented_trials::<u64>());
+    trials.extend(segmented_trials::<f32>());
+    trials.extend(segmented_trials::<f64>());
+    trials.extend(segmented_trials::<F16>());
+    trials.extend(segmented_error_trials());
     trials
 }

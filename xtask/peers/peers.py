@@ -275,6 +275,7 @@ def sweep_peers(torch, args, dev, lib, timed):
         # Bytes of the tensors (conv: room for cuDNN's workspace too).
         need = {"vector-add": 12 * n, "transpose": 8 * n, "conv1d": 12 * n,
                 "conv2d": 12 * n, "conv2d-separable": 16 * n, "scan-i32": 20 * n, "scan-f32": 8 * n,
+                "scan-max-f32": 16 * n,
                 "select-f32": 12 * n, "histogram-bytes": 4 * n,
                 "histogram-bytes-constant": 4 * n, "reduce-sum-i64": 8 * n,
                 "reduce-sum-f64": 12 * n}.get(pattern, 4 * n)
@@ -366,7 +367,8 @@ PEER_PATTERNS = ("reduce-i32", "reduce-f32", "vector-add", "transpose", "conv1d"
                  "conv2d-separable", "scan-i32", "scan-f32", "select-f32", "histogram-bytes",
                  "histogram-bytes-constant", "reduce-max-f32", "reduce-min-f32",
                  "reduce-argmax-f32", "reduce-prod-f32", "reduce-max-i32", "reduce-min-i32",
-                 "reduce-argmax-i32", "reduce-prod-i32", "reduce-sum-i64", "reduce-sum-f64")
+                 "reduce-argmax-i32", "reduce-prod-i32", "reduce-sum-i64", "reduce-sum-f64",
+                 "scan-max-f32")
 
 # The operator sweeps (`demo sweep reduce-<op>-<type>`): the torch and CuPy (CUB) calls of each
 # operator; the input type is the pattern's last word.
@@ -455,6 +457,13 @@ def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cu
             row(c_name, c_op, timed(lambda: c_fn(cupy, cx), flush=True), library=cupy_lib)
             del cx
         del x
+    elif pattern == "scan-max-f32":
+        # torch.cummax (values and indices: the only form) moves about 3 GB/s: timed up to
+        # 2^24 elements, past which one call takes seconds. CuPy has no cummax.
+        if n <= 1 << 24:
+            x = uniform(n)
+            row("torch.cummax", "torch.cummax(x, 0)",
+                timed(lambda: torch.cummax(x, 0), flush=True))
     elif pattern == "select-f32":
         # Stream compaction of x > 0 (about half kept): the comparison and the selection, as
         # the demo's select_if does both in its one pass.

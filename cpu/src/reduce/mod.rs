@@ -35,6 +35,7 @@
 pub mod ops;
 pub mod reference;
 pub mod seed;
+pub mod segmented;
 pub mod square_sum;
 pub mod sum;
 
@@ -47,6 +48,7 @@ pub use ops::{
     ArgMax, ArgMin, ArgPair, Element, F16, Max, Min, Product, Sum, argmax, argmin, max, min,
     product,
 };
+pub use segmented::{SegmentedKernel, SegmentedKind, segmented_reduce, segmented_reduce_into};
 pub use square_sum::SquareSumI32;
 pub use sum::{
     Reduce, ReduceKernel, ReduceKind, ReduceSum, SumF32, SumF32F64, SumI32, SumKernel, SumKind,

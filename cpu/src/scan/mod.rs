@@ -37,12 +37,18 @@
 //! - [`reference`](mod@reference): the CPU scans and the bound `f32` results are checked with.
 
 pub mod ladder;
+pub mod ops;
 pub mod reference;
+mod workspace;
 
-use std::marker::PhantomData;
-
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig};
+use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig};
 use gpu::scan::{self as k, lookback};
+
+pub use ops::{
+    ByKeyKernel, ByKeyKind, ScanKernel, ScanKey, ScanKind, cummax, cummin, cumprod, cumsum,
+    exclusive_scan, inclusive_scan, inclusive_scan_by_key, inclusive_scan_init,
+};
+pub use workspace::ScanWorkspace;
 
 /// The look-back scan's tile shape, as the docs and the `f32` error bound
 /// ([`reference::f32_bound`]) name it: [`LOOKBACK_TILE`] elements per tile with blocks of
@@ -51,9 +57,8 @@ use gpu::scan::{self as k, lookback};
 pub use gpu::scan::{LOOKBACK_BLOCK, LOOKBACK_MIN_BLOCK, LOOKBACK_MIN_TILE, LOOKBACK_TILE};
 
 use crate::context::Gpu;
-use crate::error::{Error, Result, expect_len};
-use crate::kernel::{DeviceAddress, Kernel};
-use crate::launch;
+use crate::error::Result;
+use crate::kernel::Kernel;
 
 /// What the workspace's launches return for an empty input, which launches nothing: a grid of
 /// no blocks.
@@ -63,9 +68,9 @@ pub const EMPTY_LAUNCH: LaunchConfig = LaunchConfig {
     shared_mem_bytes: 0,
 };
 
-/// The look-back scan kernel of element type `T`: `(input: *const T, output: *mut T, n: usize,
-/// status: *mut u64, counter: *mut u32, epoch: u32, exclusive: u32)`.
-pub type LookbackKernel<T> = Kernel<(*const T, *mut T, usize, *mut u64, *mut u32, u32, u32)>;
+/// The look-back sum scan kernel of element type `T`: `(input: *const T, output: *mut T, n:
+/// usize, status: *mut u64, counter: *mut u32, epoch: u32, exclusive: u32, init: T)`.
+pub type LookbackKernel<T> = ScanKernel<T, T>;
 
 mod sealed {
     pub trait Sealed {}
@@ -74,19 +79,26 @@ mod sealed {
     impl Sealed for f32 {}
 }
 
-/// An element type the scan adds: `i32` and `u32` (wrapping, as `wrapping_add`) and `f32`.
+/// An element type of [`inclusive_sum`] and its siblings: `i32` and `u32` (wrapping, as
+/// `wrapping_add`) and `f32`. (Every primitive type has its sums, products, minima and maxima
+/// through [`inclusive_scan`] and [`ScanKind`].)
 pub trait ScanElement: DeviceRepr + Copy + Default + Send + 'static + sealed::Sealed {
+    /// The sum of this type, as a [`ScanKind`].
+    type SumOp: ScanKind<Item = Self, Acc = Self>;
     /// The look-back kernel for this type.
     const KERNEL: LookbackKernel<Self>;
 }
 
 impl ScanElement for i32 {
+    type SumOp = gpu::reduce::ops::Sum<i32>;
     const KERNEL: LookbackKernel<i32> = lookback::scan_lookback_i32;
 }
 impl ScanElement for u32 {
+    type SumOp = gpu::reduce::ops::Sum<u32>;
     const KERNEL: LookbackKernel<u32> = lookback::scan_lookback_u32;
 }
 impl ScanElement for f32 {
+    type SumOp = gpu::reduce::ops::Sum<f32>;
     const KERNEL: LookbackKernel<f32> = lookback::scan_lookback_f32;
 }
 
@@ -170,184 +182,6 @@ pub fn exclusive_sum_in_place<T: ScanElement>(
     gpu.with_workspace(ScanWorkspace::<T>::new, |ws| {
         ws.scan_in_place(gpu, Kind::Exclusive, data).map(drop)
     })
-}
-
-/// The look-back scan's scratch: one 64-bit status word per tile (the tile's aggregate or
-/// inclusive prefix, tagged with the launch's epoch) and the tile ticket. Launches on one
-/// workspace pass consecutive epochs, so the status words are never cleared between them
-/// (only when the 30-bit epoch wraps, once in about 10^9 launches); the ticket counter is left
-/// at 0 by every launch. It grows to the longest input it has scanned (8 bytes per 4096
-/// elements, the smallest tile: 2 MiB for 2^30).
-///
-/// One workspace serves one launch at a time: cudarc's stream synchronisation orders launches
-/// that share it, also across streams. For concurrent scans on several streams use one
-/// workspace per stream (as the handles of [`Gpu::with_new_stream`] do).
-pub struct ScanWorkspace<T> {
-    status: CudaSlice<u64>,
-    counter: CudaSlice<u32>,
-    epoch: u32,
-    /// [`select_if_count`]'s count (made on its first call).
-    selected: Option<CudaSlice<u32>>,
-    element: PhantomData<fn() -> T>,
-}
-
-impl<T: ScanElement> ScanWorkspace<T> {
-    /// A workspace for inputs up to 2^20 elements (it grows when a longer one comes).
-    ///
-    /// # Errors
-    /// [`Error::OutOfMemory`]; [`Error::Driver`] if an allocation fails.
-    pub fn new(gpu: &Gpu) -> Result<Self> {
-        Self::with_capacity(gpu, 1 << 20)
-    }
-
-    /// A workspace for inputs up to `n` elements without growing.
-    ///
-    /// # Errors
-    /// As [`ScanWorkspace::new`].
-    pub fn with_capacity(gpu: &Gpu, n: usize) -> Result<Self> {
-        Ok(Self {
-            status: gpu.zeros(n.div_ceil(k::LOOKBACK_MIN_TILE).max(1))?,
-            counter: gpu.zeros(1)?,
-            epoch: 0,
-            selected: None,
-            element: PhantomData,
-        })
-    }
-
-    /// Queues `output = scan of input` ([`inclusive_sum`] or [`exclusive_sum`]) on this
-    /// workspace, and returns the launch's configuration ([`EMPTY_LAUNCH`] for an empty input).
-    ///
-    /// # Errors
-    /// As [`inclusive_sum`].
-    pub fn scan(
-        &mut self,
-        gpu: &Gpu,
-        kind: Kind,
-        input: &impl DevicePtr<T>,
-        output: &mut impl DevicePtrMut<T>,
-    ) -> Result<LaunchConfig> {
-        gpu.check_buffer("input", input)?;
-        gpu.check_buffer("output", output)?;
-        let n = input.len();
-        expect_len("output", n, output.len())?;
-        let Some((cfg, epoch)) = self.prepare(gpu, T::KERNEL.name(), n)? else {
-            return Ok(EMPTY_LAUNCH);
-        };
-        // SAFETY: `T::KERNEL` takes `(input: *const T, output: *mut T, n, status: *mut u64,
-        // counter: *mut u32, epoch, exclusive)`; `input` and `output` are views of `n`
-        // elements (checked) in `gpu`'s context (checked), aligned for `T`, and do not overlap
-        // (one is borrowed mutably while the other is borrowed); the grid has one block per
-        // tile of `lookback_tile(block)` elements, blocks a multiple of 32 (`launch_config`);
-        // `status` holds at least `grid` words, none tagged with the fresh `epoch`
-        // (`prepare`); `counter` is 0 (zeroed at allocation, left 0 by each launch) and cudarc
-        // orders the launches that share it.
-        unsafe {
-            gpu.launch_unchecked(
-                T::KERNEL,
-                cfg,
-                (
-                    input,
-                    output,
-                    n,
-                    &mut self.status,
-                    &mut self.counter,
-                    epoch,
-                    (kind == Kind::Exclusive) as u32,
-                ),
-            )?;
-        }
-        Ok(cfg)
-    }
-
-    /// Queues the scan of `data` into itself; returns the launch's configuration as
-    /// [`scan`](Self::scan).
-    ///
-    /// # Errors
-    /// As [`inclusive_sum`].
-    pub fn scan_in_place(
-        &mut self,
-        gpu: &Gpu,
-        kind: Kind,
-        data: &mut impl DevicePtrMut<T>,
-    ) -> Result<LaunchConfig> {
-        gpu.check_buffer("data", data)?;
-        let n = data.len();
-        let Some((cfg, epoch)) = self.prepare(gpu, T::KERNEL.name(), n)? else {
-            return Ok(EMPTY_LAUNCH);
-        };
-        let data = gpu.bind_mut(data);
-        // SAFETY: the address is `data`'s, valid for `n` elements on `gpu`'s stream while
-        // `data` (bound for writing, which records the launch's use) lives.
-        let input = unsafe { DeviceAddress::<T>::new(data.address(), n, gpu.stream()) };
-        // SAFETY: as in `scan`, with `input` and `output` the same address, which the kernel
-        // allows (each tile is read, then written, by one block, through the coherent path).
-        unsafe {
-            gpu.launch_unchecked(
-                T::KERNEL,
-                cfg,
-                (
-                    &input,
-                    data,
-                    n,
-                    &mut self.status,
-                    &mut self.counter,
-                    epoch,
-                    (kind == Kind::Exclusive) as u32,
-                ),
-            )?;
-        }
-        Ok(cfg)
-    }
-
-    /// The launch of the scan for `n` elements: blocks of [`gpu::scan::lookback_block`]
-    /// threads on this device, at most [`gpu::scan::lookback_max_block`] of the kernel's
-    /// registers, one per tile.
-    ///
-    /// # Errors
-    /// [`Error::GridTooLarge`] for more tiles than a grid holds; [`Error::Driver`] if the SM
-    /// count or the kernel's registers cannot be read.
-    pub fn launch_config(gpu: &Gpu, n: usize) -> Result<LaunchConfig> {
-        Self::launch_config_of(gpu, T::KERNEL.name(), n)
-    }
-
-    /// The launch of the look-back kernel `kernel` (a scan or a compaction) for `n` elements:
-    /// at most [`gpu::scan::lookback_max_block`] of its registers on this device.
-    fn launch_config_of(gpu: &Gpu, kernel: &'static str, n: usize) -> Result<LaunchConfig> {
-        let max_block = k::lookback_max_block(gpu.kernel_resources(kernel)?.registers);
-        let block = k::lookback_block(n, gpu.sm_count()?, max_block);
-        let grid = launch::blocks_to_cover(kernel, n, k::lookback_tile(block) as u64)?;
-        Ok(launch::linear(grid, block, 0))
-    }
-
-    /// The launch of `kernel` for `n` elements and the launch's epoch, after growing the status words if
-    /// needed and clearing them when the epoch wraps; `None` for `n == 0`.
-    fn prepare(
-        &mut self,
-        gpu: &Gpu,
-        kernel: &'static str,
-        n: usize,
-    ) -> Result<Option<(LaunchConfig, u32)>> {
-        if n == 0 {
-            return Ok(None);
-        }
-        let cfg = Self::launch_config_of(gpu, kernel, n)?;
-        let grid = cfg.grid_dim.0 as usize;
-        if grid > self.status.len() {
-            self.status = gpu.zeros(grid)?;
-            self.epoch = 0;
-        }
-        if self.epoch >= k::MAX_EPOCH {
-            gpu.stream()
-                .memset_zeros(&mut self.status)
-                .map_err(|source| Error::Driver {
-                    during: format!("{kernel}: clearing the tile status words"),
-                    source,
-                })?;
-            self.epoch = 0;
-        }
-        self.epoch += 1;
-        Ok(Some((cfg, self.epoch)))
-    }
 }
 
 /// The look-back compaction kernel of element type `T`: `(input: *const T, n: usize, op: u32,
@@ -497,151 +331,6 @@ pub fn select_if_count<T: SelectElement>(
     gpu.with_workspace(ScanWorkspace::<T>::new, |ws| {
         ws.select_if_count(gpu, input, predicate, output)
     })
-}
-
-impl<T: SelectElement> ScanWorkspace<T> {
-    /// The launch of [`select_if`] for `n` elements: as [`launch_config`](Self::launch_config),
-    /// for the compaction kernel's registers.
-    ///
-    /// # Errors
-    /// As [`launch_config`](Self::launch_config).
-    pub fn select_launch_config(gpu: &Gpu, n: usize) -> Result<LaunchConfig> {
-        Self::launch_config_of(gpu, T::SELECT.name(), n)
-    }
-
-    /// Queues [`select_if`] on this workspace; returns the launch's configuration
-    /// ([`EMPTY_LAUNCH`] for an empty input, which only zeroes `count`).
-    ///
-    /// # Errors
-    /// As [`select_if`].
-    pub fn select_if(
-        &mut self,
-        gpu: &Gpu,
-        input: &impl DevicePtr<T>,
-        predicate: Predicate<T>,
-        output: &mut impl DevicePtrMut<T>,
-        count: &mut impl DevicePtrMut<u32>,
-    ) -> Result<LaunchConfig> {
-        gpu.check_buffer("input", input)?;
-        gpu.check_buffer("output", output)?;
-        gpu.check_buffer("count", count)?;
-        let n = input.len();
-        if output.len() < n {
-            return Err(Error::LengthMismatch {
-                what: "select_if output (at least the input's length)",
-                expected: n,
-                actual: output.len(),
-            });
-        }
-        expect_len("count", 1, count.len())?;
-        if n > u32::MAX as usize {
-            return Err(Error::OutOfRange {
-                what: "select_if input length (the count is a u32)",
-                value: n as u64,
-                min: 0,
-                max: u32::MAX as u64,
-            });
-        }
-        let Some((cfg, epoch)) = self.prepare(gpu, T::SELECT.name(), n)? else {
-            gpu.stream()
-                .memset_zeros(count)
-                .map_err(|source| Error::Driver {
-                    during: "select_if: zeroing the count of an empty input".into(),
-                    source,
-                })?;
-            return Ok(EMPTY_LAUNCH);
-        };
-        let (op, lower, upper) = predicate.encode();
-        // SAFETY: `T::SELECT` takes `(input, n, op, lower, upper, output, count, status,
-        // counter, epoch)`; `input` is a view of `n` elements and `output` of at least `n`
-        // (checked), in `gpu`'s context, that do not overlap (one borrowed mutably, the other
-        // shared), nor does `count` (borrowed mutably too), which holds one `u32`; the kernel
-        // writes at most `n` elements of `output`; `n <= u32::MAX` (checked); the grid has
-        // one block per tile (`launch_config`); `status` holds at least `grid` words, none
-        // tagged with the fresh `epoch`; `counter` is 0.
-        unsafe {
-            gpu.launch_unchecked(
-                T::SELECT,
-                cfg,
-                (
-                    input,
-                    n,
-                    op,
-                    lower,
-                    upper,
-                    output,
-                    count,
-                    &mut self.status,
-                    &mut self.counter,
-                    epoch,
-                ),
-            )?;
-        }
-        Ok(cfg)
-    }
-
-    /// [`select_if_count`] on this workspace: [`select_if`](Self::select_if) into the
-    /// workspace's own count scalar (allocated on the first call), then the count downloaded,
-    /// waiting for `gpu`'s stream.
-    ///
-    /// # Errors
-    /// As [`select_if_count`].
-    pub fn select_if_count(
-        &mut self,
-        gpu: &Gpu,
-        input: &impl DevicePtr<T>,
-        predicate: Predicate<T>,
-        output: &mut impl DevicePtrMut<T>,
-    ) -> Result<usize> {
-        let mut count = match self.selected.take() {
-            Some(count) => count,
-            None => gpu.zeros::<u32>(1)?,
-        };
-        let result = self
-            .select_if(gpu, input, predicate, output, &mut count)
-            .and_then(|_| gpu.download(&count, T::SELECT.name()));
-        self.selected = Some(count);
-        Ok(result?[0] as usize)
-    }
-}
-
-impl ScanWorkspace<u32> {
-    /// Queues the look-back scan's memory traffic without its scan ([`gpu::scan::lookback::scan_tile_copy`]):
-    /// `output = input`, through the tiles, tickets, barrier and 16-byte loads and stores of
-    /// [`scan`](Self::scan), launched as the `u32` scan would be for this length. A
-    /// microbenchmark: its time is the floor of the scan's tile shape, beside the copy's.
-    /// Returns the launch's configuration ([`EMPTY_LAUNCH`] for an empty input).
-    ///
-    /// # Errors
-    /// [`Error::LengthMismatch`] if the lengths differ; [`Error::WrongContext`] if a buffer
-    /// lives in another context; [`Error::Misaligned`] unless both start on a 16-byte
-    /// boundary; otherwise as [`inclusive_sum`].
-    pub fn tile_copy(
-        &mut self,
-        gpu: &Gpu,
-        input: &impl DevicePtr<u32>,
-        output: &mut impl DevicePtrMut<u32>,
-    ) -> Result<LaunchConfig> {
-        gpu.check_buffer("input", input)?;
-        gpu.check_buffer("output", output)?;
-        let n = input.len();
-        expect_len("output", n, output.len())?;
-        if n == 0 {
-            return Ok(EMPTY_LAUNCH);
-        }
-        let kernel = lookback::scan_tile_copy;
-        let (input, output) = (gpu.bind(input), gpu.bind_mut(output));
-        launch::check_aligned(kernel.name(), "input", input.address(), 16)?;
-        launch::check_aligned(kernel.name(), "output", output.address(), 16)?;
-        let cfg = Self::launch_config(gpu, n)?;
-        // SAFETY: `scan_tile_copy` takes `(input: *const u32, output: *mut u32, n, counter:
-        // *mut u32)`; both views hold `n` elements (checked) in `gpu`'s context (checked),
-        // start on a 16-byte boundary (checked) and do not overlap (one is borrowed mutably);
-        // the grid has one block per tile of `lookback_tile(block)` elements
-        // (`launch_config`); `counter` is 0 (zeroed at allocation, left 0 by each launch).
-        unsafe { gpu.launch_unchecked(kernel, cfg, (input, output, n, &mut self.counter)) }?;
-        Ok(cfg)
-    }
 }
 
 /// Bytes the scan of `n` 4-byte elements must move: each element read once and written once.

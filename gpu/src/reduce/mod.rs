@@ -36,6 +36,7 @@ pub const REDUCE_SUM_UNROLL: usize = gpu_std::reduce::REDUCE_UNROLL;
 // `square_sum` also holds its host-visible constants, with its kernels in `square_sum::kernels`.
 pub mod ops;
 pub mod seed;
+pub mod segmented;
 pub mod square_sum;
 pub mod sum;
 

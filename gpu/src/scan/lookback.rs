@@ -20,103 +20,121 @@
 //! runs at the speed of the copy it has to do.
 
 use super::{
-    LOOKBACK_VECTORS, LOOKBACK_WARP_ITEMS, STATUS_AGGREGATE, STATUS_PREFIX, ScanOp, pack_status,
-    warp_inclusive, warp_total,
+    LOOKBACK_VECTORS, LOOKBACK_WARP_ITEMS, LOOKBACK_WINDOWS, STATUS_AGGREGATE, STATUS_PREFIX,
+    ScanOp, lookback_items, pack_status, warp_inclusive,
 };
+use crate::reduce::ops::{F16, Max, Min, Product, Sum};
 use core::sync::atomic::Ordering;
 use gpu_std::atomic::mid::{atomic_load_64_device, atomic_store_64_device};
 use gpu_std::{
-    FULL_MASK, SharedArray, atomic_add, ballot_sync, block_dim, grid_dim, kernel,
-    load_global_nc_v4_u32, load_global_v4_u32, shfl_idx_sync, shfl_up_sync, static_shared,
-    store_global_v4_u32, syncthreads, thread_idx,
+    FULL_MASK, Pod, SharedArray, atomic_add, ballot_sync, block_dim, grid_dim, kernel,
+    load_global_nc_v4_u32, load_global_v4_u32, shfl_down_sync, shfl_idx_sync, shfl_up_sync,
+    static_shared, store_global_v4_u32, syncthreads, thread_idx,
 };
 
 /// Slots for warp totals: up to 32 warps (1024 threads).
 pub(crate) const MAX_WARPS: usize = 32;
-const V: usize = LOOKBACK_VECTORS;
+/// The most elements a thread holds (`lookback_items` of 4-byte and narrower elements).
+const MAX_ITEMS: usize = 32;
+/// The most 16-byte vectors a thread holds (eight, of 4- and 8-byte elements).
+const MAX_VECTORS: usize = 8;
 
-/// The look-back scan of `n` 32-bit elements of type `S` (see the module docs).
+/// The look-back scan of `n` elements of `S::Item` (see the module docs), each lifted into the
+/// accumulator by `lift(index, element)`.
 ///
 /// # Safety
 /// See [`scan_lookback_i32`]; `ticket`, `warp_totals` and `tile_prefix` are this block's shared
 /// arrays.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn lookback<S: ScanOp>(
-    input: *const u32,
-    output: *mut u32,
+pub(crate) unsafe fn lookback<S: ScanOp>(
+    input: *const S::Item,
+    output: *mut S::Item,
     n: usize,
     status: *mut u64,
     counter: *mut u32,
     epoch: u32,
     exclusive: bool,
+    init: S::Acc,
+    lift: impl Fn(usize, S::Item) -> S::Acc,
     shared: (
         &SharedArray<u32, 1>,
-        &SharedArray<S, MAX_WARPS>,
-        &SharedArray<S, 1>,
+        &SharedArray<S::Acc, MAX_WARPS>,
+        &SharedArray<S::Acc, 1>,
     ),
 ) {
     let (ticket, warp_totals, tile_prefix) = shared;
+    // Each thread holds `items` elements: `vecs` 16-byte vectors of `per_vec` elements.
+    let size = size_of::<S::Item>();
+    let per_vec = 16 / size;
+    let items = lookback_items(size);
+    let vecs = items / per_vec;
     let tid = thread_idx().x as usize;
     let lane = (tid % 32) as u32;
     let warp = tid / 32;
     let warps = block_dim().x as usize / 32;
-    let tile_items = warps * LOOKBACK_WARP_ITEMS;
+    let warp_items = 32 * items;
+    let tile_items = warps * warp_items;
 
-    // SAFETY (the whole body): the caller's contract covers `counter`, `status` (one word per
-    // tile, `tile < gridDim.x`) and the element pointers; element accesses are either inside
-    // a whole tile (`full`) or guarded by `< n`; shared indices are below their lengths.
+    // SAFETY (the whole body): the caller's contract covers `counter`, `status` (the words of
+    // every tile, `tile < gridDim.x`) and the element pointers; element accesses are either
+    // inside a whole tile (`full`) or guarded by `< n`; shared indices are below their lengths.
     unsafe {
         let tile = take_ticket(counter, ticket);
         let base = tile * tile_items;
-        let seg = base + warp * LOOKBACK_WARP_ITEMS;
+        let seg = base + warp * warp_items;
         let full = base + tile_items <= n;
         let vectors = ((input as usize | output as usize) & 15) == 0;
         let in_place = core::ptr::eq(input, output.cast_const());
+        // Element `j` of vector `k` of lane `l`: `seg + per_vec (32 k + l) + j`.
+        let index = |k: usize, j: usize| seg + per_vec * (32 * k + lane as usize) + j;
 
-        // Load: vector k of lane l holds elements seg + 4 (32 k + l) .. + 4.
-        let mut x = [[S::ZERO; 4]; V];
+        // Load, lifted into the accumulator; past the end, the identity.
+        let mut x = [S::IDENTITY; MAX_ITEMS];
         if full && vectors {
-            for (k, xk) in x.iter_mut().enumerate() {
-                let p = input.add(seg + 4 * (32 * k + lane as usize));
+            for k in 0..vecs {
+                let p = input.add(index(k, 0)).cast::<u32>();
                 // The read-only path only when no thread of this launch writes the input.
                 let w = if in_place {
                     load_global_v4_u32(p)
                 } else {
                     load_global_nc_v4_u32(p)
                 };
-                *xk = w.map(S::from_bits);
+                let elements = w.as_ptr().cast::<S::Item>();
+                for j in 0..per_vec {
+                    x[k * per_vec + j] = lift(index(k, j), elements.add(j).read_unaligned());
+                }
             }
         } else {
-            for (k, xk) in x.iter_mut().enumerate() {
-                for (j, xkj) in xk.iter_mut().enumerate() {
-                    let i = seg + 4 * (32 * k + lane as usize) + j;
-                    if i < n {
-                        *xkj = S::from_bits(*input.add(i));
+            for k in 0..vecs {
+                for j in 0..per_vec {
+                    if index(k, j) < n {
+                        x[k * per_vec + j] = lift(index(k, j), *input.add(index(k, j)));
                     }
                 }
             }
         }
 
         // Scan in registers: each vector in sequence, then across the lanes (warp shuffles),
-        // then across the warp's four vectors.
+        // then across the warp's vectors.
         let mut incl = x;
-        for v in incl.iter_mut() {
-            for j in 1..4 {
-                v[j] = S::add(v[j - 1], v[j]);
+        for k in 0..vecs {
+            for j in 1..per_vec {
+                incl[k * per_vec + j] =
+                    S::combine(incl[k * per_vec + j - 1], incl[k * per_vec + j]);
             }
         }
         // The warp's part of vector k's offset: its vectors before k plus the lanes before
         // this one in k, added now (the same additions in the same order as after the
         // look-back) so that one register per vector lives through the look-back, not two.
-        let mut before = [S::ZERO; V];
-        let mut warp_sum = S::ZERO;
-        for (k, b) in before.iter_mut().enumerate() {
-            let scanned = warp_inclusive(incl[k][3], lane);
+        let mut before = [S::IDENTITY; MAX_VECTORS];
+        let mut warp_sum = S::IDENTITY;
+        for k in 0..vecs {
+            let scanned = warp_inclusive::<S>(incl[k * per_vec + per_vec - 1], lane);
             let up = shfl_up_sync(FULL_MASK, scanned, 1);
-            let lane_prefix = if lane == 0 { S::ZERO } else { up };
-            *b = S::add(warp_sum, lane_prefix);
-            warp_sum = S::add(warp_sum, shfl_idx_sync(FULL_MASK, scanned, 31));
+            let lane_prefix = if lane == 0 { S::IDENTITY } else { up };
+            before[k] = S::combine(warp_sum, lane_prefix);
+            warp_sum = S::combine(warp_sum, shfl_idx_sync(FULL_MASK, scanned, 31));
         }
         if lane == 0 {
             warp_totals.write(warp, warp_sum);
@@ -125,7 +143,8 @@ unsafe fn lookback<S: ScanOp>(
 
         // Warp 0: the tile's aggregate, published at once; then the look-back.
         if warp == 0 {
-            let (prefix, _) = block_look_back(warp_totals, warps, status, tile, epoch, lane);
+            let (prefix, _) =
+                block_look_back::<S>(warp_totals, warps, status, tile, epoch, init, lane);
             if lane == 0 {
                 tile_prefix.write(0, prefix);
             }
@@ -135,30 +154,33 @@ unsafe fn lookback<S: ScanOp>(
         // The offset of this warp: the tile's prefix and the warps before it.
         let mut offset = tile_prefix.read(0);
         for w in 0..warp {
-            offset = S::add(offset, warp_totals.read(w));
+            offset = S::combine(offset, warp_totals.read(w));
         }
-        let mut out = [[0u32; 4]; V];
-        for k in 0..V {
-            let o = S::add(offset, before[k]);
-            for j in 0..4 {
-                let own = if exclusive {
-                    if j == 0 { S::ZERO } else { incl[k][j - 1] }
-                } else {
-                    incl[k][j]
-                };
-                out[k][j] = S::add(o, own).to_bits();
-            }
-        }
+        let out = |k: usize, j: usize| {
+            let o = S::combine(offset, before[k]);
+            let own = if !exclusive {
+                incl[k * per_vec + j]
+            } else if j == 0 {
+                S::IDENTITY
+            } else {
+                incl[k * per_vec + j - 1]
+            };
+            S::store(S::combine(o, own))
+        };
         if full && vectors {
-            for (k, ok) in out.iter().enumerate() {
-                store_global_v4_u32(output.add(seg + 4 * (32 * k + lane as usize)), *ok);
+            for k in 0..vecs {
+                let mut w = [0u32; 4];
+                let elements = w.as_mut_ptr().cast::<S::Item>();
+                for j in 0..per_vec {
+                    elements.add(j).write_unaligned(out(k, j));
+                }
+                store_global_v4_u32(output.add(index(k, 0)).cast::<u32>(), w);
             }
         } else {
-            for (k, ok) in out.iter().enumerate() {
-                for (j, okj) in ok.iter().enumerate() {
-                    let i = seg + 4 * (32 * k + lane as usize) + j;
-                    if i < n {
-                        *output.add(i) = *okj;
+            for k in 0..vecs {
+                for j in 0..per_vec {
+                    if index(k, j) < n {
+                        *output.add(index(k, j)) = out(k, j);
                     }
                 }
             }
@@ -199,122 +221,242 @@ pub(crate) unsafe fn take_ticket(counter: *mut u32, ticket: &SharedArray<u32, 1>
 /// As [`look_back`]; `warps <= MAX_WARPS` slots of `warp_totals` are written.
 #[inline(always)]
 pub(crate) unsafe fn block_look_back<S: ScanOp>(
-    warp_totals: &SharedArray<S, MAX_WARPS>,
+    warp_totals: &SharedArray<S::Acc, MAX_WARPS>,
     warps: usize,
     status: *mut u64,
     tile: usize,
     epoch: u32,
+    init: S::Acc,
     lane: u32,
-) -> (S, S) {
+) -> (S::Acc, S::Acc) {
     // SAFETY: `lane < warps <= MAX_WARPS` indexes written slots; the rest is the caller's.
     unsafe {
         let mine = if (lane as usize) < warps {
             warp_totals.read(lane as usize)
         } else {
-            S::ZERO
+            S::IDENTITY
         };
-        let aggregate = shfl_idx_sync(FULL_MASK, warp_inclusive(mine, lane), 31);
-        (look_back(status, tile, epoch, aggregate, lane), aggregate)
+        let aggregate = shfl_idx_sync(FULL_MASK, warp_inclusive::<S>(mine, lane), 31);
+        (
+            look_back::<S>(status, tile, epoch, aggregate, init, lane),
+            aggregate,
+        )
+    }
+}
+
+/// The status words of each tile: one (the value packed beside the status, see
+/// [`pack_status`]) for accumulators of up to 4 bytes; for larger ones the status, then the
+/// aggregate and the inclusive prefix, each in `ceil(acc_bytes / 8)` words of its own (CUB's tile
+/// state for values that do not fit beside their status: the value is written first, then the
+/// status with release semantics, and a reader that acquires the status reads the value it
+/// names, which its writer never overwrites in that launch).
+pub const fn status_words(acc_bytes: usize) -> usize {
+    if acc_bytes <= 4 {
+        1
+    } else {
+        1 + 2 * acc_bytes.div_ceil(8)
     }
 }
 
 /// The decoupled look-back of `tile`, run by one whole warp (every lane must call it): publishes
-/// the tile's `aggregate` (or, for tile 0, its inclusive prefix at once), then reads the status
-/// words of the 32 tiles before it at a time, each lane one, nearest first: if the nearest tile
-/// that has published its inclusive prefix is in the window, the sum of the aggregates up to
-/// it and its prefix is this tile's exclusive prefix; if none is, the 32 aggregates are added
-/// and the window moves 32 tiles back; a tile of the window that has published nothing yet
-/// (its status word carries an older epoch) is read again. Publishes the tile's inclusive
-/// prefix and returns its exclusive prefix (in every lane).
+/// the tile's `aggregate` (or, for tile 0, `init ⊕ aggregate` as its inclusive prefix at once),
+/// then reads the status of the `32 * LOOKBACK_WINDOWS` tiles before it at a time (each lane one
+/// per window of 32, every read in flight at once), nearest window first: if
+/// the nearest tile that has published its inclusive prefix is in the window, the aggregates up
+/// to it and its prefix make this tile's exclusive prefix; if none is, the 32 aggregates are
+/// combined and the window moves 32 tiles back; a tile of the window that has published nothing
+/// yet (its status carries an older epoch) is read again. Publishes the tile's inclusive prefix
+/// and returns its exclusive prefix (in every lane; `init` for tile 0).
 ///
 /// # Safety
-/// `status` holds a word for every tile up to `tile`, 8-byte aligned, written only by this
-/// launch's look-backs with this `epoch` (or carrying another epoch).
+/// `status` holds [`status_words`] words for every tile up to `tile`, 8-byte aligned, written
+/// only by this launch's look-backs with this `epoch` (or carrying another epoch).
 #[inline(always)]
 pub(crate) unsafe fn look_back<S: ScanOp>(
     status: *mut u64,
     tile: usize,
     epoch: u32,
-    aggregate: S,
+    aggregate: S::Acc,
+    init: S::Acc,
     lane: u32,
-) -> S {
-    let mut prefix = S::ZERO;
-    // SAFETY: every word read or written is `status[t]` for `t <= tile`.
+) -> S::Acc {
+    let mut prefix = S::IDENTITY;
+    // SAFETY: every word read or written belongs to a tile `t <= tile`.
     unsafe {
         if tile == 0 {
             if lane == 0 {
-                publish(status, STATUS_PREFIX, epoch, aggregate);
+                publish::<S>(status, 0, STATUS_PREFIX, epoch, S::combine(init, aggregate));
             }
-            return prefix;
+            return init;
         }
         if lane == 0 {
-            publish(status.add(tile), STATUS_AGGREGATE, epoch, aggregate);
+            publish::<S>(status, tile, STATUS_AGGREGATE, epoch, aggregate);
         }
         // Lane l reads the status of tile `end - 1 - l`.
         let mut end = tile;
-        loop {
-            let (ready, is_prefix, value) = if end > lane as usize {
-                // Relaxed is enough: the status and the value are one 64-bit word, single-copy
-                // atomic, and nothing else of the other tile is read.
-                let word =
-                    atomic_load_64_device(status.add(end - 1 - lane as usize), Ordering::Relaxed);
-                let flag = (word >> 32) & 3;
-                let ready = (word >> 34) as u32 == epoch && flag != 0;
-                (
-                    ready,
-                    ready && flag == STATUS_PREFIX,
-                    S::from_bits(word as u32),
-                )
-            } else {
-                // Before tile 0: nothing to add (tile 0 is always a prefix, so the nearest
-                // prefix is found before these lanes count).
-                (true, true, S::ZERO)
-            };
-            let waiting = ballot_sync(FULL_MASK, !ready);
-            let prefixes = ballot_sync(FULL_MASK, is_prefix);
-            // The lanes that count: up to and including the nearest prefix.
-            let stop = prefixes.trailing_zeros(); // 32 if none
-            let counted = if stop >= 31 {
-                u32::MAX
-            } else {
-                (2u32 << stop) - 1
-            };
-            if waiting & counted != 0 {
-                continue; // a tile in the window has not published yet: read again
+        'window: loop {
+            // The reads of LOOKBACK_WINDOWS windows of 32 tiles, all issued before any is used
+            // (one round trip to the L2 for up to 32 * LOOKBACK_WINDOWS tiles): window `w`'s
+            // lane `l` reads tile `end - 1 - 32 w - l`. Before tile 0 there is nothing to add
+            // (tile 0 is always a prefix, so the nearest prefix is found before those count).
+            let mut reads = [(true, true, S::IDENTITY); LOOKBACK_WINDOWS];
+            for (w, read_w) in reads.iter_mut().enumerate() {
+                let back = 32 * w + lane as usize;
+                if end > back {
+                    *read_w = read::<S>(status, end - 1 - back, epoch);
+                }
             }
-            let window = warp_total(if lane <= stop { value } else { S::ZERO });
-            prefix = S::add(window, prefix);
-            if stop < 32 {
-                break;
+            for (ready, is_prefix, value) in reads {
+                let waiting = ballot_sync(FULL_MASK, !ready);
+                let prefixes = ballot_sync(FULL_MASK, is_prefix);
+                // The lanes that count: up to and including the nearest prefix.
+                let stop = prefixes.trailing_zeros(); // 32 if none
+                let counted = if stop >= 31 {
+                    u32::MAX
+                } else {
+                    (2u32 << stop) - 1
+                };
+                if waiting & counted != 0 {
+                    // A tile here has not published yet: read again from this window on.
+                    continue 'window;
+                }
+                // The window's tiles in order: lane `stop` (the farthest counted) first.
+                let counted_value = if lane <= stop { value } else { S::IDENTITY };
+                let window = shfl_idx_sync(FULL_MASK, reduce_from_above::<S>(counted_value), 0);
+                prefix = S::combine(window, prefix);
+                if stop < 32 {
+                    break 'window;
+                }
+                end -= 32;
             }
-            end -= 32;
         }
         if lane == 0 {
-            publish(
-                status.add(tile),
+            publish::<S>(
+                status,
+                tile,
                 STATUS_PREFIX,
                 epoch,
-                S::add(prefix, aggregate),
+                S::combine(prefix, aggregate),
             );
         }
     }
     prefix
 }
 
-/// Publishes `value` with `status` for this launch's `epoch` in one relaxed 64-bit store (see
-/// [`pack_status`]).
+/// Lane 0 returns `v_31 ⊕ ... ⊕ v_1 ⊕ v_0`: the lanes' values in decreasing lane order (a
+/// look-back window holds its nearest tile in lane 0), by a shuffle-down tree whose steps keep
+/// that order, so the operator need not be commutative. Every lane of the warp must call it.
+#[inline(always)]
+fn reduce_from_above<S: ScanOp>(mut v: S::Acc) -> S::Acc {
+    let mut delta = 1;
+    while delta < 32 {
+        v = S::combine(shfl_down_sync(FULL_MASK, v, delta), v);
+        delta *= 2;
+    }
+    v
+}
+
+/// The bits of an accumulator of 4 bytes, zero-extended.
+#[inline(always)]
+fn to_bits<A: Pod>(value: A) -> u32 {
+    let mut bits = 0u32;
+    // SAFETY: `A: Pod` of 4 bytes (this is only called for those) is initialised bytes.
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            (&raw const value).cast::<u8>(),
+            (&raw mut bits).cast::<u8>(),
+            size_of::<A>().min(4),
+        )
+    };
+    bits
+}
+
+/// The accumulator of 4 bytes whose bits are `bits`.
+#[inline(always)]
+fn from_bits<A: Pod>(bits: u32) -> A {
+    let mut value = core::mem::MaybeUninit::<A>::uninit();
+    // SAFETY: `A: Pod` of 4 bytes: any bits are a value, and all of its bytes are written.
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            (&raw const bits).cast::<u8>(),
+            value.as_mut_ptr().cast::<u8>(),
+            size_of::<A>().min(4),
+        );
+        value.assume_init()
+    }
+}
+
+/// Publishes `value` with `status` for this launch's `epoch` in tile `tile`'s status words: one
+/// relaxed 64-bit store of the packed word for accumulators of up to 4 bytes (see
+/// [`pack_status`]); for larger ones, the value's words into the aggregate's or the prefix's
+/// slot with relaxed stores, then the status with a release store.
 ///
 /// # Safety
-/// `word` is a valid, 8-byte aligned global address.
+/// `status` holds [`status_words`] valid, 8-byte aligned global words per tile up to `tile`.
 #[inline(always)]
-unsafe fn publish<S: ScanOp>(word: *mut u64, status: u64, epoch: u32, value: S) {
-    // SAFETY: forwarded to the caller.
+unsafe fn publish<S: ScanOp>(status: *mut u64, tile: usize, flag: u64, epoch: u32, value: S::Acc) {
+    let size = size_of::<S::Acc>();
+    // SAFETY: forwarded to the caller; `value` is `size` initialised bytes (`Pod`), copied into
+    // whole zero-padded words.
     unsafe {
-        atomic_store_64_device(
-            word,
-            Ordering::Relaxed,
-            pack_status(status, epoch, value.to_bits()),
-        )
+        if size <= 4 {
+            let word = pack_status(flag, epoch, to_bits(value));
+            atomic_store_64_device(status.add(tile), Ordering::Relaxed, word);
+        } else {
+            let words = size.div_ceil(8);
+            let base = status.add(tile * status_words(size));
+            let slot = base.add(if flag == STATUS_PREFIX { 1 + words } else { 1 });
+            let bytes = (&raw const value).cast::<u8>();
+            for w in 0..words {
+                let mut word = 0u64;
+                let len = (size - 8 * w).min(8);
+                core::ptr::copy_nonoverlapping(bytes.add(8 * w), (&raw mut word).cast(), len);
+                atomic_store_64_device(slot.add(w), Ordering::Relaxed, word);
+            }
+            atomic_store_64_device(base, Ordering::Release, pack_status(flag, epoch, 0));
+        }
+    }
+}
+
+/// Tile `tile`'s status for this `epoch`: whether it has published, whether what it published
+/// is its inclusive prefix, and the value (the identity when it has not published).
+///
+/// # Safety
+/// As [`publish`].
+#[inline(always)]
+unsafe fn read<S: ScanOp>(status: *mut u64, tile: usize, epoch: u32) -> (bool, bool, S::Acc) {
+    let parse = |word: u64| {
+        let flag = (word >> 32) & 3;
+        let ready = (word >> 34) as u32 == epoch && flag != 0;
+        (ready, ready && flag == STATUS_PREFIX)
+    };
+    let size = size_of::<S::Acc>();
+    // SAFETY: forwarded to the caller; every byte of the value is copied from the words its
+    // writer published (`Pod`: any bits are a value).
+    unsafe {
+        if size <= 4 {
+            // Relaxed is enough: the status and the value are one 64-bit word, single-copy
+            // atomic, and nothing else of the other tile is read.
+            let word = atomic_load_64_device(status.add(tile), Ordering::Relaxed);
+            let (ready, is_prefix) = parse(word);
+            (ready, is_prefix, from_bits(word as u32))
+        } else {
+            // Acquire: the value its writer stored before releasing this status is visible.
+            let words = size.div_ceil(8);
+            let base = status.add(tile * status_words(size));
+            let (ready, is_prefix) = parse(atomic_load_64_device(base, Ordering::Acquire));
+            let mut value = S::IDENTITY;
+            if ready {
+                let slot = base.add(if is_prefix { 1 + words } else { 1 });
+                let bytes = (&raw mut value).cast::<u8>();
+                for w in 0..words {
+                    let word = atomic_load_64_device(slot.add(w), Ordering::Relaxed);
+                    let len = (size - 8 * w).min(8);
+                    core::ptr::copy_nonoverlapping((&raw const word).cast(), bytes.add(8 * w), len);
+                }
+            }
+            (ready, is_prefix, value)
+        }
     }
 }
 
@@ -328,53 +470,71 @@ unsafe fn atomic_store_32(word: *mut u32, value: u32) {
     unsafe { gpu_std::atomic::mid::atomic_store_32_device(word, Ordering::Relaxed, value) }
 }
 
-/// Inclusive (`exclusive == 0`) or exclusive (`exclusive != 0`) prefix sum of `n` elements of
-/// `S` (`i32` and `u32` with wrapping adds, as `wrapping_add`; `f32` with IEEE adds in an order
-/// that depends on the timing of the look-back, so results may differ in the last bits from run
-/// to run), in one pass with decoupled look-back (see the [module docs](self)). Entries
-/// `scan_lookback_i32`, `scan_lookback_u32`, `scan_lookback_f32`.
+/// Inclusive (`exclusive == 0`) or exclusive (`exclusive != 0`) scan of `n` elements with the
+/// operator `S`, from the initial value `init` (`output[i] = init ⊕ x[0] ⊕ ... ⊕ x[i]`, or up to
+/// `x[i - 1]` when exclusive; `init` is the operator's identity for a plain scan), in one pass
+/// with decoupled look-back (see the [module docs](self)).
+///
+/// Entries: `scan_lookback_i32`, `scan_lookback_u32` and `scan_lookback_f32` are the sums of the
+/// 32-bit types (wrapping for the integers, as `wrapping_add`); `scan_lookback_<op>_<type>` the
+/// rest of [`ScanOp`]'s table ([`ops`](super::ops)): `sum`, `product`, `min`, `max` of `i8`..
+/// `i64`, `u8`..`u64`, `f32`, `f64`, `f16`. Floats combine in an order that depends on the timing
+/// of the look-back, so sums and products may differ in the last bits from run to run.
 ///
 /// Launch: blocks of any multiple of 32 threads up to 1024 (the host picks 128, 256 or
 /// [`LOOKBACK_BLOCK`](super::LOOKBACK_BLOCK) with [`lookback_block`](super::lookback_block))
-/// and one block per tile of [`lookback_tile(blockDim.x)`](super::lookback_tile) elements (at
-/// least 1 when `n > 0`).
+/// and one block per tile of `blockDim.x *` [`lookback_items`](super::lookback_items) elements
+/// (32 per thread, 16 for 8-byte elements; at least 1 when `n > 0`).
 ///
-/// Parameters: `status` holds one word per tile (`gridDim.x`); `counter` is the tile ticket;
-/// `epoch` tells this launch's status words from earlier launches' (1 to
+/// Parameters: `status` holds [`status_words`] words per tile (`gridDim.x` tiles); `counter` is
+/// the tile ticket; `epoch` tells this launch's status words from earlier launches' (1 to
 /// [`MAX_EPOCH`](super::MAX_EPOCH)).
 ///
 /// # Safety
-/// `input` and `output` are valid for `n` elements, 4-byte aligned, and either the same address
-/// (in place) or not overlapping; `status` holds `gridDim.x` 8-byte aligned words, none of
-/// which carries `epoch` (each launch on one workspace passes a new epoch, or the words are
-/// zeroed); `counter` points to a `u32` that is 0 and no concurrent launch uses (it is 0 again
-/// when the kernel ends).
+/// `input` and `output` are valid for `n` elements, aligned for their type, and either the same
+/// address (in place) or not overlapping; `status` holds `status_words(size_of::<S::Acc>()) *
+/// gridDim.x` 8-byte aligned words, none of which carries `epoch` (each launch on one workspace
+/// passes a new epoch, or the words are zeroed); `counter` points to a `u32` that is 0 and no
+/// concurrent launch uses (it is 0 again when the kernel ends).
 ///
 /// Performance: reads and writes each element once, 16 bytes at a time where `input` and
 /// `output` are 16-byte aligned; bound by DRAM bandwidth.
-#[kernel(instantiate(S = i32, u32, f32))]
+#[kernel(instantiate(S =
+    Sum<i32> as i32, Sum<u32> as u32, Sum<f32> as f32,
+    Sum<i8>, Sum<i16>, Sum<i64>, Sum<u8>, Sum<u16>, Sum<u64>, Sum<f64>, Sum<F16>,
+    Product<i8>, Product<i16>, Product<i32>, Product<i64>, Product<u8>, Product<u16>,
+    Product<u32>, Product<u64>, Product<f32>, Product<f64>, Product<F16>,
+    Min<i8>, Min<i16>, Min<i32>, Min<i64>, Min<u8>, Min<u16>, Min<u32>, Min<u64>,
+    Min<f32>, Min<f64>, Min<F16>,
+    Max<i8>, Max<i16>, Max<i32>, Max<i64>, Max<u8>, Max<u16>, Max<u32>, Max<u64>,
+    Max<f32>, Max<f64>, Max<F16>,
+))]
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn scan_lookback<S: ScanOp>(
-    input: *const S,
-    output: *mut S,
+    input: *const S::Item,
+    output: *mut S::Item,
     n: usize,
     status: *mut u64,
     counter: *mut u32,
     epoch: u32,
     exclusive: u32,
+    init: S::Acc,
 ) {
     let ticket = static_shared!(s_scan_lookback_ticket: [u32; 1]);
-    let warp_totals = static_shared!(s_scan_lookback_warps: [S; MAX_WARPS]);
-    let tile_prefix = static_shared!(s_scan_lookback_prefix: [S; 1]);
+    let warp_totals = static_shared!(s_scan_lookback_warps: [S::Acc; MAX_WARPS]);
+    let tile_prefix = static_shared!(s_scan_lookback_prefix: [S::Acc; 1]);
     // SAFETY: forwarded to the caller's contract.
     unsafe {
         lookback::<S>(
-            input.cast(),
-            output.cast(),
+            input,
+            output,
             n,
             status,
             counter,
             epoch,
             exclusive != 0,
+            init,
+            |_, x| S::lift(x),
             (&ticket, &warp_totals, &tile_prefix),
         )
     }
@@ -408,7 +568,7 @@ pub unsafe fn scan_tile_copy(input: *const u32, output: *mut u32, n: usize, coun
         let tile = take_ticket(counter, &ticket);
         let seg = tile * tile_items + warp * LOOKBACK_WARP_ITEMS;
         let full = (tile + 1) * tile_items <= n;
-        let mut x = [[0u32; 4]; V];
+        let mut x = [[0u32; 4]; LOOKBACK_VECTORS];
         if full {
             for (k, xk) in x.iter_mut().enumerate() {
                 *xk = load_global_nc_v4_u32(input.add(seg + 4 * (32 * k + lane)));

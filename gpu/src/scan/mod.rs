@@ -8,18 +8,25 @@
 //!   section of one block and leaves the section's total), the add-back kernel of the
 //!   hierarchical scan, and the stream-based single-pass scan (each block waits for its left
 //!   neighbour's prefix).
-//! - [`lookback`]: the single-pass scan with decoupled look-back on `i32`, `u32` and `f32`, the
-//!   version to call: 16-byte loads, 32 elements per thread, warp-shuffle scans, and a warp
-//!   that looks back over the status words of up to 32 earlier tiles at a time.
+//! - [`lookback`]: the single-pass scan with decoupled look-back, the version to call: sums,
+//!   products, minima and maxima ([`ScanOp`], [`ops`]) of every primitive type, inclusive or
+//!   exclusive from an initial value; 16-byte loads, 32 elements per thread (16 of 8-byte ones),
+//!   warp-shuffle scans, and a warp that looks back over the status of up to 32 earlier tiles at
+//!   a time.
 //!
 //! This module holds what host and device share: block sizes, sections and tiles, and the
 //! layout of the look-back's status words.
 
+pub mod by_key;
 pub mod ladder;
 pub mod lookback;
+pub mod ops;
 pub mod select;
 
-use gpu_std::{FULL_MASK, WarpShuffle, shfl_up_sync, shfl_xor_sync};
+use gpu_std::{FULL_MASK, Pod, WarpShuffle, shfl_up_sync};
+
+pub use lookback::status_words;
+pub use ops::Scannable;
 
 /// Threads per block (and elements per section) of the Kogge-Stone kernels.
 pub const KOGGE_STONE_BLOCK: u32 = 1024;
@@ -53,9 +60,23 @@ pub const LOOKBACK_TILE: usize = lookback_tile(LOOKBACK_BLOCK);
 /// The smallest tile (blocks of [`LOOKBACK_MIN_BLOCK`], 4096 elements).
 pub const LOOKBACK_MIN_TILE: usize = lookback_tile(LOOKBACK_MIN_BLOCK);
 
-/// Elements per tile of the look-back scan with blocks of `block` threads.
+/// Elements per tile of the look-back scan of 4-byte elements with blocks of `block` threads.
 pub const fn lookback_tile(block: u32) -> usize {
     block as usize * 4 * LOOKBACK_VECTORS
+}
+
+/// Elements each thread of the look-back scan holds for elements of `item_bytes` bytes: 32
+/// (eight 16-byte vectors of 4-byte elements, four of 2-byte ones, two of 1-byte ones), 16 for
+/// 8-byte elements (eight vectors), so that every type keeps eight or fewer vectors and 32 or
+/// fewer accumulators in registers.
+pub const fn lookback_items(item_bytes: usize) -> usize {
+    if item_bytes >= 8 { 16 } else { 32 }
+}
+
+/// Elements per tile of the look-back scan of `item_bytes`-byte elements with blocks of `block`
+/// threads.
+pub const fn lookback_tile_of(block: u32, item_bytes: usize) -> usize {
+    block as usize * lookback_items(item_bytes)
 }
 
 /// The block size of the look-back scan for `n` elements on a device of `sms` SMs, at most
@@ -63,8 +84,15 @@ pub const fn lookback_tile(block: u32) -> usize {
 /// gives at least four tiles per SM, and never below [`LOOKBACK_MIN_BLOCK`]. `max_block` comes
 /// from [`lookback_max_block`] of the kernel's registers on the device.
 pub const fn lookback_block(n: usize, sms: u32, max_block: u32) -> u32 {
+    lookback_block_of(n, 4, sms, max_block)
+}
+
+/// [`lookback_block`] for elements of `item_bytes` bytes (tiles of [`lookback_tile_of`]).
+pub const fn lookback_block_of(n: usize, item_bytes: usize, sms: u32, max_block: u32) -> u32 {
     let mut block = max_block;
-    while block > LOOKBACK_MIN_BLOCK && n.div_ceil(lookback_tile(block)) < 4 * sms as usize {
+    while block > LOOKBACK_MIN_BLOCK
+        && n.div_ceil(lookback_tile_of(block, item_bytes)) < 4 * sms as usize
+    {
         block /= 2;
     }
     block
@@ -83,6 +111,13 @@ pub const fn lookback_max_block(registers: u32) -> u32 {
     }
     block
 }
+
+/// Windows of 32 tiles the look-back reads per round trip to the L2 (each lane one status per
+/// window, all in flight at once). The inclusive prefixes advance by at most this many windows
+/// of tiles per round trip; with one window (the paper's), an H200, whose tiles finish 43%
+/// faster than an H100's, was latency-bound on that advance (the scan at 70-73% of the copy while
+/// a copy with the same tiles ran at 98%: `docs/patterns/scan.md`).
+pub const LOOKBACK_WINDOWS: usize = 4;
 
 /// Status of a tile whose aggregate (the sum of its own elements) is published.
 pub const STATUS_AGGREGATE: u64 = 1;
@@ -104,92 +139,40 @@ pub const fn pack_status(status: u64, epoch: u32, value_bits: u32) -> u64 {
     ((epoch as u64) << 34) | (status << 32) | value_bits as u64
 }
 
-/// An element type of the look-back scan and its addition: wrapping for the integers (the
-/// same bits as the CPU's `wrapping_add`), IEEE for `f32`. Implemented for `i32`, `u32` and
-/// `f32`, the instances of `scan_lookback` ([`scan_lookback_i32`](lookback::scan_lookback_i32) and
-/// its siblings).
-pub trait ScanOp: Copy + WarpShuffle {
-    /// The additive identity (also what a partial tile reads past the end).
-    const ZERO: Self;
-    /// `a + b`.
-    fn add(a: Self, b: Self) -> Self;
-    /// The element whose 32 bits are `bits`.
-    fn from_bits(bits: u32) -> Self;
-    /// The element's 32 bits.
-    fn to_bits(self) -> u32;
-}
-
-impl ScanOp for i32 {
-    const ZERO: Self = 0;
-    #[inline(always)]
-    fn add(a: Self, b: Self) -> Self {
-        a.wrapping_add(b)
-    }
-    #[inline(always)]
-    fn from_bits(bits: u32) -> Self {
-        bits as i32
-    }
-    #[inline(always)]
-    fn to_bits(self) -> u32 {
-        self as u32
-    }
-}
-
-impl ScanOp for u32 {
-    const ZERO: Self = 0;
-    #[inline(always)]
-    fn add(a: Self, b: Self) -> Self {
-        a.wrapping_add(b)
-    }
-    #[inline(always)]
-    fn from_bits(bits: u32) -> Self {
-        bits
-    }
-    #[inline(always)]
-    fn to_bits(self) -> u32 {
-        self
-    }
-}
-
-impl ScanOp for f32 {
-    const ZERO: Self = 0.0;
-    #[inline(always)]
-    fn add(a: Self, b: Self) -> Self {
-        a + b
-    }
-    #[inline(always)]
-    fn from_bits(bits: u32) -> Self {
-        f32::from_bits(bits)
-    }
-    #[inline(always)]
-    fn to_bits(self) -> u32 {
-        f32::to_bits(self)
-    }
+/// An operator of the look-back scan (`scan_lookback`): elements of `Item` in memory, lifted into
+/// the accumulator `Acc` (of 4 or 8 bytes), combined by an associative and commutative `combine`
+/// with identity `IDENTITY`, and stored back as `Item`. Implemented for [`Sum`], [`Product`],
+/// [`Min`] and [`Max`] of every primitive type ([`ops`](crate::reduce::ops)' markers): `i8`,
+/// `i16`, `u8`, `u16` and `f16` are scanned in 32 bits (`i32`, `u32`, `f32`) and narrowed as they
+/// are stored, which for wrapping sums and products gives the bits of the narrow type's own
+/// arithmetic (CUB's result for an output of the input's type), and for `f16` rounds each
+/// output once from an `f32` scan (PyTorch's `cumsum` of `half`).
+pub trait ScanOp {
+    /// The element in memory.
+    type Item: Copy;
+    /// The accumulator: 4 or 8 bytes, crossing lanes with shuffles.
+    type Acc: Pod + WarpShuffle;
+    /// `combine(IDENTITY, a) == a`: what a partial tile reads past the end.
+    const IDENTITY: Self::Acc;
+    /// The element as an accumulator.
+    fn lift(x: Self::Item) -> Self::Acc;
+    /// `a ⊕ b` (`a` the earlier elements).
+    fn combine(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The accumulator stored as an element (narrowed where the accumulator is wider).
+    fn store(a: Self::Acc) -> Self::Item;
 }
 
 /// Inclusive scan across the 32 lanes of a warp (Kogge-Stone with `shfl.sync.up`, five steps):
 /// lane `l` returns `v_0 + ... + v_l`. Every lane of the warp must call it.
 #[inline(always)]
-pub(crate) fn warp_inclusive<S: ScanOp>(mut v: S, lane: u32) -> S {
+pub(crate) fn warp_inclusive<S: ScanOp>(mut v: S::Acc, lane: u32) -> S::Acc {
     let mut delta = 1;
     while delta < 32 {
         let up = shfl_up_sync(FULL_MASK, v, delta);
         if lane >= delta {
-            v = S::add(up, v);
+            v = S::combine(up, v);
         }
         delta *= 2;
-    }
-    v
-}
-
-/// The sum of the 32 lanes' values, in every lane (butterfly with `shfl.sync.bfly`). Every
-/// lane of the warp must call it.
-#[inline(always)]
-pub(crate) fn warp_total<S: ScanOp>(mut v: S) -> S {
-    let mut mask = 16;
-    while mask > 0 {
-        v = S::add(v, shfl_xor_sync(FULL_MASK, v, mask));
-        mask /= 2;
     }
     v
 }

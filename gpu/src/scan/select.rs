@@ -13,6 +13,7 @@
 
 use super::lookback::{MAX_WARPS, block_look_back, take_ticket};
 use super::{LOOKBACK_VECTORS, LOOKBACK_WARP_ITEMS, warp_inclusive};
+use crate::reduce::ops::Sum;
 use gpu_std::{
     FULL_MASK, SharedArray, block_dim, grid_dim, kernel, load_global_nc_v4_u32, shfl_idx_sync,
     shfl_up_sync, static_shared, syncthreads, thread_idx,
@@ -193,7 +194,7 @@ unsafe fn select_body<T: Selectable>(
         macro_rules! ranks {
             ($($k:literal)*) => {$(
                 let c = ((flags >> (4 * $k)) & 0xf).count_ones();
-                let scanned = warp_inclusive(c, lane);
+                let scanned = warp_inclusive::<Sum<u32>>(c, lane);
                 let lanes = shfl_up_sync(FULL_MASK, scanned, 1);
                 before[$k] = warp_sum + if lane == 0 { 0 } else { lanes };
                 warp_sum += shfl_idx_sync(FULL_MASK, scanned, 31);
@@ -206,7 +207,7 @@ unsafe fn select_body<T: Selectable>(
         syncthreads();
         if warp == 0 {
             let (prefix, aggregate) =
-                block_look_back(warp_totals, warps, status, tile, epoch, lane);
+                block_look_back::<Sum<u32>>(warp_totals, warps, status, tile, epoch, 0, lane);
             if lane == 0 {
                 tile_prefix.write(0, prefix);
                 if tile == grid_dim().x as usize - 1 {

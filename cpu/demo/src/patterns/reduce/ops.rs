@@ -21,7 +21,7 @@ use crate::engine::sweep::{Case, Sweep};
 use crate::engine::timing::L2Flush;
 
 /// An element type of the operator table and sweeps: its inputs and references.
-pub(super) trait Sample: Element + reference::Ordered + std::fmt::Debug + PartialEq {
+pub(crate) trait Sample: Element + reference::Ordered + std::fmt::Debug + PartialEq {
     /// Its name in the table.
     const NAME: &'static str;
     /// `n` random elements (integers over their whole range, floats in `[-1, 1)`).
@@ -39,7 +39,7 @@ pub(super) trait Sample: Element + reference::Ordered + std::fmt::Debug + Partia
 }
 
 /// The reference of a sum.
-pub(super) enum SumReference<W> {
+pub(crate) enum SumReference<W> {
     /// Integers: the wrapping sum.
     Exact(W),
     /// Floats: the `f64` sum and the sum of magnitudes.

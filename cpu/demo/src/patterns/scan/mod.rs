@@ -2,6 +2,7 @@
 //! dump names ([`dump`]) and the sweeps ([`sweep`]).
 
 mod dump;
+mod ops;
 mod sweep;
 
 use anyhow::{Result, bail};
@@ -51,6 +52,13 @@ impl Pattern for Scan {
             sweep::sweep_f32,
         ),
         SweepSpec::new(
+            "scan-max-f32",
+            "cpu::scan::cummax::<f32>",
+            "8 bytes per element: 1 read + 1 write",
+            sweep::sweep_cases,
+            sweep::sweep_cummax,
+        ),
+        SweepSpec::new(
             "select-f32",
             "cpu::scan::select_if::<f32> (x > 0: about half kept)",
             "4 bytes read per element + 4 per kept element",
@@ -65,6 +73,10 @@ impl Pattern for Scan {
         v.push(VariantInfo {
             name: "entry-points-u32-f32".into(),
             kernels: vec![u32::KERNEL.name(), f32::KERNEL.name()],
+        });
+        v.push(VariantInfo {
+            name: "operators".into(),
+            kernels: ops::kernels(),
         });
         v.push(VariantInfo {
             name: "tile-copy".into(),
@@ -104,6 +116,7 @@ impl Pattern for Scan {
         if self.variant.is_none() {
             failures += entry_table(gpu, opts, out, self.size)?;
             failures += select_table(gpu, opts, out, self.size)?;
+            failures += ops::operator_table(gpu, opts, out, self.size)?;
         }
         if failures > 0 {
             bail!("{failures} scan(s) disagree with the CPU reference");

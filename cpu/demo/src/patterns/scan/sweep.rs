@@ -1,8 +1,9 @@
-//! `demo sweep scan-i32 scan-f32 select-f32`: the scans and `select_if` over sizes, each case
+//! `demo sweep scan-i32 scan-f32 scan-max-f32 select-f32`: the scans and `select_if` over sizes, each case
 //! checked and timed.
 
 use anyhow::Result;
-use cpu::scan::{self, Kind, Predicate, ScanElement, SelectElement, reference};
+use cpu::reduce::Max;
+use cpu::scan::{self, Kind, Predicate, ScanElement, ScanKind, SelectElement, reference};
 use cpu::verify;
 
 use super::*;
@@ -61,6 +62,38 @@ pub(super) fn sweep_scan<T: ScanElement>(
             &mut d_out,
             |d_out| ws.scan(gpu, Kind::Inclusive, &d_in, d_out),
             |d_out, _| Ok(check(&gpu.download(d_out, T::KERNEL.name())?, &input)),
+        )?;
+    }
+    Ok(())
+}
+
+/// `cummax` of `f32` (the inclusive scan of `Max<f32>`) over the cases, checked exactly.
+pub(super) fn sweep_cummax(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
+    let gpu = sweep.gpu();
+    let mut ws = scan::ScanWorkspace::<f32>::new(gpu)?;
+    let kernel = <Max<f32> as ScanKind>::KERNEL.name();
+    for case in cases {
+        let Some(n) = sweep.admit(&case, |n| sweep_footprint(&case, n))? else {
+            continue;
+        };
+        let input = random_floats(sweep.seed_for(&case, 0), n);
+        let expected: Vec<f32> = input
+            .iter()
+            .scan(f32::NEG_INFINITY, |m, &x| {
+                *m = m.max(x);
+                Some(*m)
+            })
+            .collect();
+        let d_in = gpu.upload(&input)?;
+        let mut d_out = gpu.poisoned(n, f32::NAN)?;
+        sweep.measure(
+            case,
+            kernel,
+            scan::bytes_moved(n),
+            None,
+            &mut d_out,
+            |d_out| ws.scan_with::<Max<f32>>(gpu, Kind::Inclusive, None, &d_in, d_out),
+            |d_out, _| Ok(verify::exact(&gpu.download(d_out, kernel)?, &expected)),
         )?;
     }
     Ok(())

@@ -1,0 +1,352 @@
+//! `demo scan`'s operator table: the inclusive scans of `cpu::scan::ops` (`Sum`, `Product`,
+//! `Min`, `Max` of every primitive type) and the scan by key, each checked against the CPU and
+//! timed with the L2 flushed.
+
+use anyhow::Result;
+use cpu::Gpu;
+use cpu::reduce::{F16, Max, Min, Product, Sum};
+use cpu::scan::{ByKeyKind, Kind, ScanKind, ScanWorkspace};
+use cpu::verify::{self, Mismatch};
+use cudarc::driver::LaunchConfig;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::engine::harness::{Plan, Trial};
+use crate::engine::options::Options;
+use crate::engine::out::Out;
+use crate::engine::report::{ChartKind, Table};
+use crate::engine::timing::{Ceiling, L2Flush};
+use crate::patterns::reduce::ops::Sample;
+
+/// An operator of the table and its CPU scan in `f64` (exact for every operator and input here
+/// but float sums) or in the element type (wrapping integers).
+#[derive(Clone, Copy, PartialEq)]
+enum Op {
+    Sum,
+    Product,
+    Min,
+    Max,
+}
+
+/// The CPU's inclusive scan of `x` with `op`, and whether it is exact (float sums: an `f64` scan
+/// with the sums of magnitudes, checked within the look-back's bound).
+trait ScanSample: Sample + Default {
+    /// `op` of `a` and `b` in the element type (wrapping integers; floats in `f64`, rounded).
+    fn apply(op: Op, a: Self, b: Self) -> Self;
+    /// The value as `f64`.
+    fn f64(self) -> f64;
+    /// The machine epsilon of the scan's accumulator (`None` for integers).
+    const EPS: Option<f64>;
+}
+
+macro_rules! int_scan {
+    ($($t:ty),*) => {$(
+        impl ScanSample for $t {
+            const EPS: Option<f64> = None;
+            fn apply(op: Op, a: $t, b: $t) -> $t {
+                match op {
+                    Op::Sum => a.wrapping_add(b),
+                    Op::Product => a.wrapping_mul(b),
+                    Op::Min => a.min(b),
+                    Op::Max => a.max(b),
+                }
+            }
+            fn f64(self) -> f64 { self as f64 }
+        }
+    )*};
+}
+int_scan!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! float_scan {
+    ($($t:ty => $eps:expr, |$v:ident| $to:expr, |$f:ident| $from:expr;)*) => {$(
+        impl ScanSample for $t {
+            const EPS: Option<f64> = Some($eps);
+            fn apply(op: Op, a: $t, b: $t) -> $t {
+                let (x, y) = (a.f64(), b.f64());
+                let $f = match op {
+                    Op::Sum => x + y,
+                    Op::Product => x * y,
+                    Op::Min => x.min(y),
+                    Op::Max => x.max(y),
+                };
+                $from
+            }
+            fn f64(self) -> f64 { let $v = self; $to }
+        }
+    )*};
+}
+float_scan! {
+    f32 => f32::EPSILON as f64, |v| v as f64, |f| f as f32;
+    f64 => f64::EPSILON, |v| v, |f| f;
+    F16 => f32::EPSILON as f64, |v| v.to_f64(), |f| F16::from_f64(f);
+}
+
+/// Checks `got` against the CPU scan of `x` with `op` (by key: restarting where `keys` change).
+fn check<T: ScanSample>(
+    op: Op,
+    x: &[T],
+    got: &[T],
+    keys: Option<&[u32]>,
+) -> (Result<(), Mismatch>, f64) {
+    let (mut exact, mut sum, mut mag) = (T::default(), 0.0f64, 0.0f64);
+    let mut worst = 0.0f64;
+    for i in 0..x.len() {
+        let head = i == 0 || keys.is_some_and(|k| k[i] != k[i - 1]);
+        if head {
+            (exact, sum, mag) = (x[i], 0.0, 0.0);
+        } else {
+            exact = T::apply(op, exact, x[i]);
+        }
+        sum += x[i].f64();
+        mag += x[i].f64().abs();
+        let ok = match (op, T::EPS) {
+            (Op::Sum, Some(eps)) => {
+                // The look-back's order: two tiles' depth of roundings and the trees (f16: the
+                // f32 scan, then one rounding to f16 of each output).
+                let mut bound = (2.0 * 16384.0 + 64.0) * eps * mag;
+                if T::NAME == "f16" {
+                    bound += mag.max(1.0) * 1e-3;
+                }
+                let err = (got[i].f64() - sum).abs();
+                worst = worst.max(if bound > 0.0 { err / bound } else { err });
+                err <= bound
+            }
+            _ => got[i] == exact,
+        };
+        if !ok {
+            return (
+                verify::exact(&[got[i]], &[exact]).map_err(|m| Mismatch { index: i, ..m }),
+                worst,
+            );
+        }
+    }
+    (Ok(()), worst)
+}
+
+/// What each row shares.
+struct Bench<'a> {
+    gpu: &'a Gpu,
+    opts: &'a Options,
+    ceiling: &'a Ceiling,
+}
+
+/// Times `launch` after one run checked by `check`, and adds its row.
+#[allow(clippy::too_many_arguments)]
+fn row<T: ScanSample>(
+    bench: &Bench,
+    flush: &mut L2Flush,
+    table: &mut Table,
+    failures: &mut usize,
+    (op_name, kernel, n): (&str, &'static str, usize),
+    mut launch: impl FnMut() -> cpu::Result<LaunchConfig>,
+    check: impl FnOnce() -> Result<(Result<(), Mismatch>, f64)>,
+) -> Result<()> {
+    let Bench { gpu, opts, ceiling } = *bench;
+    let trial: Trial<(Result<(), Mismatch>, f64)> = Plan::new(gpu, opts, kernel, kernel)
+        .bytes((2 * n * size_of::<T>()) as u64, Some(ceiling))
+        .run_with_setup(
+            flush,
+            |flush| flush.flush(gpu),
+            |_| launch(),
+            |_, _| check(),
+        )?;
+    *failures += !trial.passed() as usize;
+    let gbps = trial.gbps();
+    table.measured_row(
+        [
+            op_name.to_string(),
+            T::NAME.to_string(),
+            kernel.to_string(),
+            crate::engine::harness::describe(&trial.cfg),
+            format!("{:.2}", trial.timing.median_ms * 1e3),
+            format!("{gbps:.1}"),
+            format!("{:.1}%", ceiling.percent(gbps)),
+            crate::engine::harness::verdict(&trial.check.0),
+        ],
+        trial.measurement,
+    );
+    Ok(())
+}
+
+/// The four inclusive scans of `T` at `n` elements.
+fn type_rows<T: ScanSample>(
+    bench: &Bench,
+    flush: &mut L2Flush,
+    table: &mut Table,
+    failures: &mut usize,
+    n: usize,
+) -> Result<()>
+where
+    Sum<T>: ScanKind<Item = T>,
+    Product<T>: ScanKind<Item = T>,
+    Min<T>: ScanKind<Item = T>,
+    Max<T>: ScanKind<Item = T>,
+{
+    let gpu = bench.gpu;
+    let mut ws = ScanWorkspace::<T>::new(gpu)?;
+    let random = T::random(bench.opts.seed ^ n as u64, n);
+    let factors = T::factors(bench.opts.seed ^ n as u64, n);
+    let mut out = gpu.upload(&vec![T::default(); n])?;
+    macro_rules! scan_row {
+        ($op:ident, $name:literal, $x:expr) => {{
+            let x = $x;
+            let d = gpu.upload(x)?;
+            let kernel = <$op<T> as ScanKind>::KERNEL.name();
+            let out = &mut out;
+            let ws = &mut ws;
+            let cell = std::cell::RefCell::new((ws, out));
+            row::<T>(
+                bench,
+                flush,
+                table,
+                failures,
+                ($name, kernel, n),
+                || {
+                    let (ws, out) = &mut *cell.borrow_mut();
+                    ws.scan_with::<$op<T>>(gpu, Kind::Inclusive, None, &d, *out)
+                },
+                || {
+                    let (_, out) = &*cell.borrow();
+                    Ok(check(Op::$op, x, &gpu.download(&**out, kernel)?, None))
+                },
+            )?;
+        }};
+    }
+    scan_row!(Sum, "inclusive sum", &random);
+    scan_row!(Product, "inclusive product", &factors);
+    scan_row!(Min, "cummin", &random);
+    scan_row!(Max, "cummax", &random);
+    Ok(())
+}
+
+/// One scan by key of `K` (runs of 1 to 64 equal keys).
+fn by_key_row<K: ByKeyKind>(
+    bench: &Bench,
+    flush: &mut L2Flush,
+    table: &mut Table,
+    failures: &mut usize,
+    op: Op,
+    n: usize,
+) -> Result<()>
+where
+    K::Item: ScanSample,
+{
+    let gpu = bench.gpu;
+    let mut rng = StdRng::seed_from_u64(bench.opts.seed ^ 0x6b65);
+    let mut keys = Vec::with_capacity(n);
+    let mut key = 0u32;
+    while keys.len() < n {
+        let len = rng.random_range(1..=64usize).min(n - keys.len());
+        key += 1;
+        keys.extend(std::iter::repeat_n(key, len));
+    }
+    let x = <K::Item as Sample>::random(bench.opts.seed, n);
+    let (d_keys, d_x) = (gpu.upload(&keys)?, gpu.upload(&x)?);
+    let mut ws = ScanWorkspace::<K::Item>::new(gpu)?;
+    let out = std::cell::RefCell::new(gpu.upload(&vec![K::Item::default(); n])?);
+    let kernel = K::KERNEL.name();
+    let name = if op == Op::Sum {
+        "sum by key"
+    } else {
+        "max by key"
+    };
+    row::<K::Item>(
+        bench,
+        flush,
+        table,
+        failures,
+        (name, kernel, n),
+        || ws.scan_by_key::<K, u32>(gpu, &d_keys, &d_x, &mut *out.borrow_mut()),
+        || {
+            Ok(check(
+                op,
+                &x,
+                &gpu.download(&*out.borrow(), kernel)?,
+                Some(&keys),
+            ))
+        },
+    )
+}
+
+/// `demo scan`'s operator table: every scan operator of every type, and two scans by key, at
+/// `n` elements. Returns the failures.
+pub(super) fn operator_table(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<usize> {
+    let ceiling = out.ceiling(gpu, opts.reps)?;
+    let mut flush = L2Flush::new(gpu)?;
+    let bench = Bench {
+        gpu,
+        opts,
+        ceiling: &ceiling,
+    };
+    let mut table = Table::new(
+        "operators",
+        format!(
+            "scan::ops (one launch of scan_lookback_<operator>_<type>, inclusive) and \
+             scan::inclusive_scan_by_key (runs of 1 to 64 keys) over {n} elements of each type, \
+             checked against the CPU (products of exact factors); median of {} reps, L2 flushed \
+             before each; GB/s = (bytes read + written) / time:",
+            opts.reps
+        ),
+        ChartKind::Bars,
+        [
+            "operator",
+            "type",
+            "kernel",
+            "grid x block",
+            "median us",
+            "GB/s",
+            "% of memcpy",
+            "verdict",
+        ],
+    );
+    let mut failures = 0;
+    let (b, f, t, fl) = (&bench, &mut flush, &mut table, &mut failures);
+    type_rows::<i8>(b, f, t, fl, n)?;
+    type_rows::<i16>(b, f, t, fl, n)?;
+    type_rows::<i32>(b, f, t, fl, n)?;
+    type_rows::<i64>(b, f, t, fl, n)?;
+    type_rows::<u8>(b, f, t, fl, n)?;
+    type_rows::<u16>(b, f, t, fl, n)?;
+    type_rows::<u32>(b, f, t, fl, n)?;
+    type_rows::<u64>(b, f, t, fl, n)?;
+    type_rows::<f32>(b, f, t, fl, n)?;
+    type_rows::<f64>(b, f, t, fl, n)?;
+    type_rows::<F16>(b, f, t, fl, n)?;
+    by_key_row::<Sum<f32>>(b, f, t, fl, Op::Sum, n)?;
+    by_key_row::<Max<i32>>(b, f, t, fl, Op::Max, n)?;
+    out.table(table);
+    Ok(failures)
+}
+
+/// The kernels of the operator table, for the pattern's variants.
+pub(super) fn kernels() -> Vec<&'static str> {
+    fn four<T>() -> [&'static str; 4]
+    where
+        Sum<T>: ScanKind,
+        Product<T>: ScanKind,
+        Min<T>: ScanKind,
+        Max<T>: ScanKind,
+    {
+        [
+            <Sum<T> as ScanKind>::KERNEL.name(),
+            <Product<T> as ScanKind>::KERNEL.name(),
+            <Min<T> as ScanKind>::KERNEL.name(),
+            <Max<T> as ScanKind>::KERNEL.name(),
+        ]
+    }
+    let mut all = Vec::new();
+    all.extend(four::<i8>());
+    all.extend(four::<i16>());
+    all.extend(four::<i32>());
+    all.extend(four::<i64>());
+    all.extend(four::<u8>());
+    all.extend(four::<u16>());
+    all.extend(four::<u32>());
+    all.extend(four::<u64>());
+    all.extend(four::<f32>());
+    all.extend(four::<f64>());
+    all.extend(four::<F16>());
+    all.push(<Sum<f32> as ByKeyKind>::KERNEL.name());
+    all.push(<Max<i32> as ByKeyKind>::KERNEL.name());
+    all
+}
