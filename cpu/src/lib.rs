@@ -10,9 +10,11 @@
 //! | operation | entry point | the seed versions |
 //! |---|---|---|
 //! | sum, sum of squares | [`reduce::sum()`], [`reduce::sum_into`], [`reduce::square_sum()`] | [`reduce::seed`] |
+//! | sum, product, min, max, argmin, argmax of every primitive type; segmented over CSR offsets | [`reduce::reduce()`], [`reduce::min()`], [`reduce::max()`], [`reduce::argmin()`], [`reduce::argmax()`], [`reduce::product()`], [`reduce::segmented_reduce()`] | |
 //! | `z = x + y` | [`vector_add::add`] | [`vector_add::add_with`] |
 //! | transpose | [`transpose::transpose`] | [`transpose::transpose_with`] |
 //! | prefix sum, stream compaction | [`scan::inclusive_sum`], [`scan::exclusive_sum`], [`scan::select_if`], [`scan::select_if_count`] | [`scan::ladder`] |
+//! | scans with sum, product, min, max of every primitive type; scan by key | [`scan::inclusive_scan`], [`scan::exclusive_scan`], [`scan::cummax`], [`scan::inclusive_scan_by_key`] | |
 //! | histogram (bytes; equal-width bins) | [`histogram::bytes`], [`histogram::even`] | [`histogram::ladder`] |
 //! | 1D / 2D convolution | [`convolution::conv1d`], [`convolution::conv2d`] | [`convolution::conv1d_with`], [`convolution::conv2d_with`] |
 //! | reduction and all-reduce across GPUs (NCCL) | [`multi_gpu::GpuGroup`] | [`multi_gpu::ring`] |

@@ -20,8 +20,8 @@
 //! runs at the speed of the copy it has to do.
 
 use super::{
-    LOOKBACK_VECTORS, LOOKBACK_WARP_ITEMS, LOOKBACK_WINDOWS, STATUS_AGGREGATE, STATUS_PREFIX,
-    ScanOp, lookback_items, pack_status, warp_inclusive,
+    LOOKBACK_VECTORS, LOOKBACK_WARP_ITEMS, STATUS_AGGREGATE, STATUS_PREFIX, ScanOp, lookback_items,
+    pack_status, warp_inclusive,
 };
 use crate::reduce::ops::{F16, Max, Min, Product, Sum};
 use core::sync::atomic::Ordering;
@@ -34,13 +34,34 @@ use gpu_std::{
 
 /// Slots for warp totals: up to 32 warps (1024 threads).
 pub(crate) const MAX_WARPS: usize = 32;
-/// The most elements a thread holds (`lookback_items` of 4-byte and narrower elements).
-const MAX_ITEMS: usize = 32;
-/// The most 16-byte vectors a thread holds (eight, of 4- and 8-byte elements).
-const MAX_VECTORS: usize = 8;
+
+/// Runs `$body` with `$i` bound to each of `0..$n` (`$n` a constant up to `$max`, 8 or 16),
+/// written out one copy per index: the register arrays a body indexes then have constant indices
+/// and stay in registers. (A loop that LLVM leaves rolled, as it does past its unrolling budget
+/// for the longer operators' bodies, indexes them in local memory instead.)
+macro_rules! unroll {
+    ($i:ident < $n:expr, 8 => $body:block) => {
+        unroll!(@ $i, $n, $body, 0 1 2 3 4 5 6 7)
+    };
+    ($i:ident < $n:expr, 16 => $body:block) => {
+        unroll!(@ $i, $n, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    (@ $i:ident, $n:expr, $body:block, $($k:literal)*) => {
+        $(
+            #[allow(clippy::reversed_empty_ranges, unused_comparisons)]
+            if $k < $n {
+                let $i: usize = $k;
+                $body
+            }
+        )*
+    };
+}
 
 /// The look-back scan of `n` elements of `S::Item` (see the module docs), each lifted into the
-/// accumulator by `lift(index, element)`.
+/// accumulator by `lift(index, element)`: [`lookback_tile`] with the element type's shape of
+/// `V` 16-byte vectors of `L` elements per thread (8 x 4 for 4-byte elements, 8 x 2 for 8-byte
+/// ones, 4 x 8 and 2 x 16 for 2- and 1-byte ones: [`lookback_items`] per thread), so that every
+/// register array has constant bounds and stays in registers.
 ///
 /// # Safety
 /// See [`scan_lookback_i32`]; `ticket`, `warp_totals` and `tile_prefix` are this block's shared
@@ -63,17 +84,54 @@ pub(crate) unsafe fn lookback<S: ScanOp>(
         &SharedArray<S::Acc, 1>,
     ),
 ) {
+    let args = (input, output, n, status, counter, epoch, exclusive, init);
+    // SAFETY: forwarded to the caller's contract; each arm's shape holds `lookback_items`
+    // elements of its size per thread.
+    unsafe {
+        match size_of::<S::Item>() {
+            1 => lookback_tile::<S, 2, 16>(args, lift, shared),
+            2 => lookback_tile::<S, 4, 8>(args, lift, shared),
+            4 => lookback_tile::<S, 8, 4>(args, lift, shared),
+            _ => lookback_tile::<S, 8, 2>(args, lift, shared),
+        }
+    }
+}
+
+/// The arguments every tile of a look-back launch shares: `input`, `output`, `n`, `status`,
+/// `counter`, `epoch`, `exclusive`, `init`.
+type TileArgs<S> = (
+    *const <S as ScanOp>::Item,
+    *mut <S as ScanOp>::Item,
+    usize,
+    *mut u64,
+    *mut u32,
+    u32,
+    bool,
+    <S as ScanOp>::Acc,
+);
+
+/// One tile of the look-back scan, each thread holding `V` 16-byte vectors of `L` elements
+/// (`V * L == lookback_items(size_of::<S::Item>())`, `L * size_of::<S::Item>() == 16`).
+///
+/// # Safety
+/// As [`lookback`].
+#[inline(always)]
+unsafe fn lookback_tile<S: ScanOp, const V: usize, const L: usize>(
+    args: TileArgs<S>,
+    lift: impl Fn(usize, S::Item) -> S::Acc,
+    shared: (
+        &SharedArray<u32, 1>,
+        &SharedArray<S::Acc, MAX_WARPS>,
+        &SharedArray<S::Acc, 1>,
+    ),
+) {
+    let (input, output, n, status, counter, epoch, exclusive, init) = args;
     let (ticket, warp_totals, tile_prefix) = shared;
-    // Each thread holds `items` elements: `vecs` 16-byte vectors of `per_vec` elements.
-    let size = size_of::<S::Item>();
-    let per_vec = 16 / size;
-    let items = lookback_items(size);
-    let vecs = items / per_vec;
     let tid = thread_idx().x as usize;
     let lane = (tid % 32) as u32;
     let warp = tid / 32;
     let warps = block_dim().x as usize / 32;
-    let warp_items = 32 * items;
+    let warp_items = 32 * V * L;
     let tile_items = warps * warp_items;
 
     // SAFETY (the whole body): the caller's contract covers `counter`, `status` (the words of
@@ -86,13 +144,13 @@ pub(crate) unsafe fn lookback<S: ScanOp>(
         let full = base + tile_items <= n;
         let vectors = ((input as usize | output as usize) & 15) == 0;
         let in_place = core::ptr::eq(input, output.cast_const());
-        // Element `j` of vector `k` of lane `l`: `seg + per_vec (32 k + l) + j`.
-        let index = |k: usize, j: usize| seg + per_vec * (32 * k + lane as usize) + j;
+        // Element `j` of vector `k` of lane `l`: `seg + L (32 k + l) + j`.
+        let index = |k: usize, j: usize| seg + L * (32 * k + lane as usize) + j;
 
         // Load, lifted into the accumulator; past the end, the identity.
-        let mut x = [S::IDENTITY; MAX_ITEMS];
+        let mut x = [[S::IDENTITY; L]; V];
         if full && vectors {
-            for k in 0..vecs {
+            unroll!(k < V, 8 => {
                 let p = input.add(index(k, 0)).cast::<u32>();
                 // The read-only path only when no thread of this launch writes the input.
                 let w = if in_place {
@@ -101,41 +159,42 @@ pub(crate) unsafe fn lookback<S: ScanOp>(
                     load_global_nc_v4_u32(p)
                 };
                 let elements = w.as_ptr().cast::<S::Item>();
-                for j in 0..per_vec {
-                    x[k * per_vec + j] = lift(index(k, j), elements.add(j).read_unaligned());
-                }
-            }
+                unroll!(j < L, 16 => {
+                    x[k][j] = lift(index(k, j), elements.add(j).read_unaligned());
+                });
+            });
         } else {
-            for k in 0..vecs {
-                for j in 0..per_vec {
+            unroll!(k < V, 8 => {
+                unroll!(j < L, 16 => {
                     if index(k, j) < n {
-                        x[k * per_vec + j] = lift(index(k, j), *input.add(index(k, j)));
+                        x[k][j] = lift(index(k, j), *input.add(index(k, j)));
                     }
-                }
-            }
+                });
+            });
         }
 
         // Scan in registers: each vector in sequence, then across the lanes (warp shuffles),
         // then across the warp's vectors.
         let mut incl = x;
-        for k in 0..vecs {
-            for j in 1..per_vec {
-                incl[k * per_vec + j] =
-                    S::combine(incl[k * per_vec + j - 1], incl[k * per_vec + j]);
-            }
-        }
+        unroll!(k < V, 8 => {
+            unroll!(j < L, 16 => {
+                if j > 0 {
+                    incl[k][j] = S::combine(incl[k][j - 1], incl[k][j]);
+                }
+            });
+        });
         // The warp's part of vector k's offset: its vectors before k plus the lanes before
         // this one in k, added now (the same additions in the same order as after the
         // look-back) so that one register per vector lives through the look-back, not two.
-        let mut before = [S::IDENTITY; MAX_VECTORS];
+        let mut before = [S::IDENTITY; V];
         let mut warp_sum = S::IDENTITY;
-        for k in 0..vecs {
-            let scanned = warp_inclusive::<S>(incl[k * per_vec + per_vec - 1], lane);
+        unroll!(k < V, 8 => {
+            let scanned = warp_inclusive::<S>(incl[k][L - 1], lane);
             let up = shfl_up_sync(FULL_MASK, scanned, 1);
             let lane_prefix = if lane == 0 { S::IDENTITY } else { up };
             before[k] = S::combine(warp_sum, lane_prefix);
             warp_sum = S::combine(warp_sum, shfl_idx_sync(FULL_MASK, scanned, 31));
-        }
+        });
         if lane == 0 {
             warp_totals.write(warp, warp_sum);
         }
@@ -156,34 +215,37 @@ pub(crate) unsafe fn lookback<S: ScanOp>(
         for w in 0..warp {
             offset = S::combine(offset, warp_totals.read(w));
         }
-        let out = |k: usize, j: usize| {
+        let mut out = [[S::IDENTITY; L]; V];
+        unroll!(k < V, 8 => {
             let o = S::combine(offset, before[k]);
-            let own = if !exclusive {
-                incl[k * per_vec + j]
-            } else if j == 0 {
-                S::IDENTITY
-            } else {
-                incl[k * per_vec + j - 1]
-            };
-            S::store(S::combine(o, own))
-        };
+            unroll!(j < L, 16 => {
+                let own = if !exclusive {
+                    incl[k][j]
+                } else if j == 0 {
+                    S::IDENTITY
+                } else {
+                    incl[k][j - 1]
+                };
+                out[k][j] = S::combine(o, own);
+            });
+        });
         if full && vectors {
-            for k in 0..vecs {
+            unroll!(k < V, 8 => {
                 let mut w = [0u32; 4];
                 let elements = w.as_mut_ptr().cast::<S::Item>();
-                for j in 0..per_vec {
-                    elements.add(j).write_unaligned(out(k, j));
-                }
+                unroll!(j < L, 16 => {
+                    elements.add(j).write_unaligned(S::store(out[k][j]));
+                });
                 store_global_v4_u32(output.add(index(k, 0)).cast::<u32>(), w);
-            }
+            });
         } else {
-            for k in 0..vecs {
-                for j in 0..per_vec {
+            unroll!(k < V, 8 => {
+                unroll!(j < L, 16 => {
                     if index(k, j) < n {
-                        *output.add(index(k, j)) = out(k, j);
+                        *output.add(index(k, j)) = S::store(out[k][j]);
                     }
-                }
-            }
+                });
+            });
         }
     }
 }
@@ -260,8 +322,7 @@ pub const fn status_words(acc_bytes: usize) -> usize {
 
 /// The decoupled look-back of `tile`, run by one whole warp (every lane must call it): publishes
 /// the tile's `aggregate` (or, for tile 0, `init ⊕ aggregate` as its inclusive prefix at once),
-/// then reads the status of the `32 * LOOKBACK_WINDOWS` tiles before it at a time (each lane one
-/// per window of 32, every read in flight at once), nearest window first: if
+/// then reads the status of the 32 tiles before it at a time, each lane one, nearest first: if
 /// the nearest tile that has published its inclusive prefix is in the window, the aggregates up
 /// to it and its prefix make this tile's exclusive prefix; if none is, the 32 aggregates are
 /// combined and the window moves 32 tiles back; a tile of the window that has published nothing
@@ -293,42 +354,36 @@ pub(crate) unsafe fn look_back<S: ScanOp>(
             publish::<S>(status, tile, STATUS_AGGREGATE, epoch, aggregate);
         }
         // Lane l reads the status of tile `end - 1 - l`.
+        // Lane l reads the status of tile `end - 1 - l`.
         let mut end = tile;
-        'window: loop {
-            // The reads of LOOKBACK_WINDOWS windows of 32 tiles, all issued before any is used
-            // (one round trip to the L2 for up to 32 * LOOKBACK_WINDOWS tiles): window `w`'s
-            // lane `l` reads tile `end - 1 - 32 w - l`. Before tile 0 there is nothing to add
-            // (tile 0 is always a prefix, so the nearest prefix is found before those count).
-            let mut reads = [(true, true, S::IDENTITY); LOOKBACK_WINDOWS];
-            for (w, read_w) in reads.iter_mut().enumerate() {
-                let back = 32 * w + lane as usize;
-                if end > back {
-                    *read_w = read::<S>(status, end - 1 - back, epoch);
-                }
+        loop {
+            let (ready, is_prefix, value) = if end > lane as usize {
+                read::<S>(status, end - 1 - lane as usize, epoch)
+            } else {
+                // Before tile 0: nothing to add (tile 0 is always a prefix, so the nearest
+                // prefix is found before these lanes count).
+                (true, true, S::IDENTITY)
+            };
+            let waiting = ballot_sync(FULL_MASK, !ready);
+            let prefixes = ballot_sync(FULL_MASK, is_prefix);
+            // The lanes that count: up to and including the nearest prefix.
+            let stop = prefixes.trailing_zeros(); // 32 if none
+            let counted = if stop >= 31 {
+                u32::MAX
+            } else {
+                (2u32 << stop) - 1
+            };
+            if waiting & counted != 0 {
+                continue; // a tile in the window has not published yet: read again
             }
-            for (ready, is_prefix, value) in reads {
-                let waiting = ballot_sync(FULL_MASK, !ready);
-                let prefixes = ballot_sync(FULL_MASK, is_prefix);
-                // The lanes that count: up to and including the nearest prefix.
-                let stop = prefixes.trailing_zeros(); // 32 if none
-                let counted = if stop >= 31 {
-                    u32::MAX
-                } else {
-                    (2u32 << stop) - 1
-                };
-                if waiting & counted != 0 {
-                    // A tile here has not published yet: read again from this window on.
-                    continue 'window;
-                }
-                // The window's tiles in order: lane `stop` (the farthest counted) first.
-                let counted_value = if lane <= stop { value } else { S::IDENTITY };
-                let window = shfl_idx_sync(FULL_MASK, reduce_from_above::<S>(counted_value), 0);
-                prefix = S::combine(window, prefix);
-                if stop < 32 {
-                    break 'window;
-                }
-                end -= 32;
+            // The window's tiles in order: lane `stop` (the farthest counted) first.
+            let counted_value = if lane <= stop { value } else { S::IDENTITY };
+            let window = shfl_idx_sync(FULL_MASK, reduce_from_above::<S>(counted_value), 0);
+            prefix = S::combine(window, prefix);
+            if stop < 32 {
+                break;
             }
+            end -= 32;
         }
         if lane == 0 {
             publish::<S>(

@@ -112,13 +112,6 @@ pub const fn lookback_max_block(registers: u32) -> u32 {
     block
 }
 
-/// Windows of 32 tiles the look-back reads per round trip to the L2 (each lane one status per
-/// window, all in flight at once). The inclusive prefixes advance by at most this many windows
-/// of tiles per round trip; with one window (the paper's), an H200, whose tiles finish 43%
-/// faster than an H100's, was latency-bound on that advance (the scan at 70-73% of the copy while
-/// a copy with the same tiles ran at 98%: `docs/patterns/scan.md`).
-pub const LOOKBACK_WINDOWS: usize = 4;
-
 /// Status of a tile whose aggregate (the sum of its own elements) is published.
 pub const STATUS_AGGREGATE: u64 = 1;
 /// Status of a tile whose inclusive prefix (the sum of every element up to its end) is

@@ -15,7 +15,7 @@
 //! # }
 //! ```
 
-use gpu_host::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr};
+use gpu_host::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
 use gpu_host::kernel::{Disjoint, Slice};
 use gpu_host::{Device, Kernel, LaunchConfig, Module, Safe};
 
@@ -253,6 +253,72 @@ pub fn axpy<T: AxpyElement>(
     let cfg = linear("axpy", n, BLOCK)?;
     module.launch(T::KERNEL, cfg, (a, x, y))?;
     Ok(())
+}
+
+/// The smallest and the largest of the pairs in `pairs` (`2 n` floats: `[min_0, max_0, min_1,
+/// max_1, ...]`, each pair a [`kernels::MinMax`]; a pair `[x, x]` per value gives the extremes of
+/// the values) with [`kernels::reduce_monoid`]: the kit's device-wide reduction over a type of
+/// this crate. Waits for the device's stream; `MinMax::IDENTITY` for no pairs.
+///
+/// Launch: blocks of 512 threads, one per 2048 pairs up to 1024 blocks; its scratch (one partial
+/// per block, the ticket counter and the result) is allocated per call.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] for an odd number of floats; [`gpu_host::Error::WrongContext`] if
+/// `pairs` is not in the module's context; [`gpu_host::Error::OutOfMemory`] and
+/// [`gpu_host::Error::Driver`] from the allocations, the launch and the copy.
+pub fn min_max(module: &Module, pairs: &CudaSlice<f32>) -> Result<kernels::MinMax> {
+    let device = module.device();
+    device.check_buffer("min_max: pairs", pairs)?;
+    if pairs.len() % 2 != 0 {
+        return Err(Error::LengthMismatch {
+            what: "min_max: pairs (an even number of floats)",
+            expected: pairs.len() + 1,
+            actual: pairs.len(),
+        });
+    }
+    let n = pairs.len() / 2;
+    let block = kernels::REDUCE_MONOID_BLOCK;
+    let grid = n.div_ceil(block as usize * 4).clamp(1, 1024);
+    let mut partials = device.zeros::<f32>(2 * grid)?;
+    let mut counter = device.zeros::<u32>(1)?;
+    let mut result = device.zeros::<f32>(2)?;
+    // SAFETY: `MinMax` is two `f32`s (`#[repr(C)]`, 4-byte aligned): `2 k` floats hold `k` of
+    // them.
+    let views = unsafe {
+        (
+            pairs.transmute::<kernels::MinMax>(n),
+            partials.transmute_mut::<kernels::MinMax>(grid),
+            result.transmute_mut::<kernels::MinMax>(1),
+        )
+    };
+    let (Some(input), Some(mut partials), Some(mut result_view)) = views else {
+        return Err(Error::LengthMismatch {
+            what: "min_max: scratch",
+            expected: n,
+            actual: pairs.len() / 2,
+        });
+    };
+    let cfg = LaunchConfig {
+        grid_dim: (grid as u32, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the contract of `reduce_monoid`: `input` holds `n` pairs, only read; `partials`
+    // holds `grid` of them; `counter` is a zeroed `u32` of this call alone; `result` one pair;
+    // blocks of 512 threads, a one-dimensional grid of at least one block.
+    unsafe {
+        module.launch_unchecked(
+            kernels::reduce_monoid::<kernels::MinMax>(),
+            cfg,
+            (&input, n, &mut partials, &mut counter, &mut result_view),
+        )
+    }?;
+    let r = device.download(&result)?;
+    Ok(kernels::MinMax {
+        min: r[0],
+        max: r[1],
+    })
 }
 
 /// The CPU references: plain loops, in the kernels' order of operations where it matters.

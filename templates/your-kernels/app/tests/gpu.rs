@@ -343,6 +343,46 @@ fn entry_names(ptx: &str) -> Vec<String> {
         .collect()
 }
 
+fn min_max_trials() -> Vec<Trial> {
+    let mut trials: Vec<Trial> = SIZES
+        .iter()
+        .map(|&n| {
+            let name = format!("reduce_monoid::min_max::n_{n}");
+            gpu_trial(name.clone(), move || {
+                let (device, module) = gpu()?;
+                let seed = seed_for(&name);
+                let mut rng = StdRng::seed_from_u64(seed);
+                let x = random::<f32>(&mut rng, n);
+                // One pair `[x, x]` per value.
+                let pairs: Vec<f32> = x.iter().flat_map(|&v| [v, v]).collect();
+                let got = app::min_max(module, &device.upload(&pairs)?)?;
+                let none = kernels::MinMax {
+                    min: f32::INFINITY,
+                    max: f32::NEG_INFINITY,
+                };
+                let expected = x.iter().fold(none, |m, &v| kernels::MinMax {
+                    min: m.min.min(v),
+                    max: m.max.max(v),
+                });
+                // Minima and maxima are exact in any order.
+                if got == expected {
+                    Ok(())
+                } else {
+                    Err(format!("{name} seed={seed}: got {got:?}, expected {expected:?}").into())
+                }
+            })
+        })
+        .collect();
+    trials.push(gpu_trial("reduce_monoid::refuses_an_odd_length".into(), || {
+        let (device, module) = gpu()?;
+        match app::min_max(module, &device.zeros::<f32>(7)?) {
+            Err(Error::LengthMismatch { actual: 7, .. }) => Ok(()),
+            other => Err(format!("expected a length mismatch, got {other:?}").into()),
+        }
+    }));
+    trials
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = host_trials();
@@ -353,6 +393,7 @@ fn main() {
     trials.extend(axpy_trials::<i32>("i32"));
     trials.extend(axpy_trials::<u32>("u32"));
     trials.extend(axpy_error_trials());
+    trials.extend(min_max_trials());
     match device() {
         None => eprintln!("{}: the GPU tests are reported as ignored", no_gpu()),
         Some(_) => eprintln!(

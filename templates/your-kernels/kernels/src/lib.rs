@@ -7,10 +7,12 @@
 //!   (`gpu_std::host::Kernel`), which `gpu_host::Module::launch` takes with arguments the compiler
 //!   checks against the signature. The bodies are compiled for the device only.
 //!
-//! Three kernels, from the simplest up:
+//! Four kernels, from the simplest up:
 //! - [`add`]: safe (each thread writes only the element of its own thread index);
 //! - [`block_sum`]: `unsafe`, with shared memory (a block-wide tree sum) and one write per block;
-//! - [`axpy`]: safe and generic, one PTX entry per element type.
+//! - [`axpy`]: safe and generic, one PTX entry per element type;
+//! - [`reduce_monoid`]: the kit's device-wide reduction (`gpu_std::reduce`) over a type of this
+//!   crate, [`MinMax`], which implements [`Monoid`].
 #![no_std]
 // `#[kernel]` emits PTX kernel entries (`abi_ptx`); `static_shared!` declares its array with
 // inline PTX (`asm_experimental_arch`). Both only in the device build.
@@ -20,6 +22,7 @@
 #![cfg_attr(not(target_arch = "nvptx64"), allow(unused_imports, dead_code))]
 
 use gpu_std::math::{fmaf32, fmaf64};
+use gpu_std::reduce::{Fold, Monoid, device_reduce};
 use gpu_std::{
     DeviceCopy, DisjointSlice, block_idx, grid_stride, kernel, static_shared, syncthreads,
     thread_idx, thread_index,
@@ -178,4 +181,70 @@ pub fn axpy<T: Axpy>(a: T, x: &[T], mut y: DisjointSlice<T>) {
             *yi = T::axpy(a, xi, *yi);
         }
     }
+}
+
+/// Threads per block of [`reduce_monoid`] launches (`gpu_std::reduce::REDUCE_BLOCK`).
+pub const REDUCE_MONOID_BLOCK: u32 = gpu_std::reduce::REDUCE_BLOCK;
+
+/// The smallest and the largest of a run of floats: a commutative monoid ([`Monoid`]) whose
+/// reduction gives both in one pass. `#[repr(C)]`, so the host and the device agree on its
+/// layout, and [`Pod`](gpu_std::Pod) (two `f32`s, no padding), so it crosses lanes in warp
+/// shuffles word by word.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MinMax {
+    /// The smallest value.
+    pub min: f32,
+    /// The largest value.
+    pub max: f32,
+}
+
+// SAFETY: two `f32`s: 8 bytes, 4-byte aligned, no padding, any bits are a value.
+unsafe impl gpu_std::Pod for MinMax {}
+
+impl Monoid for MinMax {
+    /// Above every value as a minimum, below every value as a maximum.
+    const IDENTITY: Self = MinMax {
+        min: f32::INFINITY,
+        max: f32::NEG_INFINITY,
+    };
+
+    /// Both sides' extremes (`f32::min`/`f32::max`: a NaN loses to a number). Associative and
+    /// commutative, as `device_reduce` needs.
+    #[inline(always)]
+    fn combine(a: Self, b: Self) -> Self {
+        MinMax {
+            min: a.min.min(b.min),
+            max: a.max.max(b.max),
+        }
+    }
+}
+
+/// `*result` = the [`Monoid::combine`] of `input[0..n]` (the identity for `n = 0`), in one
+/// launch: the kit's device-wide reduction (`gpu_std::reduce::device_reduce`) over a monoid of
+/// your own, instantiated here for [`MinMax`] (entry `reduce_monoid_min_max`); add your own types
+/// to the list.
+///
+/// Algorithm (`device_reduce`): each block reads an even share of the input, each thread combines
+/// its elements, a warp-shuffle tree and shared memory combine a block's, and the last block to
+/// finish (an atomic ticket) combines the blocks' partials.
+///
+/// Launch: blocks of `gpu_std::reduce::REDUCE_BLOCK` (512) threads, any one-dimensional grid of
+/// at least one block (one wave of resident blocks is the fastest).
+///
+/// # Safety
+/// `input` is valid for `n` elements and not written during the launch; `partials` holds
+/// `gridDim.x` elements; `counter` points to a `u32` that is 0 and used by no concurrent launch
+/// (0 again when the kernel ends); `result` points to one element.
+#[kernel(instantiate(M = MinMax))]
+pub unsafe fn reduce_monoid<M: Monoid>(
+    input: *const M,
+    n: usize,
+    partials: *mut M,
+    counter: *mut u32,
+    result: *mut M,
+) {
+    let warp_totals = static_shared!(s_reduce_monoid: [M; 32]);
+    // SAFETY: forwarded to the caller's contract.
+    unsafe { device_reduce::<Fold<M>>(input, n, partials, counter, result, &warp_totals) }
 }
