@@ -15,9 +15,10 @@
 use cpu::reduce::{
     self, ArgMax, ArgMin, F16, Max, Min, Product, Reduce, ReduceKind, SegmentedKind, Sum,
 };
-use cpu::reduce::{Element, reference};
+use cpu::reduce::reference;
+use cpu::reduce::samples::{Sample, SumReference};
 use cudarc::driver::LaunchConfig;
-use lab_tests::{expect_err, fast_floats, gpu, gpu_trial, seed_for};
+use lab_tests::{expect_err, gpu, gpu_trial, seed_for};
 use libtest_mimic::{Failed, Trial};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -30,117 +31,6 @@ const SIZES: [(&str, usize); 5] = [
     ("1000003", 1_000_003),
     ("2e24_plus_1", (1 << 24) + 1),
 ];
-
-/// An element type of the trials: how its inputs are drawn and its results checked.
-trait Sample: Element + reference::Ordered + std::fmt::Debug + PartialEq {
-    /// The type's name in kernel entries.
-    const NAME: &'static str;
-    /// Whether it is a float type (NaN trials, sums checked within a bound).
-    const FLOAT: bool;
-    /// `n` random elements (integers over their whole range; floats in `[-1, 1)`).
-    fn random(seed: u64, n: usize) -> Vec<Self>;
-    /// `n` elements whose product is exact in any order and never 0.
-    fn factors(seed: u64, n: usize) -> Vec<Self>;
-    /// The element of `x` (NaN, infinities and signed zeros for the special trials; integers
-    /// saturate, so infinity is the type's largest value).
-    fn from_f64(x: f64) -> Self;
-    /// The sum of `x` as the reduction's result must equal it (integers) or an `f64` sum and the
-    /// sum of magnitudes (floats).
-    fn sum_reference(x: &[Self]) -> (f64, f64, Option<Self::Wide>);
-    /// The exact product.
-    fn product_reference(x: &[Self]) -> Self::Prod;
-    /// The machine epsilon of the sum's accumulator (0 for integers).
-    const SUM_EPS: f64;
-    /// A sum result as `f64`.
-    fn wide_f64(w: Self::Wide) -> f64;
-}
-
-macro_rules! int_sample {
-    ($($t:ty => $w:ty;)*) => {$(
-        impl Sample for $t {
-            const NAME: &'static str = stringify!($t);
-            const FLOAT: bool = false;
-            const SUM_EPS: f64 = 0.0;
-            fn random(seed: u64, n: usize) -> Vec<Self> {
-                let mut rng = StdRng::seed_from_u64(seed);
-                (0..n).map(|_| rng.random::<$t>()).collect()
-            }
-            fn factors(seed: u64, n: usize) -> Vec<Self> {
-                let mut rng = StdRng::seed_from_u64(seed);
-                (0..n).map(|_| rng.random::<$t>() | 1).collect()
-            }
-            fn from_f64(x: f64) -> Self {
-                x as $t
-            }
-            fn sum_reference(x: &[Self]) -> (f64, f64, Option<$w>) {
-                (0.0, 0.0, Some(x.iter().fold(0 as $w, |a, &v| a.wrapping_add(v as $w))))
-            }
-            fn product_reference(x: &[Self]) -> $w {
-                x.iter().fold(1 as $w, |a, &v| a.wrapping_mul(v as $w))
-            }
-            fn wide_f64(w: $w) -> f64 {
-                w as f64
-            }
-        }
-    )*};
-}
-int_sample! {
-    i8 => i64; i16 => i64; i32 => i64; i64 => i64;
-    u8 => u64; u16 => u64; u32 => u64; u64 => u64;
-}
-
-/// Positions and values of the exact factors: `±1` everywhere but up to 64 twos, 64 halves and
-/// 8 threes.
-fn float_factors(seed: u64, n: usize) -> Vec<f64> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut x: Vec<f64> = (0..n)
-        .map(|_| if rng.random::<bool>() { 1.0 } else { -1.0 })
-        .collect();
-    for (count, value) in [(64, 2.0), (64, 0.5), (8, 3.0)] {
-        for _ in 0..count.min(n / 4) {
-            let i = rng.random_range(0..n);
-            x[i] *= value;
-        }
-    }
-    x
-}
-
-macro_rules! float_sample {
-    ($($t:ty => $name:literal, $eps:expr, |$v:ident| $to_f64:expr, |$f:ident| $from_f64:expr;)*) => {$(
-        impl Sample for $t {
-            const NAME: &'static str = $name;
-            const FLOAT: bool = true;
-            const SUM_EPS: f64 = $eps;
-            fn random(seed: u64, n: usize) -> Vec<Self> {
-                fast_floats(seed, n).into_iter().map(|x| Self::from_f64(x as f64)).collect()
-            }
-            fn factors(seed: u64, n: usize) -> Vec<Self> {
-                float_factors(seed, n).into_iter().map(Self::from_f64).collect()
-            }
-            fn from_f64($f: f64) -> Self {
-                $from_f64
-            }
-            fn sum_reference(x: &[Self]) -> (f64, f64, Option<Self::Wide>) {
-                let (s, a) = x.iter().fold((0.0, 0.0), |(s, a), &$v| {
-                    let v: f64 = $to_f64;
-                    (s + v, a + v.abs())
-                });
-                (s, a, None)
-            }
-            fn product_reference(x: &[Self]) -> Self::Prod {
-                x.iter().fold(1.0f64, |p, &$v| p * $to_f64) as Self::Prod
-            }
-            fn wide_f64(w: Self::Wide) -> f64 {
-                w as f64
-            }
-        }
-    )*};
-}
-float_sample! {
-    f32 => "f32", f64::EPSILON, |v| v as f64, |f| f as f32;
-    f64 => "f64", f64::EPSILON, |v| v, |f| f;
-    F16 => "f16", f32::EPSILON as f64, |v| v.to_f64(), |f| F16::from_f64(f);
-}
 
 /// Runs the reduction `K` over `input` with a fresh workspace; returns the result and the launch.
 fn run<K: ReduceKind>(
@@ -226,13 +116,13 @@ where
 {
     let x = &input[offset..];
     let (got, cfg) = run::<Sum<T>>(gpu, input, offset)?;
-    let (expected, sum_abs, exact) = T::sum_reference(x);
-    match exact {
-        Some(exact) => same(&format!("sum {what}"), got, exact),
-        None => {
+    match T::sum_reference(x) {
+        SumReference::Exact(exact) => same(&format!("sum {what}"), got, exact),
+        SumReference::Float { sum, sum_abs } => {
             let depth = reference::reduce_depth(x.len(), size_of::<T>(), &cfg);
-            let bound = reference::sum_error_bound(x.len(), depth, T::SUM_EPS, sum_abs);
-            reference::check_sum(T::wide_f64(got), expected, bound)
+            let eps = T::EPS.unwrap_or(0.0);
+            let bound = reference::sum_error_bound(x.len(), depth, eps, sum_abs);
+            reference::check_sum(T::wide_f64(got), sum, bound)
                 .map_err(|m| format!("sum {what}: {m}").into())
         }
     }
@@ -280,7 +170,7 @@ where
         let gpu = gpu()?;
         let mut input = T::random(seed, 100_003);
         // The largest and smallest at the first element of the view, tied later on.
-        input[1] = T::from_f64(if T::FLOAT { 2.0 } else { f64::INFINITY });
+        input[1] = T::from_f64(if T::EPS.is_some() { 2.0 } else { f64::INFINITY });
         input[50_000] = input[1];
         check_all(&gpu, &input, 1, &format!("{name} seed={seed}"))
     }));
@@ -310,7 +200,7 @@ where
         let one = reduce::product(&gpu, &empty).map_err(e)?;
         same(&name, one, T::product_reference(&[]))
     }));
-    if T::FLOAT {
+    if T::EPS.is_some() {
         float_trials::<T>(&mut trials);
     }
     trials
@@ -419,16 +309,17 @@ where
             let x = T::random(seed, n);
             let ok = |_: &[T]| Ok(());
             check_segmented::<Sum<T>>(&gpu, &x, &offs, &format!("{name} sum"), ok, |got, seg| {
-                let (expected, sum_abs, exact) = T::sum_reference(seg);
-                match exact {
-                    Some(e) if *got == e => Ok(()),
-                    Some(e) => Err(format!("got {got:?}, expected {e:?}")),
-                    None => {
+                match T::sum_reference(seg) {
+                    SumReference::Exact(e) if *got == e => Ok(()),
+                    SumReference::Exact(e) => Err(format!("got {got:?}, expected {e:?}")),
+                    SumReference::Float { sum, sum_abs } => {
                         // One warp or block per segment: each lane adds its strided elements,
                         // then a tree of at most 10 levels.
                         let depth = seg.len() as u64 + 12;
-                        let bound = reference::sum_error_bound(seg.len(), depth, T::SUM_EPS, sum_abs);
-                        reference::check_sum(T::wide_f64(*got), expected, bound).map_err(|m| m.to_string())
+                        let eps = T::EPS.unwrap_or(0.0);
+                        let bound = reference::sum_error_bound(seg.len(), depth, eps, sum_abs);
+                        reference::check_sum(T::wide_f64(*got), sum, bound)
+                            .map_err(|m| m.to_string())
                     }
                 }
             })?;

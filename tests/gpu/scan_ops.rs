@@ -10,9 +10,10 @@
 //! must be exact.
 
 use cpu::reduce::{F16, Max, Min, Product, Sum};
-use cpu::reduce::{Element, reference as reduce_reference};
+use cpu::reduce::reference as reduce_reference;
+use cpu::reduce::samples::Sample;
 use cpu::scan::{self, Kind, ScanKind};
-use lab_tests::{expect_err, fast_floats, gpu, gpu_trial, seed_for};
+use lab_tests::{expect_err, gpu, gpu_trial, seed_for};
 use libtest_mimic::{Failed, Trial};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -26,84 +27,15 @@ const SIZES: [(&str, usize); 5] = [
     ("2e24_plus_1", (1 << 24) + 1),
 ];
 
-/// An element type of the trials.
-trait Sample: Element + reduce_reference::Ordered + std::fmt::Debug + PartialEq + Default {
-    const NAME: &'static str;
-    /// Float types' epsilon (of the `f32` scan for `f16`); `None` for integers.
-    const EPS: Option<f64>;
-    fn random(seed: u64, n: usize) -> Vec<Self>;
-    fn factors(seed: u64, n: usize) -> Vec<Self>;
-    fn from_f64(x: f64) -> Self;
-    fn to_f64(self) -> f64;
-    /// A poison value for outputs.
-    fn poison() -> Self;
-    fn wrapping_add(a: Self, b: Self) -> Self;
-    fn wrapping_mul(a: Self, b: Self) -> Self;
-}
-
-macro_rules! int_sample {
-    ($($t:ty),*) => {$(
-        impl Sample for $t {
-            const NAME: &'static str = stringify!($t);
-            const EPS: Option<f64> = None;
-            fn random(seed: u64, n: usize) -> Vec<Self> {
-                let mut rng = StdRng::seed_from_u64(seed);
-                (0..n).map(|_| rng.random::<$t>()).collect()
-            }
-            fn factors(seed: u64, n: usize) -> Vec<Self> {
-                let mut rng = StdRng::seed_from_u64(seed);
-                (0..n).map(|_| rng.random::<$t>() | 1).collect()
-            }
-            fn from_f64(x: f64) -> Self { x as $t }
-            fn to_f64(self) -> f64 { self as f64 }
-            fn poison() -> Self { <$t>::MAX / 3 }
-            fn wrapping_add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
-            fn wrapping_mul(a: Self, b: Self) -> Self { a.wrapping_mul(b) }
+/// The machine epsilon of `T`'s scans, which run in the element type (`f32` for `f16`).
+fn scan_eps<T: Sample>() -> Option<f64> {
+    T::EPS.map(|_| {
+        if T::NAME == "f64" {
+            f64::EPSILON
+        } else {
+            f32::EPSILON as f64
         }
-    )*};
-}
-int_sample!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-/// `±1` everywhere but up to `twos` twos and as many halves: every partial product is exact
-/// (and, with 8 for `f16`, in its range).
-fn float_factors(seed: u64, n: usize, twos: usize) -> Vec<f64> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut x: Vec<f64> = (0..n)
-        .map(|_| if rng.random::<bool>() { 1.0 } else { -1.0 })
-        .collect();
-    for value in [2.0, 0.5] {
-        for _ in 0..twos.min(n / 4) {
-            let i = rng.random_range(0..n);
-            x[i] *= value;
-        }
-    }
-    x
-}
-
-macro_rules! float_sample {
-    ($($t:ty => $name:literal, $eps:expr, |$v:ident| $to:expr, |$f:ident| $from:expr;)*) => {$(
-        impl Sample for $t {
-            const NAME: &'static str = $name;
-            const EPS: Option<f64> = Some($eps);
-            fn random(seed: u64, n: usize) -> Vec<Self> {
-                fast_floats(seed, n).into_iter().map(|x| Self::from_f64(x as f64)).collect()
-            }
-            fn factors(seed: u64, n: usize) -> Vec<Self> {
-                let twos = if $name == "f16" { 8 } else { 64 };
-                float_factors(seed, n, twos).into_iter().map(Self::from_f64).collect()
-            }
-            fn from_f64($f: f64) -> Self { $from }
-            fn to_f64(self) -> f64 { let $v = self; $to }
-            fn poison() -> Self { Self::from_f64(1234.5) }
-            fn wrapping_add(a: Self, b: Self) -> Self { Self::from_f64(a.to_f64() + b.to_f64()) }
-            fn wrapping_mul(a: Self, b: Self) -> Self { Self::from_f64(a.to_f64() * b.to_f64()) }
-        }
-    )*};
-}
-float_sample! {
-    f32 => "f32", f32::EPSILON as f64, |v| v as f64, |f| f as f32;
-    f64 => "f64", f64::EPSILON, |v| v, |f| f;
-    F16 => "f16", f32::EPSILON as f64, |v| v.to_f64(), |f| F16::from_f64(f);
+    })
 }
 
 /// An operator of the trials: its name, CPU operation and identity.
@@ -173,7 +105,7 @@ fn cpu_scan<T: Sample>(op: Op, x: &[T], kind: Kind, init: Option<T>) -> (Vec<f64
 fn check<T: Sample>(op: Op, got: &[T], x: &[T], kind: Kind, init: Option<T>, what: &str) -> Result<(), Failed> {
     let (sums, mags, exact) = cpu_scan(op, x, kind, init);
     for i in 0..got.len() {
-        let ok = match (op, T::EPS) {
+        let ok = match (op, scan_eps::<T>()) {
             (Op::Sum, Some(eps)) => {
                 let bound = (2.0 * 16384.0 + 64.0) * eps * mags[i] + if T::NAME == "f16" { mags[i].max(1.0) * 1e-3 } else { 0.0 };
                 (got[i].to_f64() - sums[i]).abs() <= bound
@@ -372,7 +304,7 @@ where
             }
             sum += x[i].to_f64();
             mag += x[i].to_f64().abs();
-            let ok = match (op, <K::Item as Sample>::EPS) {
+            let ok = match (op, scan_eps::<K::Item>()) {
                 (Op::Sum, Some(eps)) => {
                     // The look-back's order: at most two tiles' depth of roundings plus trees.
                     let bound = (2.0 * 16384.0 + 64.0) * eps * mag;

@@ -34,6 +34,8 @@
 
 pub mod ops;
 pub mod reference;
+#[cfg(feature = "rand")]
+pub mod samples;
 pub mod seed;
 pub mod segmented;
 pub mod square_sum;

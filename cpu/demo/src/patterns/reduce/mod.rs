@@ -1,6 +1,6 @@
 //! `demo reduce`: the seed's nine reductions, the template's block sizes, `reduce_sum`.
 
-pub(crate) mod ops;
+mod ops;
 mod sweep;
 
 use ops::op_sweep;

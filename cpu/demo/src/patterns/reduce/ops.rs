@@ -3,14 +3,10 @@
 //! type), each checked against the CPU and timed with the L2 flushed.
 
 use anyhow::Result;
-use cpu::reduce::{
-    ArgMax, ArgMin, Element, F16, Max, Min, Product, Reduce, ReduceKind, Sum, reference,
-};
-use cpu::verify::Mismatch;
+use cpu::reduce::samples::{Sample, SumReference};
+use cpu::reduce::{ArgMax, ArgMin, F16, Max, Min, Product, Reduce, ReduceKind, Sum, reference};
 use cpu::{Gpu, verify};
 use cudarc::driver::LaunchConfig;
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
 use super::sweep::reduce_footprint;
 use super::{Bench, Checked};
@@ -19,113 +15,6 @@ use crate::engine::out::Out;
 use crate::engine::report::{ChartKind, Table};
 use crate::engine::sweep::{Case, Sweep};
 use crate::engine::timing::L2Flush;
-
-/// An element type of the operator table and sweeps: its inputs and references.
-pub(crate) trait Sample: Element + reference::Ordered + std::fmt::Debug + PartialEq {
-    /// Its name in the table.
-    const NAME: &'static str;
-    /// `n` random elements (integers over their whole range, floats in `[-1, 1)`).
-    fn random(seed: u64, n: usize) -> Vec<Self>;
-    /// `n` elements whose product is exact in any order: `±1`, with up to 64 factors of 2 and
-    /// 64 of 0.5 for floats; odd numbers for integers (their product never reaches 0).
-    fn factors(seed: u64, n: usize) -> Vec<Self>;
-    /// The sum's reference: the exact (wrapping) sum for integers; for floats, the `f64` sum
-    /// and the sum of magnitudes.
-    fn sum_reference(x: &[Self]) -> SumReference<Self::Wide>;
-    /// The exact product (inputs from [`Sample::factors`]).
-    fn product_reference(x: &[Self]) -> Self::Prod;
-    /// A float sum as `f64`, with its accumulator's epsilon (`None` for integers).
-    fn float_sum(w: Self::Wide) -> Option<(f64, f64)>;
-}
-
-/// The reference of a sum.
-pub(crate) enum SumReference<W> {
-    /// Integers: the wrapping sum.
-    Exact(W),
-    /// Floats: the `f64` sum and the sum of magnitudes.
-    Float(f64, f64),
-}
-
-macro_rules! int_sample {
-    ($($t:ty => $w:ty;)*) => {$(
-        impl Sample for $t {
-            const NAME: &'static str = stringify!($t);
-            fn random(seed: u64, n: usize) -> Vec<Self> {
-                let mut rng = StdRng::seed_from_u64(seed);
-                (0..n).map(|_| rng.random::<$t>()).collect()
-            }
-            fn factors(seed: u64, n: usize) -> Vec<Self> {
-                let mut rng = StdRng::seed_from_u64(seed);
-                (0..n).map(|_| rng.random::<$t>() | 1).collect()
-            }
-            fn sum_reference(x: &[Self]) -> SumReference<$w> {
-                SumReference::Exact(x.iter().fold(0 as $w, |a, &v| a.wrapping_add(v as $w)))
-            }
-            fn product_reference(x: &[Self]) -> $w {
-                x.iter().fold(1 as $w, |a, &v| a.wrapping_mul(v as $w))
-            }
-            fn float_sum(_: $w) -> Option<(f64, f64)> {
-                None
-            }
-        }
-    )*};
-}
-int_sample! {
-    i8 => i64; i16 => i64; i32 => i64; i64 => i64;
-    u8 => u64; u16 => u64; u32 => u64; u64 => u64;
-}
-
-/// `n` exact factors as `f64`: `±1`, then up to 64 positions times 2 and 64 times 0.5.
-fn float_factors(seed: u64, n: usize) -> Vec<f64> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut x: Vec<f64> = (0..n)
-        .map(|_| if rng.random::<bool>() { 1.0 } else { -1.0 })
-        .collect();
-    for value in [2.0, 0.5] {
-        for _ in 0..64.min(n / 4) {
-            let i = rng.random_range(0..n);
-            x[i] *= value;
-        }
-    }
-    x
-}
-
-macro_rules! float_sample {
-    ($($t:ty => $name:literal, $eps:expr, |$v:ident| $to:expr, |$f:ident| $from:expr;)*) => {$(
-        impl Sample for $t {
-            const NAME: &'static str = $name;
-            fn random(seed: u64, n: usize) -> Vec<Self> {
-                let mut bits = vec![0u32; n];
-                StdRng::seed_from_u64(seed).fill(&mut bits[..]);
-                bits.into_iter()
-                    .map(|b| (b >> 8) as f64 * (2.0 / (1u32 << 24) as f64) - 1.0)
-                    .map(|$f| $from)
-                    .collect()
-            }
-            fn factors(seed: u64, n: usize) -> Vec<Self> {
-                float_factors(seed, n).into_iter().map(|$f| $from).collect()
-            }
-            fn sum_reference(x: &[Self]) -> SumReference<Self::Wide> {
-                let (s, a) = x.iter().fold((0.0, 0.0), |(s, a), &$v| {
-                    let v: f64 = $to;
-                    (s + v, a + v.abs())
-                });
-                SumReference::Float(s, a)
-            }
-            fn product_reference(x: &[Self]) -> Self::Prod {
-                x.iter().fold(1.0f64, |p, &$v| p * $to) as Self::Prod
-            }
-            fn float_sum(w: Self::Wide) -> Option<(f64, f64)> {
-                Some((w as f64, $eps))
-            }
-        }
-    )*};
-}
-float_sample! {
-    f32 => "f32", f64::EPSILON, |v| v as f64, |f| f as f32;
-    f64 => "f64", f64::EPSILON, |v| v, |f| f;
-    F16 => "f16", f32::EPSILON as f64, |v| v.to_f64(), |f| F16::from_f64(f);
-}
 
 /// The check of a sum of `n` elements against its reference.
 fn check_sum<T: Sample>(
@@ -137,26 +26,18 @@ fn check_sum<T: Sample>(
 where
     T::Wide: std::fmt::Debug + PartialEq,
 {
-    match (reference_sum, T::float_sum(got)) {
-        (SumReference::Exact(e), _) => (verify::exact(&[got], &[*e]), 0.0),
-        (SumReference::Float(e, sum_abs), Some((got, eps))) => {
+    match reference_sum {
+        SumReference::Exact(e) => (verify::exact(&[got], &[*e]), 0.0),
+        SumReference::Float { sum, sum_abs } => {
             let depth = reference::reduce_depth(n, size_of::<T>(), cfg);
+            let eps = T::EPS.unwrap_or(0.0);
             let bound = reference::sum_error_bound(n, depth, eps, *sum_abs);
+            let got = T::wide_f64(got);
             (
-                reference::check_sum(got, *e, bound),
-                (got - e).abs() / bound,
+                reference::check_sum(got, *sum, bound),
+                (got - sum).abs() / bound,
             )
         }
-        (SumReference::Float(..), None) => (Err(mismatch("a float sum")), f64::NAN),
-    }
-}
-
-fn mismatch(what: &str) -> Mismatch {
-    Mismatch {
-        index: 0,
-        got: what.into(),
-        expected: "its reference".into(),
-        count: 1,
     }
 }
 

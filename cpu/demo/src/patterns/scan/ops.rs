@@ -16,7 +16,7 @@ use crate::engine::options::Options;
 use crate::engine::out::Out;
 use crate::engine::report::{ChartKind, Table};
 use crate::engine::timing::{Ceiling, L2Flush};
-use crate::patterns::reduce::ops::Sample;
+use cpu::reduce::samples::Sample;
 
 /// An operator of the table and its CPU scan in `f64` (exact for every operator and input here
 /// but float sums) or in the element type (wrapping integers).
@@ -28,61 +28,31 @@ enum Op {
     Max,
 }
 
-/// The CPU's inclusive scan of `x` with `op`, and whether it is exact (float sums: an `f64` scan
-/// with the sums of magnitudes, checked within the look-back's bound).
-trait ScanSample: Sample + Default {
-    /// `op` of `a` and `b` in the element type (wrapping integers; floats in `f64`, rounded).
-    fn apply(op: Op, a: Self, b: Self) -> Self;
-    /// The value as `f64`.
-    fn f64(self) -> f64;
-    /// The machine epsilon of the scan's accumulator (`None` for integers).
-    const EPS: Option<f64>;
-}
-
-macro_rules! int_scan {
-    ($($t:ty),*) => {$(
-        impl ScanSample for $t {
-            const EPS: Option<f64> = None;
-            fn apply(op: Op, a: $t, b: $t) -> $t {
-                match op {
-                    Op::Sum => a.wrapping_add(b),
-                    Op::Product => a.wrapping_mul(b),
-                    Op::Min => a.min(b),
-                    Op::Max => a.max(b),
-                }
+/// `op` of `a` and `b` on the CPU: wrapping integers; floats in `f64`, rounded to the type
+/// (exact for the inputs here but float sums, which are checked within a bound instead).
+fn apply<T: Sample>(op: Op, a: T, b: T) -> T {
+    match op {
+        Op::Sum => T::wrapping_add(a, b),
+        Op::Product => T::wrapping_mul(a, b),
+        Op::Min => {
+            if b < a {
+                b
+            } else {
+                a
             }
-            fn f64(self) -> f64 { self as f64 }
         }
-    )*};
-}
-int_scan!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-macro_rules! float_scan {
-    ($($t:ty => $eps:expr, |$v:ident| $to:expr, |$f:ident| $from:expr;)*) => {$(
-        impl ScanSample for $t {
-            const EPS: Option<f64> = Some($eps);
-            fn apply(op: Op, a: $t, b: $t) -> $t {
-                let (x, y) = (a.f64(), b.f64());
-                let $f = match op {
-                    Op::Sum => x + y,
-                    Op::Product => x * y,
-                    Op::Min => x.min(y),
-                    Op::Max => x.max(y),
-                };
-                $from
+        Op::Max => {
+            if b > a {
+                b
+            } else {
+                a
             }
-            fn f64(self) -> f64 { let $v = self; $to }
         }
-    )*};
-}
-float_scan! {
-    f32 => f32::EPSILON as f64, |v| v as f64, |f| f as f32;
-    f64 => f64::EPSILON, |v| v, |f| f;
-    F16 => f32::EPSILON as f64, |v| v.to_f64(), |f| F16::from_f64(f);
+    }
 }
 
 /// Checks `got` against the CPU scan of `x` with `op` (by key: restarting where `keys` change).
-fn check<T: ScanSample>(
+fn check<T: Sample>(
     op: Op,
     x: &[T],
     got: &[T],
@@ -95,11 +65,19 @@ fn check<T: ScanSample>(
         if head {
             (exact, sum, mag) = (x[i], 0.0, 0.0);
         } else {
-            exact = T::apply(op, exact, x[i]);
+            exact = apply(op, exact, x[i]);
         }
-        sum += x[i].f64();
-        mag += x[i].f64().abs();
-        let ok = match (op, T::EPS) {
+        sum += x[i].to_f64();
+        mag += x[i].to_f64().abs();
+        // Scans run in the element type (`f16` in `f32`).
+        let eps = T::EPS.map(|_| {
+            if T::NAME == "f64" {
+                f64::EPSILON
+            } else {
+                f32::EPSILON as f64
+            }
+        });
+        let ok = match (op, eps) {
             (Op::Sum, Some(eps)) => {
                 // The look-back's order: two tiles' depth of roundings and the trees (f16: the
                 // f32 scan, then one rounding to f16 of each output).
@@ -107,7 +85,7 @@ fn check<T: ScanSample>(
                 if T::NAME == "f16" {
                     bound += mag.max(1.0) * 1e-3;
                 }
-                let err = (got[i].f64() - sum).abs();
+                let err = (got[i].to_f64() - sum).abs();
                 worst = worst.max(if bound > 0.0 { err / bound } else { err });
                 err <= bound
             }
@@ -132,7 +110,7 @@ struct Bench<'a> {
 
 /// Times `launch` after one run checked by `check`, and adds its row.
 #[allow(clippy::too_many_arguments)]
-fn row<T: ScanSample>(
+fn row<T: Sample>(
     bench: &Bench,
     flush: &mut L2Flush,
     table: &mut Table,
@@ -169,7 +147,7 @@ fn row<T: ScanSample>(
 }
 
 /// The four inclusive scans of `T` at `n` elements.
-fn type_rows<T: ScanSample>(
+fn type_rows<T: Sample>(
     bench: &Bench,
     flush: &mut L2Flush,
     table: &mut Table,
@@ -229,7 +207,7 @@ fn by_key_row<K: ByKeyKind>(
     n: usize,
 ) -> Result<()>
 where
-    K::Item: ScanSample,
+    K::Item: Sample,
 {
     let gpu = bench.gpu;
     let mut rng = StdRng::seed_from_u64(bench.opts.seed ^ 0x6b65);
