@@ -13,6 +13,9 @@
 //! let mut scalar = gpu.zeros::<f32>(1)?;
 //! reduce::sum_into::<SumF32>(&gpu, &data, &mut scalar)?; // stays on the device, no sync
 //! let squares: i32 = reduce::square_sum(&gpu, &gpu.upload(&[1, 2, 3])?)?; // 14
+//! let bytes = gpu.upload(&[7u8, 200, 3, 200])?;
+//! let (index, largest) = reduce::argmax(&gpu, &bytes)?; // (1, 200): the first of the ties
+//! let total: u64 = reduce::sum::<reduce::Sum<u8>>(&gpu, &bytes)?; // 410, accumulated in u64
 //! # Ok(())
 //! # }
 //! ```
@@ -22,6 +25,12 @@
 //!   (wrapping, exact), [`SumF32`], [`SumF32F64`] (f32 read, f64 accumulated). The handle
 //!   keeps the scratch for its stream, so only the first call of a kind allocates; a
 //!   [`ReduceSum`] of one's own does the same without the handle's lock.
+//! - [`reduce`](fn@reduce) / [`reduce_into`] and [`min`](fn@min), [`max`](fn@max),
+//!   [`argmin`], [`argmax`], [`product`]: CUB's and PyTorch's operators over every primitive type
+//!   ([`ops`]: `Sum`, `Product`, `Min`, `Max`, `ArgMin`, `ArgMax` of `i8`..`i64`, `u8`..`u64`,
+//!   `f32`, `f64`, `f16`), the same one launch (`gpu_std::reduce::device_reduce`).
+//! - [`segmented_reduce`] / [`segmented_reduce_into`]: every operator over the segments of CSR
+//!   offsets (CUB's `DeviceSegmentedReduce`).
 //! - [`square_sum`](fn@square_sum) / [`square_sum_into`]: `sum(x * x)` of `i32` the same way
 //!   ([`square_sum::SquareSumI32`]).
 //! - [`seed`]: the nine kernels of the seed "cuda 并行归约" (*Professional CUDA C

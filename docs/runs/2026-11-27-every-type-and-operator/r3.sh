@@ -3,6 +3,8 @@
 # CuPy, the scan's tile shape, and compute-sanitizer's four tools over demo reduce and demo scan.
 R=$OUT/r; mkdir -p $R
 rm -rf bundle; tar xJf .gpu/b.tar.xz; cd bundle
+# The bundle's PTX is the committed prebuilt PTX (carried without it, to fit).
+mkdir -p ptx && cp ../cpu/ptx/gpu_sm_*.ptx ptx/
 export NCCL_NVLS_ENABLE=0
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $R/device.txt
 if [ "${TESTS:-all}" = all ]; then
