@@ -179,7 +179,8 @@ where
     trials.push(gpu_trial(name.clone(), move || {
         let gpu = gpu()?;
         for v in [0.0, 1.0, -1.0] {
-            check_all(&gpu, &vec![T::from_f64(v); 70_001], 0, &name)?;
+            let all: Vec<T> = std::iter::repeat_n(T::from_f64(v), 70_001).collect();
+            check_all(&gpu, &all, 0, &name)?;
         }
         Ok(())
     }));

@@ -14,7 +14,7 @@
 //! NaN as PyTorch: `Min`/`Max` return NaN if any element is NaN; `ArgMin`/`ArgMax` count NaN
 //! as the extreme and return the first NaN. Ties go to the first index. An empty input gives
 //! the identity (0, 1, `T::MAX` / `T::MIN`, infinities for floats); an arg-reduction of an
-//! empty input is [`Error::EmptyInput`](crate::Error::EmptyInput).
+//! empty input is [`Error::EmptyInput`].
 
 use cudarc::driver::{DevicePtr, DeviceRepr};
 use gpu::reduce::ops::{Arithmetic, Ordered, reduce_op};

@@ -57,6 +57,8 @@ pub use workspace::ScanWorkspace;
 pub use gpu::scan::{LOOKBACK_BLOCK, LOOKBACK_MIN_BLOCK, LOOKBACK_MIN_TILE, LOOKBACK_TILE};
 
 use crate::context::Gpu;
+#[allow(unused_imports)] // doc links
+use crate::error::Error;
 use crate::error::Result;
 use crate::kernel::Kernel;
 

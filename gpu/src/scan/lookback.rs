@@ -461,13 +461,29 @@ unsafe fn publish<S: ScanOp>(status: *mut u64, tile: usize, flag: u64, epoch: u3
             let words = size.div_ceil(8);
             let base = status.add(tile * status_words(size));
             let slot = base.add(if flag == STATUS_PREFIX { 1 + words } else { 1 });
-            let bytes = (&raw const value).cast::<u8>();
-            for w in 0..words {
-                let mut word = 0u64;
-                let len = (size - 8 * w).min(8);
-                core::ptr::copy_nonoverlapping(bytes.add(8 * w), (&raw mut word).cast(), len);
-                atomic_store_64_device(slot.add(w), Ordering::Relaxed, word);
+            let halves = (&raw const value).cast::<u32>();
+            // 32-bit halves of 64-bit words (`Pod` is whole 4-byte words), each index a
+            // constant (`words!`), so `value` stays in registers.
+            macro_rules! words {
+                ($($w:literal)*) => {$(
+                    if $w < words {
+                        let low = halves.add(2 * $w).read_unaligned() as u64;
+                        let high = if 2 * $w + 1 < size / 4 {
+                            halves.add(2 * $w + 1).read_unaligned() as u64
+                        } else {
+                            0
+                        };
+                        atomic_store_64_device(slot.add($w), Ordering::Relaxed, low | high << 32);
+                    }
+                )*};
             }
+            const {
+                assert!(
+                    size_of::<S::Acc>() <= 32,
+                    "the look-back publishes up to four words"
+                )
+            };
+            words!(0 1 2 3);
             atomic_store_64_device(base, Ordering::Release, pack_status(flag, epoch, 0));
         }
     }
@@ -503,12 +519,20 @@ unsafe fn read<S: ScanOp>(status: *mut u64, tile: usize, epoch: u32) -> (bool, b
             let mut value = S::IDENTITY;
             if ready {
                 let slot = base.add(if is_prefix { 1 + words } else { 1 });
-                let bytes = (&raw mut value).cast::<u8>();
-                for w in 0..words {
-                    let word = atomic_load_64_device(slot.add(w), Ordering::Relaxed);
-                    let len = (size - 8 * w).min(8);
-                    core::ptr::copy_nonoverlapping((&raw const word).cast(), bytes.add(8 * w), len);
+                let halves = (&raw mut value).cast::<u32>();
+                // As in `publish`: constant indices only.
+                macro_rules! words {
+                    ($($w:literal)*) => {$(
+                        if $w < words {
+                            let word = atomic_load_64_device(slot.add($w), Ordering::Relaxed);
+                            halves.add(2 * $w).write_unaligned(word as u32);
+                            if 2 * $w + 1 < size / 4 {
+                                halves.add(2 * $w + 1).write_unaligned((word >> 32) as u32);
+                            }
+                        }
+                    )*};
                 }
+                words!(0 1 2 3);
             }
             (ready, is_prefix, value)
         }
@@ -538,7 +562,7 @@ unsafe fn atomic_store_32(word: *mut u32, value: u32) {
 ///
 /// Launch: blocks of any multiple of 32 threads up to 1024 (the host picks 128, 256 or
 /// [`LOOKBACK_BLOCK`](super::LOOKBACK_BLOCK) with [`lookback_block`](super::lookback_block))
-/// and one block per tile of `blockDim.x *` [`lookback_items`](super::lookback_items) elements
+/// and one block per tile of `blockDim.x *` [`lookback_items`] elements
 /// (32 per thread, 16 for 8-byte elements; at least 1 when `n > 0`).
 ///
 /// Parameters: `status` holds [`status_words`] words per tile (`gridDim.x` tiles); `counter` is

@@ -134,8 +134,10 @@ pub const fn pack_status(status: u64, epoch: u32, value_bits: u32) -> u64 {
 
 /// An operator of the look-back scan (`scan_lookback`): elements of `Item` in memory, lifted into
 /// the accumulator `Acc` (of 4 or 8 bytes), combined by an associative and commutative `combine`
-/// with identity `IDENTITY`, and stored back as `Item`. Implemented for [`Sum`], [`Product`],
-/// [`Min`] and [`Max`] of every primitive type ([`ops`](crate::reduce::ops)' markers): `i8`,
+/// with identity `IDENTITY`, and stored back as `Item`. Implemented for
+/// [`Sum`](crate::reduce::ops::Sum), [`Product`](crate::reduce::ops::Product),
+/// [`Min`](crate::reduce::ops::Min) and [`Max`](crate::reduce::ops::Max) of every primitive type
+/// ([`ops`](crate::reduce::ops)' markers): `i8`,
 /// `i16`, `u8`, `u16` and `f16` are scanned in 32 bits (`i32`, `u32`, `f32`) and narrowed as they
 /// are stored, which for wrapping sums and products gives the bits of the narrow type's own
 /// arithmetic (CUB's result for an output of the input's type), and for `f16` rounds each

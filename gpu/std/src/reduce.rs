@@ -283,6 +283,7 @@ unsafe fn thread_vectors<R: Reduction>(
         // SAFETY: `rank < head <= n`.
         acc = R::accumulate(acc, unsafe { input.add(rank).read() }, rank);
     }
+    // 4- to 16-byte elements: a loop LLVM unrolls (as measured in `docs/patterns/reduce.md`).
     let combine_group = |acc: R::Acc, w: [u32; 4], g: usize| {
         let items = w.as_ptr().cast::<R::Item>();
         let mut acc = acc;
@@ -294,6 +295,30 @@ unsafe fn thread_vectors<R: Reduction>(
             acc = R::accumulate(acc, x, head + g * per_group + j);
             j += 1;
         }
+        acc
+    };
+    // 1- and 2-byte elements (8 or 16 per group): written out, see `groups!` below.
+    let combine_narrow = |acc: R::Acc, w: [u32; 4], g: usize| {
+        // The group as one 128-bit value: element `j` is its bits from `8 size j` up (the
+        // words are little-endian), taken with shifts rather than through a pointer into `w`,
+        // which would keep `w` in local memory.
+        let bits =
+            w[0] as u128 | (w[1] as u128) << 32 | (w[2] as u128) << 64 | (w[3] as u128) << 96;
+        let mut acc = acc;
+        // Written out for every element a group can hold (16 of a 1-byte type), each guarded by
+        // the constant `per_group`.
+        macro_rules! elements {
+            ($($j:literal)*) => {$(
+                if $j < per_group {
+                    let shifted = bits >> (8 * size * $j);
+                    // SAFETY: `R::Item` has `size <= 16` bytes of plain bits, here the low bytes
+                    // of `shifted`, which the input held.
+                    let x = unsafe { core::mem::transmute_copy::<u128, R::Item>(&shifted) };
+                    acc = R::accumulate(acc, x, head + g * per_group + $j);
+                }
+            )*};
+        }
+        elements!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
         acc
     };
     let mut t = first;
@@ -311,13 +336,29 @@ unsafe fn thread_vectors<R: Reduction>(
             }
             u += 1;
         }
-        let mut u = 0;
-        while u < U {
-            let g = base + u * block;
-            if g < groups {
-                acc = combine_group(acc, w[u], g);
+        if size <= 2 {
+            // Written out per load (`REDUCE_UNROLL` is 4), so that `w` keeps constant indices:
+            // a group of 8 or 16 elements is too long for LLVM to unroll a loop around it,
+            // and a rolled loop reads `w` from local memory.
+            const { assert!(U == 4, "`groups!` below combines four loads") };
+            macro_rules! groups {
+                ($($u:literal)*) => {$(
+                    let g = base + $u * block;
+                    if g < groups {
+                        acc = combine_narrow(acc, w[$u], g);
+                    }
+                )*};
             }
-            u += 1;
+            groups!(0 1 2 3);
+        } else {
+            let mut u = 0;
+            while u < U {
+                let g = base + u * block;
+                if g < groups {
+                    acc = combine_group(acc, w[u], g);
+                }
+                u += 1;
+            }
         }
         t += 1;
     }
