@@ -20,8 +20,8 @@
 //! runs at the speed of the copy it has to do.
 
 use super::{
-    LOOKBACK_VECTORS, LOOKBACK_WARP_ITEMS, STATUS_AGGREGATE, STATUS_PREFIX, ScanOp, lookback_items,
-    pack_status, warp_inclusive,
+    LOOKBACK_VECTORS, LOOKBACK_WARP_ITEMS, STATUS_AGGREGATE, STATUS_PREFIX, ScanOp, pack_status,
+    warp_inclusive,
 };
 use crate::reduce::ops::{F16, Max, Min, Product, Sum};
 use core::sync::atomic::Ordering;
@@ -60,7 +60,7 @@ macro_rules! unroll {
 /// The look-back scan of `n` elements of `S::Item` (see the module docs), each lifted into the
 /// accumulator by `lift(index, element)`: [`lookback_tile`] with the element type's shape of
 /// `V` 16-byte vectors of `L` elements per thread (8 x 4 for 4-byte elements, 8 x 2 for 8-byte
-/// ones, 4 x 8 and 2 x 16 for 2- and 1-byte ones: [`lookback_items`] per thread), so that every
+/// ones, 4 x 8 and 2 x 16 for 2- and 1-byte ones: [`lookback_items`](super::lookback_items) per thread), so that every
 /// register array has constant bounds and stays in registers.
 ///
 /// # Safety
@@ -562,7 +562,7 @@ unsafe fn atomic_store_32(word: *mut u32, value: u32) {
 ///
 /// Launch: blocks of any multiple of 32 threads up to 1024 (the host picks 128, 256 or
 /// [`LOOKBACK_BLOCK`](super::LOOKBACK_BLOCK) with [`lookback_block`](super::lookback_block))
-/// and one block per tile of `blockDim.x *` [`lookback_items`] elements
+/// and one block per tile of `blockDim.x *` [`lookback_items`](super::lookback_items) elements
 /// (32 per thread, 16 for 8-byte elements; at least 1 when `n > 0`).
 ///
 /// Parameters: `status` holds [`status_words`] words per tile (`gridDim.x` tiles); `counter` is

@@ -109,7 +109,7 @@ impl<T: Pod> WarpShuffle for T {
     fn shuffle(self, mode: Mode, mask: u32, operand: u32) -> Self {
         const {
             assert!(
-                size_of::<T>() > 0 && size_of::<T>() % 4 == 0,
+                size_of::<T>() > 0 && size_of::<T>().is_multiple_of(4),
                 "a `Pod` type is whole 32-bit words"
             )
         };
