@@ -129,9 +129,9 @@ impl Variant {
             }
             Variant::StreamBased => sections(b * c) * (coarse + 1) + n - (b * c).min(n),
             Variant::DecoupledLookback => {
-                // Per vector of 4 per thread: 3 in the vector, 5 in the warp scan, 1 for the
-                // warp's running total, 2 for the offset, 4 for the elements.
-                n.div_ceil(4) * 15
+                // Per thread's run of 32 (the tile staged in shared memory, scanned blocked):
+                // 32 for its total, 5 in the warp scan, 1 for its offset, 32 for its outputs.
+                n.div_ceil(32) * 70
             }
         }
     }
@@ -161,7 +161,9 @@ impl Variant {
                 levels * (coarse + 1)
             }
             Variant::StreamBased => coarse + n.div_ceil(b * c),
-            Variant::DecoupledLookback => 3 + 5 + k::LOOKBACK_VECTORS as u64 + 16 + 3 + 1,
+            // The thread's run, the warp scan, the warp totals' scan, the look-back window's
+            // reduction, the outputs.
+            Variant::DecoupledLookback => 32 + 5 + 5 + 5 + 32,
         }
     }
 }

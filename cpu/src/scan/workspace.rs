@@ -172,7 +172,8 @@ impl<T> ScanWorkspace<T> {
         expect_len("output", n, output.len())?;
         let words = k::status_words(K::ACC_BYTES);
         let kernel = K::KERNEL.name();
-        let Some((cfg, epoch)) = self.prepare_kernel(gpu, kernel, n, size_of::<T>(), words)? else {
+        let cfg = Self::scan_config(gpu, kernel, n.max(1), size_of::<T>())?;
+        let Some((cfg, epoch)) = self.prepare_kernel(gpu, kernel, n, cfg, words)? else {
             return Ok(EMPTY_LAUNCH);
         };
         let keys = gpu.bind(keys);
@@ -202,20 +203,36 @@ impl<T> ScanWorkspace<T> {
         Ok(cfg)
     }
 
-    /// The launch of the scan `K` for `n` elements: blocks of
-    /// [`gpu::scan::lookback_block_of`] threads on this device, at most
-    /// [`gpu::scan::lookback_max_block`] of the kernel's registers, one per tile of
-    /// [`gpu::scan::lookback_tile_of`] elements.
+    /// The launch of the scan `K` for `n` elements: blocks of [`gpu::scan::scan_block`] threads
+    /// on this device (256, or 128 for inputs of fewer than four tiles of 256 per SM), one per
+    /// tile of [`gpu::scan::lookback_tile_of`] elements, each with the
+    /// [`gpu::scan::staged::staged_shared_bytes`] of dynamic shared memory its tile is staged in.
     ///
     /// # Errors
     /// [`Error::GridTooLarge`] for more tiles than a grid holds; [`Error::Driver`] if the SM
-    /// count or the kernel's registers cannot be read.
+    /// count cannot be read.
     pub fn launch_config_for<K: ScanKind>(gpu: &Gpu, n: usize) -> Result<LaunchConfig> {
-        Self::launch_config_of(gpu, K::KERNEL.name(), n, size_of::<K::Item>())
+        Self::scan_config(gpu, K::KERNEL.name(), n, size_of::<K::Item>())
     }
 
-    /// The launch of the look-back kernel `kernel` (a scan or a compaction) for `n` elements:
-    /// at most [`gpu::scan::lookback_max_block`] of its registers on this device.
+    /// The launch of the look-back scan `kernel` ([`gpu::scan::lookback::scan_lookback`] or
+    /// [`gpu::scan::by_key::scan_by_key`]) for `n` elements of `item_bytes` bytes.
+    fn scan_config(
+        gpu: &Gpu,
+        kernel: &'static str,
+        n: usize,
+        item_bytes: usize,
+    ) -> Result<LaunchConfig> {
+        let block = k::scan_block(n, item_bytes, gpu.sm_count()?);
+        let tile = k::lookback_tile_of(block, item_bytes) as u64;
+        let grid = launch::blocks_to_cover(kernel, n, tile)?;
+        let shared = k::staged::staged_shared_bytes(block, item_bytes) as u32;
+        Ok(launch::linear(grid, block, shared))
+    }
+
+    /// The launch of the look-back kernel `kernel` whose tile is in registers (the compaction
+    /// and the tile copy) for `n` elements: at most [`gpu::scan::lookback_max_block`] of its
+    /// registers on this device.
     fn launch_config_of(
         gpu: &Gpu,
         kernel: &'static str,
@@ -233,24 +250,24 @@ impl<T> ScanWorkspace<T> {
     /// [`prepare_kernel`](Self::prepare_kernel)).
     fn prepare<K: ScanKind>(&mut self, gpu: &Gpu, n: usize) -> Result<Option<(LaunchConfig, u32)>> {
         let words = k::status_words(size_of::<K::Acc>());
-        self.prepare_kernel(gpu, K::KERNEL.name(), n, size_of::<K::Item>(), words)
+        let cfg = Self::launch_config_for::<K>(gpu, n.max(1))?;
+        self.prepare_kernel(gpu, K::KERNEL.name(), n, cfg, words)
     }
 
-    /// The launch of `kernel` (of `item_bytes`-byte elements, `words` status words per tile)
-    /// for `n` elements and the launch's epoch, after growing the status words if needed and
-    /// clearing them when the epoch wraps; `None` for `n == 0`.
+    /// The launch `cfg` of `kernel` (`words` status words per tile) for `n` elements and the
+    /// launch's epoch, after growing the status words if needed and clearing them when the
+    /// epoch wraps; `None` for `n == 0`.
     fn prepare_kernel(
         &mut self,
         gpu: &Gpu,
         kernel: &'static str,
         n: usize,
-        item_bytes: usize,
+        cfg: LaunchConfig,
         words: usize,
     ) -> Result<Option<(LaunchConfig, u32)>> {
         if n == 0 {
             return Ok(None);
         }
-        let cfg = Self::launch_config_of(gpu, kernel, n, item_bytes)?;
         let needed = cfg.grid_dim.0 as usize * words;
         if needed > self.status.len() {
             self.status = gpu.zeros(needed)?;
@@ -353,7 +370,8 @@ impl<T: SelectElement> ScanWorkspace<T> {
                 max: u32::MAX as u64,
             });
         }
-        let Some((cfg, epoch)) = self.prepare_kernel(gpu, T::SELECT.name(), n, 4, 1)? else {
+        let cfg = Self::launch_config_of(gpu, T::SELECT.name(), n.max(1), 4)?;
+        let Some((cfg, epoch)) = self.prepare_kernel(gpu, T::SELECT.name(), n, cfg, 1)? else {
             gpu.stream()
                 .memset_zeros(count)
                 .map_err(|source| Error::Driver {

@@ -2,23 +2,23 @@
 //! Prefix Scan with Decoupled Look-back", NVIDIA Research, 2016; CUB's `DeviceScan`): the scan
 //! a user should call, one read and one write per element.
 //!
-//! Each block takes the next tile of `blockDim.x * 32` elements ([`LOOKBACK_TILE`](super::LOOKBACK_TILE)
-//! for blocks of 512; an atomic ticket, so tiles are handed out in the order blocks start),
-//! loads it with 16-byte loads (eight per thread, each warp instruction one coalesced 512-byte
-//! run), scans it in registers (each thread's four elements of a vector in sequence, then warp
-//! shuffles across lanes and across the eight vectors, then the warp totals through shared
-//! memory), and
-//! publishes its aggregate in its status word. Warp 0 then looks back: each lane reads the
-//! status word of one of the 32 tiles before it; if the nearest tile that has published its
-//! inclusive prefix is among them, the sum of the aggregates up to it and its prefix is this
-//! tile's exclusive prefix; if none has, the warp adds the 32 aggregates and moves its window
-//! 32 tiles further back. It publishes the inclusive prefix, and every thread adds the
-//! prefix to its elements and stores them with 16-byte stores. A tile therefore never waits
-//! for its predecessors to finish, only for them to publish their aggregates, which they do
-//! as soon as their own elements are scanned: the chain of dependent global-memory round trips
-//! of the stream-based scan becomes one look-back of a few status words per tile, and the scan
-//! runs at the speed of the copy it has to do.
+//! Each block takes the next tile of `blockDim.x *` [`lookback_items`](super::lookback_items)
+//! elements (32 per thread, 16 of 8-byte ones; an atomic ticket, so tiles are handed out in the
+//! order blocks start) and stages it in shared memory ([`staged`](super::staged): asynchronous
+//! 16-byte copies, each warp's one coalesced 512-byte run, that hold no registers in flight).
+//! Each thread combines its own contiguous run of elements, a warp scan and the warp totals
+//! give the block's scan of those, and the tile's aggregate is published in its status word.
+//! Warp 0 then looks back: each lane reads the status word of one of the 32 tiles before it;
+//! if the nearest tile that has published its inclusive prefix is among them, the sum of the
+//! aggregates up to it and its prefix is this tile's exclusive prefix; if none has, the warp
+//! adds the 32 aggregates and moves its window 32 tiles further back. It publishes the
+//! inclusive prefix, every thread writes its outputs over its elements in shared memory, and
+//! the block stores the tile with coalesced 16-byte stores. A tile therefore never waits for
+//! its predecessors to finish, only for them to publish their aggregates, which they do as soon
+//! as their own elements are loaded and combined: the chain of dependent global-memory round
+//! trips of the stream-based scan becomes one look-back of a few status words per tile.
 
+use super::staged::staged_tile;
 use super::{
     LOOKBACK_VECTORS, LOOKBACK_WARP_ITEMS, STATUS_AGGREGATE, STATUS_PREFIX, ScanOp, pack_status,
     warp_inclusive,
@@ -35,37 +35,16 @@ use gpu_std::{
 /// Slots for warp totals: up to 32 warps (1024 threads).
 pub(crate) const MAX_WARPS: usize = 32;
 
-/// Runs `$body` with `$i` bound to each of `0..$n` (`$n` a constant up to `$max`, 8 or 16),
-/// written out one copy per index: the register arrays a body indexes then have constant indices
-/// and stay in registers. (A loop that LLVM leaves rolled, as it does past its unrolling budget
-/// for the longer operators' bodies, indexes them in local memory instead.)
-macro_rules! unroll {
-    ($i:ident < $n:expr, 8 => $body:block) => {
-        unroll!(@ $i, $n, $body, 0 1 2 3 4 5 6 7)
-    };
-    ($i:ident < $n:expr, 16 => $body:block) => {
-        unroll!(@ $i, $n, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-    };
-    (@ $i:ident, $n:expr, $body:block, $($k:literal)*) => {
-        $(
-            #[allow(clippy::reversed_empty_ranges, unused_comparisons)]
-            if $k < $n {
-                let $i: usize = $k;
-                $body
-            }
-        )*
-    };
-}
-
 /// The look-back scan of `n` elements of `S::Item` (see the module docs), each lifted into the
-/// accumulator by `lift(index, element)`: [`lookback_tile`] with the element type's shape of
-/// `V` 16-byte vectors of `L` elements per thread (8 x 4 for 4-byte elements, 8 x 2 for 8-byte
-/// ones, 4 x 8 and 2 x 16 for 2- and 1-byte ones: [`lookback_items`](super::lookback_items) per thread), so that every
-/// register array has constant bounds and stays in registers.
+/// accumulator by `lift(index, element)`: one tile per block, staged in shared memory
+/// ([`staged_tile`]) with [`lookback_items`](super::lookback_items) elements per thread (eight
+/// 16-byte units of 4- and 8-byte elements, four of 2-byte ones, one of 1-byte ones).
 ///
 /// # Safety
 /// See [`scan_lookback_i32`]; `ticket`, `warp_totals` and `tile_prefix` are this block's shared
-/// arrays.
+/// arrays; the launch's dynamic shared memory holds
+/// [`staged_shared_bytes`](super::staged::staged_shared_bytes)`(blockDim.x, size_of::<S::Item>())`
+/// bytes.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn lookback<S: ScanOp>(
@@ -85,21 +64,20 @@ pub(crate) unsafe fn lookback<S: ScanOp>(
     ),
 ) {
     let args = (input, output, n, status, counter, epoch, exclusive, init);
-    // SAFETY: forwarded to the caller's contract; each arm's shape holds `lookback_items`
+    // SAFETY: forwarded to the caller's contract; each arm's units hold `lookback_items`
     // elements of its size per thread.
     unsafe {
         match size_of::<S::Item>() {
-            1 => lookback_tile::<S, 2, 16>(args, lift, shared),
-            2 => lookback_tile::<S, 4, 8>(args, lift, shared),
-            4 => lookback_tile::<S, 8, 4>(args, lift, shared),
-            _ => lookback_tile::<S, 8, 2>(args, lift, shared),
+            1 => staged_tile::<S, 1, true>(args, lift, shared),
+            2 => staged_tile::<S, 4, true>(args, lift, shared),
+            _ => staged_tile::<S, 8, true>(args, lift, shared),
         }
     }
 }
 
 /// The arguments every tile of a look-back launch shares: `input`, `output`, `n`, `status`,
 /// `counter`, `epoch`, `exclusive`, `init`.
-type TileArgs<S> = (
+pub(crate) type TileArgs<S> = (
     *const <S as ScanOp>::Item,
     *mut <S as ScanOp>::Item,
     usize,
@@ -109,146 +87,6 @@ type TileArgs<S> = (
     bool,
     <S as ScanOp>::Acc,
 );
-
-/// One tile of the look-back scan, each thread holding `V` 16-byte vectors of `L` elements
-/// (`V * L == lookback_items(size_of::<S::Item>())`, `L * size_of::<S::Item>() == 16`).
-///
-/// # Safety
-/// As [`lookback`].
-#[inline(always)]
-unsafe fn lookback_tile<S: ScanOp, const V: usize, const L: usize>(
-    args: TileArgs<S>,
-    lift: impl Fn(usize, S::Item) -> S::Acc,
-    shared: (
-        &SharedArray<u32, 1>,
-        &SharedArray<S::Acc, MAX_WARPS>,
-        &SharedArray<S::Acc, 1>,
-    ),
-) {
-    let (input, output, n, status, counter, epoch, exclusive, init) = args;
-    let (ticket, warp_totals, tile_prefix) = shared;
-    let tid = thread_idx().x as usize;
-    let lane = (tid % 32) as u32;
-    let warp = tid / 32;
-    let warps = block_dim().x as usize / 32;
-    let warp_items = 32 * V * L;
-    let tile_items = warps * warp_items;
-
-    // SAFETY (the whole body): the caller's contract covers `counter`, `status` (the words of
-    // every tile, `tile < gridDim.x`) and the element pointers; element accesses are either
-    // inside a whole tile (`full`) or guarded by `< n`; shared indices are below their lengths.
-    unsafe {
-        let tile = take_ticket(counter, ticket);
-        let base = tile * tile_items;
-        let seg = base + warp * warp_items;
-        let full = base + tile_items <= n;
-        let vectors = ((input as usize | output as usize) & 15) == 0;
-        let in_place = core::ptr::eq(input, output.cast_const());
-        // Element `j` of vector `k` of lane `l`: `seg + L (32 k + l) + j`.
-        let index = |k: usize, j: usize| seg + L * (32 * k + lane as usize) + j;
-
-        // Load, lifted into the accumulator; past the end, the identity.
-        let mut x = [[S::IDENTITY; L]; V];
-        if full && vectors {
-            unroll!(k < V, 8 => {
-                let p = input.add(index(k, 0)).cast::<u32>();
-                // The read-only path only when no thread of this launch writes the input.
-                let w = if in_place {
-                    load_global_v4_u32(p)
-                } else {
-                    load_global_nc_v4_u32(p)
-                };
-                let elements = w.as_ptr().cast::<S::Item>();
-                unroll!(j < L, 16 => {
-                    x[k][j] = lift(index(k, j), elements.add(j).read_unaligned());
-                });
-            });
-        } else {
-            unroll!(k < V, 8 => {
-                unroll!(j < L, 16 => {
-                    if index(k, j) < n {
-                        x[k][j] = lift(index(k, j), *input.add(index(k, j)));
-                    }
-                });
-            });
-        }
-
-        // Scan in registers: each vector in sequence, then across the lanes (warp shuffles),
-        // then across the warp's vectors.
-        let mut incl = x;
-        unroll!(k < V, 8 => {
-            unroll!(j < L, 16 => {
-                if j > 0 {
-                    incl[k][j] = S::combine(incl[k][j - 1], incl[k][j]);
-                }
-            });
-        });
-        // The warp's part of vector k's offset: its vectors before k plus the lanes before
-        // this one in k, added now (the same additions in the same order as after the
-        // look-back) so that one register per vector lives through the look-back, not two.
-        let mut before = [S::IDENTITY; V];
-        let mut warp_sum = S::IDENTITY;
-        unroll!(k < V, 8 => {
-            let scanned = warp_inclusive::<S>(incl[k][L - 1], lane);
-            let up = shfl_up_sync(FULL_MASK, scanned, 1);
-            let lane_prefix = if lane == 0 { S::IDENTITY } else { up };
-            before[k] = S::combine(warp_sum, lane_prefix);
-            warp_sum = S::combine(warp_sum, shfl_idx_sync(FULL_MASK, scanned, 31));
-        });
-        if lane == 0 {
-            warp_totals.write(warp, warp_sum);
-        }
-        syncthreads();
-
-        // Warp 0: the tile's aggregate, published at once; then the look-back.
-        if warp == 0 {
-            let (prefix, _) =
-                block_look_back::<S>(warp_totals, warps, status, tile, epoch, init, lane);
-            if lane == 0 {
-                tile_prefix.write(0, prefix);
-            }
-        }
-        syncthreads();
-
-        // The offset of this warp: the tile's prefix and the warps before it.
-        let mut offset = tile_prefix.read(0);
-        for w in 0..warp {
-            offset = S::combine(offset, warp_totals.read(w));
-        }
-        let mut out = [[S::IDENTITY; L]; V];
-        unroll!(k < V, 8 => {
-            let o = S::combine(offset, before[k]);
-            unroll!(j < L, 16 => {
-                let own = if !exclusive {
-                    incl[k][j]
-                } else if j == 0 {
-                    S::IDENTITY
-                } else {
-                    incl[k][j - 1]
-                };
-                out[k][j] = S::combine(o, own);
-            });
-        });
-        if full && vectors {
-            unroll!(k < V, 8 => {
-                let mut w = [0u32; 4];
-                let elements = w.as_mut_ptr().cast::<S::Item>();
-                unroll!(j < L, 16 => {
-                    elements.add(j).write_unaligned(S::store(out[k][j]));
-                });
-                store_global_v4_u32(output.add(index(k, 0)).cast::<u32>(), w);
-            });
-        } else {
-            unroll!(k < V, 8 => {
-                unroll!(j < L, 16 => {
-                    if index(k, j) < n {
-                        *output.add(index(k, j)) = S::store(out[k][j]);
-                    }
-                });
-            });
-        }
-    }
-}
 
 /// The tile of this block: the next ticket of `counter`, broadcast through `ticket`. Tiles are
 /// handed out in the order blocks start, so a tile only ever waits for tiles whose blocks are
@@ -560,10 +398,12 @@ unsafe fn atomic_store_32(word: *mut u32, value: u32) {
 /// `i64`, `u8`..`u64`, `f32`, `f64`, `f16`. Floats combine in an order that depends on the timing
 /// of the look-back, so sums and products may differ in the last bits from run to run.
 ///
-/// Launch: blocks of any multiple of 32 threads up to 1024 (the host picks 128, 256 or
-/// [`LOOKBACK_BLOCK`](super::LOOKBACK_BLOCK) with [`lookback_block`](super::lookback_block))
-/// and one block per tile of `blockDim.x *` [`lookback_items`](super::lookback_items) elements
-/// (32 per thread, 16 for 8-byte elements; at least 1 when `n > 0`).
+/// Launch: blocks of a multiple of 32 threads up to [`SCAN_BLOCK`](super::SCAN_BLOCK) (256:
+/// the kernel's registers are capped for six resident blocks of 256 per SM; the host picks 128
+/// or 256 with [`scan_block`](super::scan_block)), one block per tile of `blockDim.x *`
+/// [`lookback_items`](super::lookback_items) elements (32 per thread, 16 for 8-byte elements; at
+/// least 1 when `n > 0`), and [`staged_shared_bytes`](super::staged::staged_shared_bytes)`(blockDim.x,
+/// size_of::<S::Item>())` bytes of dynamic shared memory (128 per thread: 32 KiB for 256).
 ///
 /// Parameters: `status` holds [`status_words`] words per tile (`gridDim.x` tiles); `counter` is
 /// the tile ticket; `epoch` tells this launch's status words from earlier launches' (1 to
@@ -577,8 +417,9 @@ unsafe fn atomic_store_32(word: *mut u32, value: u32) {
 /// concurrent launch uses (it is 0 again when the kernel ends).
 ///
 /// Performance: reads and writes each element once, 16 bytes at a time where `input` and
-/// `output` are 16-byte aligned; bound by DRAM bandwidth.
-#[kernel(instantiate(S =
+/// `output` are 16-byte aligned; bound by DRAM bandwidth and by each tile's wait for its
+/// predecessors' aggregates (see `docs/patterns/scan.md`).
+#[kernel(launch_bounds(256, 6), instantiate(S =
     Sum<i32> as i32, Sum<u32> as u32, Sum<f32> as f32,
     Sum<i8>, Sum<i16>, Sum<i64>, Sum<u8>, Sum<u16>, Sum<u64>, Sum<f64>, Sum<F16>,
     Product<i8>, Product<i16>, Product<i32>, Product<i64>, Product<u8>, Product<u16>,

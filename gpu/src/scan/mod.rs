@@ -10,9 +10,10 @@
 //!   neighbour's prefix).
 //! - [`lookback`]: the single-pass scan with decoupled look-back, the version to call: sums,
 //!   products, minima and maxima ([`ScanOp`], [`ops`]) of every primitive type, inclusive or
-//!   exclusive from an initial value; 16-byte loads, 32 elements per thread (16 of 8-byte ones),
-//!   warp-shuffle scans, and a warp that looks back over the status of up to 32 earlier tiles at
-//!   a time.
+//!   exclusive from an initial value; each tile staged in shared memory ([`staged`]: asynchronous
+//!   16-byte copies, 32 elements per thread, 16 of 8-byte ones, scanned in a blocked
+//!   arrangement), and a warp that looks back over the status of up to 32 earlier tiles at a
+//!   time.
 //!
 //! This module holds what host and device share: block sizes, sections and tiles, and the
 //! layout of the look-back's status words.
@@ -22,6 +23,7 @@ pub mod ladder;
 pub mod lookback;
 pub mod ops;
 pub mod select;
+pub mod staged;
 
 use gpu_std::{FULL_MASK, Pod, WarpShuffle, shfl_up_sync};
 
@@ -45,6 +47,10 @@ pub const ADD_SUMS_BLOCK: u32 = 256;
 /// H100 2% faster than 256); shorter inputs get [`lookback_block`]'s smaller blocks, so that
 /// their fewer tiles still spread over the SMs.
 pub const LOOKBACK_BLOCK: u32 = 512;
+/// The largest block of the look-back scan ([`lookback::scan_lookback`], [`by_key`]): 256
+/// threads, whose tile staged in shared memory is 32 KiB, so that six blocks fit in an SM's
+/// shared memory and, at the kernel's 40 registers, in its register file.
+pub const SCAN_BLOCK: u32 = 256;
 /// The smallest block [`lookback_block`] picks.
 pub const LOOKBACK_MIN_BLOCK: u32 = 128;
 /// 16-byte vectors (4 elements each) every thread of the look-back scan loads: 32 elements
@@ -65,12 +71,15 @@ pub const fn lookback_tile(block: u32) -> usize {
     block as usize * 4 * LOOKBACK_VECTORS
 }
 
-/// Elements each thread of the look-back scan holds for elements of `item_bytes` bytes: 32
-/// (eight 16-byte vectors of 4-byte elements, four of 2-byte ones, two of 1-byte ones), 16 for
-/// 8-byte elements (eight vectors), so that every type keeps eight or fewer vectors and 32 or
-/// fewer accumulators in registers.
+/// Elements each thread of the look-back scan scans for elements of `item_bytes` bytes: 32 of
+/// 4-byte elements (eight 16-byte units of its tile in shared memory) and of 2-byte ones (four
+/// units), 16 of 8-byte ones (eight units) and of 1-byte ones (one unit: two would take more
+/// than the kernel's 40 registers).
 pub const fn lookback_items(item_bytes: usize) -> usize {
-    if item_bytes >= 8 { 16 } else { 32 }
+    match item_bytes {
+        1 | 8.. => 16,
+        _ => 32,
+    }
 }
 
 /// Elements per tile of the look-back scan of `item_bytes`-byte elements with blocks of `block`
@@ -85,6 +94,13 @@ pub const fn lookback_tile_of(block: u32, item_bytes: usize) -> usize {
 /// from [`lookback_max_block`] of the kernel's registers on the device.
 pub const fn lookback_block(n: usize, sms: u32, max_block: u32) -> u32 {
     lookback_block_of(n, 4, sms, max_block)
+}
+
+/// The block size of the look-back scan ([`lookback::scan_lookback`], [`by_key`]) for `n`
+/// elements of `item_bytes` bytes on a device of `sms` SMs: [`SCAN_BLOCK`], or 128 where that
+/// leaves fewer than four tiles per SM.
+pub const fn scan_block(n: usize, item_bytes: usize, sms: u32) -> u32 {
+    lookback_block_of(n, item_bytes, sms, SCAN_BLOCK)
 }
 
 /// [`lookback_block`] for elements of `item_bytes` bytes (tiles of [`lookback_tile_of`]).
@@ -209,5 +225,49 @@ mod tests {
         assert_eq!(lookback_block(1 << 22, 132, 512), 128);
         assert_eq!(lookback_block(1 << 20, 132, 512), 128);
         assert_eq!(lookback_block(1, 132, 512), 128);
+        assert_eq!(scan_block(1 << 30, 4, 132), 256);
+        assert_eq!(scan_block(1 << 30, 8, 132), 256);
+        assert_eq!(scan_block(1 << 20, 4, 132), 128);
+    }
+
+    #[test]
+    fn the_staged_tile_swizzle_permutes_rows_and_spreads_banks() {
+        fn check<const U: usize>() {
+            let threads = 256;
+            let units = threads * U;
+            let mut seen = std::vec![false; units];
+            for u in 0..units {
+                let s = staged::swizzle::<U>(u);
+                assert!(s < units && s / 8 == u / 8, "U {U}: unit {u} to slot {s}");
+                assert!(!seen[s]);
+                seen[s] = true;
+            }
+            // Eight consecutive units (striped copies), and unit `i` of eight consecutive
+            // threads (blocked passes), fall in eight distinct 16-byte bank groups.
+            for first in (0..threads).step_by(8) {
+                for i in 0..U {
+                    let striped: std::vec::Vec<_> = (0..8)
+                        .map(|t| staged::swizzle::<U>(i * threads + first + t) % 8)
+                        .collect();
+                    let blocked: std::vec::Vec<_> = (0..8)
+                        .map(|t| staged::swizzle::<U>((first + t) * U + i) % 8)
+                        .collect();
+                    for groups in [striped, blocked] {
+                        let mut sorted = groups.clone();
+                        sorted.sort();
+                        sorted.dedup();
+                        assert_eq!(sorted.len(), 8, "U {U}: {groups:?}");
+                    }
+                }
+            }
+        }
+        check::<1>();
+        check::<2>();
+        check::<4>();
+        check::<8>();
+        check::<16>();
+        assert_eq!(staged::staged_shared_bytes(256, 4), 32 * 1024);
+        assert_eq!(staged::staged_shared_bytes(256, 8), 32 * 1024);
+        assert_eq!(staged::staged_shared_bytes(128, 1), 2 * 1024);
     }
 }

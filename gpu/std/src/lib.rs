@@ -172,9 +172,10 @@ pub use index::{
     lane_id, thread_idx, warp_id,
 };
 pub use memory::{
-    RelaxedLoad, clock64, load_global_ca, load_global_cg, load_global_nc, load_global_nc_v4_u32,
-    load_global_v4, load_global_v4_u32, load_relaxed_gpu, load_relaxed_gpu_words, store_global_v4,
-    store_global_v4_u32, tex1d_fetch_f32,
+    RelaxedLoad, clock64, copy_async_16, copy_async_commit, copy_async_wait_all,
+    copy_async_wait_prior, load_global_ca, load_global_cg, load_global_nc, load_global_nc_v4_u32,
+    load_global_v4, load_global_v4_u32, load_relaxed_gpu, load_relaxed_gpu_words,
+    load_shared_v4_u32, store_global_v4, store_global_v4_u32, store_shared_v4_u32, tex1d_fetch_f32,
 };
 pub use shared::{DynamicShared, SharedArray};
 #[doc(hidden)]

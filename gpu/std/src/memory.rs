@@ -262,3 +262,116 @@ pub unsafe fn load_relaxed_gpu_words<T: crate::Pod>(address: *const T) -> T {
         out.assume_init()
     }
 }
+
+/// Starts a copy of 16 bytes from global to shared memory that does not pass through the
+/// thread's registers (PTX `cp.async.cg.shared.global` on sm_80 and newer, CUDA's
+/// `__pipeline_memcpy_async` of 16 bytes; cached in L2 only): the thread goes on at once, and
+/// the bytes land in shared memory by the next [`copy_async_wait_all`] of this thread. Before
+/// sm_80 it is a 16-byte load and a shared store, done when it returns.
+///
+/// `shared` is a shared-window address ([`DynamicShared::shared_address`](crate::DynamicShared::shared_address)
+/// or [`SharedArray`](crate::SharedArray)'s, plus an offset).
+///
+/// # Safety
+/// `global` points into global memory, 16-byte aligned, valid for 16 bytes that no thread
+/// writes before the copy completes; `shared` is a 16-byte aligned shared-window address valid
+/// for 16 bytes that nothing reads or writes until this thread's [`copy_async_wait_all`] (and,
+/// for other threads, a barrier after it).
+#[inline(always)]
+#[crate::gpu_only]
+pub unsafe fn copy_async_16(shared: u32, global: *const u8) {
+    // SAFETY: the caller's contract; not `nomem`: the asm writes shared memory.
+    unsafe {
+        #[cfg(target_feature = "sm_80")]
+        core::arch::asm!(
+            "cvta.to.global.u64 {g}, {p};\n\tcp.async.cg.shared.global [{s}], [{g}], 16;",
+            s = in(reg32) shared, p = in(reg64) global, g = out(reg64) _,
+            options(nostack));
+        #[cfg(not(target_feature = "sm_80"))]
+        core::arch::asm!(
+            "{{ .reg .b32 a, b, c, d;\n\tcvta.to.global.u64 {g}, {p};\n\t\
+             ld.global.v4.u32 {{a, b, c, d}}, [{g}];\n\tst.shared.v4.u32 [{s}], {{a, b, c, d}}; }}",
+            s = in(reg32) shared, p = in(reg64) global, g = out(reg64) _,
+            options(nostack));
+    }
+}
+
+/// Waits until every [`copy_async_16`] this thread started has landed in shared memory (PTX
+/// `cp.async.wait_all`, which also commits them; nothing before sm_80, whose copies are done
+/// when they return). Other threads see the bytes after a barrier that follows it.
+#[inline(always)]
+#[crate::gpu_only]
+pub fn copy_async_wait_all() {
+    // SAFETY: waits for this thread's own copies; not `nomem`, so no shared access moves
+    // across it.
+    #[cfg(target_feature = "sm_80")]
+    unsafe {
+        core::arch::asm!("cp.async.wait_all;", options(nostack));
+    }
+}
+
+/// Closes this thread's batch of [`copy_async_16`] calls started since the last commit (PTX
+/// `cp.async.commit_group`), for [`copy_async_wait_prior`] to wait on; nothing before sm_80.
+#[inline(always)]
+#[crate::gpu_only]
+pub fn copy_async_commit() {
+    // SAFETY: only groups this thread's pending copies.
+    #[cfg(target_feature = "sm_80")]
+    unsafe {
+        core::arch::asm!("cp.async.commit_group;", options(nostack));
+    }
+}
+
+/// Waits until at most `N` of this thread's committed batches ([`copy_async_commit`]) are still
+/// in flight, the older ones having landed in shared memory (PTX `cp.async.wait_group N`);
+/// nothing before sm_80. Other threads see the bytes after a barrier that follows it.
+#[inline(always)]
+#[crate::gpu_only]
+pub fn copy_async_wait_prior<const N: u32>() {
+    // SAFETY: waits for this thread's own copies; not `nomem`.
+    #[cfg(target_feature = "sm_80")]
+    unsafe {
+        core::arch::asm!("cp.async.wait_group {n};", n = const N, options(nostack));
+    }
+}
+
+/// Loads 16 bytes from shared memory at the shared-window address `shared` (PTX
+/// `ld.shared.v4.u32` with a 32-bit address: half the address registers of a generic pointer's
+/// arithmetic).
+///
+/// # Safety
+/// `shared` is a 16-byte aligned shared-window address valid for 16 bytes, and no thread writes
+/// them unordered with this read (a barrier between).
+#[inline(always)]
+#[crate::gpu_only]
+pub unsafe fn load_shared_v4_u32(shared: u32) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: the caller's contract; not `pure`, so it is not moved across barriers.
+    unsafe {
+        core::arch::asm!(
+            "ld.shared.v4.u32 {{{a}, {b}, {c}, {d}}}, [{s}];",
+            a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+            s = in(reg32) shared,
+            options(readonly, nostack));
+    }
+    [a, b, c, d]
+}
+
+/// Stores 16 bytes to shared memory at the shared-window address `shared` (PTX
+/// `st.shared.v4.u32` with a 32-bit address).
+///
+/// # Safety
+/// `shared` is a 16-byte aligned shared-window address valid for 16 bytes, and no other thread
+/// accesses them unordered with this write.
+#[inline(always)]
+#[crate::gpu_only]
+pub unsafe fn store_shared_v4_u32(shared: u32, value: [u32; 4]) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "st.shared.v4.u32 [{s}], {{{a}, {b}, {c}, {d}}};",
+            a = in(reg32) value[0], b = in(reg32) value[1], c = in(reg32) value[2], d = in(reg32) value[3],
+            s = in(reg32) shared,
+            options(nostack));
+    }
+}
