@@ -28,8 +28,8 @@ use core::sync::atomic::Ordering;
 use gpu_std::atomic::mid::{atomic_load_64_device, atomic_store_64_device};
 use gpu_std::{
     FULL_MASK, Pod, SharedArray, atomic_add, ballot_sync, block_dim, grid_dim, kernel,
-    load_global_nc_v4_u32, load_global_v4_u32, shfl_down_sync, shfl_idx_sync, shfl_up_sync,
-    static_shared, store_global_v4_u32, syncthreads, thread_idx,
+    load_global_nc_v4_u32, shfl_down_sync, shfl_idx_sync, static_shared, store_global_v4_u32,
+    syncthreads, thread_idx,
 };
 
 /// Slots for warp totals: up to 32 warps (1024 threads).
@@ -461,14 +461,15 @@ pub unsafe fn scan_lookback<S: ScanOp>(
 }
 
 /// The look-back scan's memory traffic without the scan: each block takes a ticket, loads its
-/// tile of `blockDim.x * 32` elements with the same 16-byte striped loads into registers,
-/// waits at a barrier, and stores them unchanged with the same 16-byte stores. Its time is the
-/// floor of that tile shape (one ticket, one barrier and a whole tile in registers between
-/// the loads and the stores), which [`scan_lookback_u32`] adds its scan and look-back to: a
-/// microbenchmark for the scan's tables, not a copy to call.
+/// tile of `blockDim.x * 32` elements with 16-byte striped loads into registers, waits at a
+/// barrier, and stores them unchanged with the same 16-byte stores. Its time is the floor of a
+/// tile of that size (one ticket, one barrier and a whole tile between the loads and the
+/// stores), which [`scan_lookback_u32`] adds its scan and look-back to, and
+/// [`scan_no_look_back_*`](super::staged::scan_no_look_back_sum_i32) its scan alone: a microbenchmark for
+/// the scan's tables, not a copy to call.
 ///
-/// Launch: as [`scan_lookback_u32`] (blocks of a multiple of 32 threads, one per tile of
-/// [`lookback_tile(blockDim.x)`](super::lookback_tile) elements).
+/// Launch: blocks of a multiple of 32 threads, one per tile of
+/// [`lookback_tile(blockDim.x)`](super::lookback_tile) elements.
 ///
 /// # Safety
 /// `input` and `output` are valid for `n` elements, 16-byte aligned, and do not overlap;

@@ -259,7 +259,7 @@ pub(crate) unsafe fn staged_tile<S: ScanOp, const U: usize, const LOOK: bool>(
     }
 }
 
-/// A microbenchmark of the scan's tables, not a scan to call: [`scan_lookback`]'s kernel with
+/// A microbenchmark of the scan's tables, not a scan to call: [`scan_lookback`]'s tile with
 /// every tile's prefix taken as `init` instead of looked back for (each tile is scanned on its
 /// own, so every tile after the first is wrong). Its time less the scan's is what the look-back
 /// costs: the wait of each tile for its predecessors' aggregates.
@@ -268,6 +268,8 @@ pub(crate) unsafe fn staged_tile<S: ScanOp, const U: usize, const LOOK: bool>(
 ///
 /// # Safety
 /// As [`scan_lookback`] (`status` is not read or written).
+///
+/// [`scan_lookback`]: super::lookback::scan_lookback_i32
 #[kernel(launch_bounds(256, 6), instantiate(S = Sum<i32>, Sum<f32>, Max<f32>))]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn scan_no_look_back<S: ScanOp>(
