@@ -50,10 +50,11 @@ pub use ops::{
 };
 pub use workspace::ScanWorkspace;
 
-/// The look-back scan's tile shape, as the docs and the `f32` error bound
-/// ([`reference::f32_bound`]) name it: [`LOOKBACK_TILE`] elements per tile with blocks of
-/// [`LOOKBACK_BLOCK`] threads (16384 with 512), [`LOOKBACK_MIN_TILE`] with the smallest blocks
-/// (4096 with [`LOOKBACK_MIN_BLOCK`], 128).
+/// The look-back kernels' tile shapes, as the docs and the `f32` error bound
+/// ([`reference::f32_bound`]) name them: [`LOOKBACK_TILE`] elements per tile with blocks of
+/// [`LOOKBACK_BLOCK`] threads (16384 with 512: the compaction's and the tile copy's largest;
+/// the scan's are [`gpu::scan::lookback_tile_of`] of [`gpu::scan::SCAN_BLOCK`], 8192),
+/// [`LOOKBACK_MIN_TILE`] with the smallest blocks (4096 with [`LOOKBACK_MIN_BLOCK`], 128).
 pub use gpu::scan::{LOOKBACK_BLOCK, LOOKBACK_MIN_BLOCK, LOOKBACK_MIN_TILE, LOOKBACK_TILE};
 
 use crate::context::Gpu;
@@ -116,14 +117,15 @@ pub enum Kind {
 /// `y = inclusive prefix sum of x`, queued on `gpu`'s stream: `output[i] = input[0] + ... +
 /// input[i]`. `input` and `output` are any device memory of `gpu`'s context of the same
 /// length (a `CudaSlice` or a view). One launch of the look-back scan: one block per tile of
-/// 32 elements per thread, blocks of up to [`LOOKBACK_BLOCK`] threads (tiles
-/// of 16384 elements) on long inputs, down to 128 (tiles of 4096) where that keeps four tiles
-/// per SM ([`gpu::scan::lookback_block`]); 16-byte loads and stores where both views start on a
-/// 16-byte boundary, 4-byte ones otherwise. An empty input launches nothing.
+/// 32 elements per thread, blocks of [`SCAN_BLOCK`](gpu::scan::SCAN_BLOCK) (256) threads (tiles
+/// of 8192 elements, staged in 32 KiB of shared memory) on long inputs, 128 (tiles of 4096)
+/// where that keeps four tiles per SM ([`gpu::scan::scan_block`]); 16-byte copies and stores
+/// where both views start on a 16-byte boundary, element by element otherwise. An empty input
+/// launches nothing.
 ///
 /// Integers wrap as `wrapping_add` (exact). `f32`: the additions happen in an order that
 /// depends on the look-back's timing, so the last bits may differ between runs; the error of
-/// `output[i]` is at most `(tile(i) + 64) * f32::EPSILON * (|x[0]| + ... + |x[i]|)` (see
+/// `output[i]` is at most `(tile(i) + 96) * f32::EPSILON * (|x[0]| + ... + |x[i]|)` (see
 /// [`reference::f32_bound`]). NaN and infinities propagate.
 ///
 /// Uses the scan workspace `gpu` keeps for its stream ([`ScanWorkspace`]), made or grown on

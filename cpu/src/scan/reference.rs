@@ -99,21 +99,23 @@ pub fn scan_f32(input: &[f32], kind: Kind) -> (Vec<f64>, Vec<f64>) {
         .unzip()
 }
 
-/// The bound of the look-back scan's `f32` output `i`: `(tile(i) + 64) * f32::EPSILON *
+/// The bound of the look-back scan's `f32` output `i`: `(tile(i) + 96) * f32::EPSILON *
 /// magnitude`, with `tile(i) = i / `[`LOOKBACK_MIN_TILE`](super::LOOKBACK_MIN_TILE) (the index of its tile with the smallest
 /// tiles, so a bound for every block size) and `magnitude` the sum of `|x[j]|` over the
 /// elements it adds.
 ///
 /// Derivation: every output is a sum of its elements in some order, so its error is at most
 /// (to first order) the depth of the longest chain of dependent roundings times `EPSILON`
-/// times the sum of the magnitudes. Inside a tile the chain is 3 (a thread's vector) + 5 (the
-/// warp scan) + 8 (the warp's vectors) + 16 (the warps) + 3 (the offset and the element),
-/// under 64; across tiles, each inclusive prefix is an earlier tile's prefix plus aggregates, each
-/// aggregate a tree of at most 32 adds within its tile, and the look-back adds windows of 32
-/// in a tree of 5: at most one rounding per earlier tile on the chain, plus 64.
+/// times the sum of the magnitudes. Inside a tile (staged in shared memory, blocks of at most
+/// 256) the chain is 31 (an earlier thread's run to its total) + 5 (the warp scan of the
+/// totals) + 8 (the warps before it) + 2 (the tile's prefix and the lane's) + 32 (the thread's
+/// own run to the element) = 78; an earlier tile's aggregate is at most 31 + 5 + 5 (its warps'
+/// totals, reduced by warp 0) deep, and the look-back adds windows of 32 in a tree of 5 with at
+/// most one rounding per earlier tile on the chain, then 8 + 1 + 32 inside this tile after its
+/// prefix: `tile(i) + 41 + 5 + 41` in all, under `tile(i) + 96`.
 pub fn f32_bound(index: usize, magnitude: f64) -> f64 {
     let tile = (index / gpu::scan::LOOKBACK_MIN_TILE) as f64;
-    (tile + 64.0) * f32::EPSILON as f64 * magnitude
+    (tile + 96.0) * f32::EPSILON as f64 * magnitude
 }
 
 /// Compares a GPU `f32` scan with the `f64` reference under [`f32_bound`] (plus the smallest

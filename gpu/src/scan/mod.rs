@@ -43,9 +43,10 @@ pub const COARSENED_SECTION: usize = COARSENED_BLOCK as usize * COARSENED_ITEMS;
 /// Threads per block of the add-back kernel of the hierarchical scan.
 pub const ADD_SUMS_BLOCK: u32 = 256;
 
-/// Threads per block of the look-back scan of `i32` and `u32` on long inputs (16 warps; on an
-/// H100 2% faster than 256); shorter inputs get [`lookback_block`]'s smaller blocks, so that
-/// their fewer tiles still spread over the SMs.
+/// Threads per block of the look-back kernels that keep their tile in registers (the
+/// compaction and the tile copy) on long inputs (16 warps); shorter inputs get
+/// [`lookback_block`]'s smaller blocks, so that their fewer tiles still spread over the SMs. The
+/// scan's own blocks are [`SCAN_BLOCK`].
 pub const LOOKBACK_BLOCK: u32 = 512;
 /// The largest block of the look-back scan ([`scan_lookback_*`](lookback::scan_lookback_i32), [`by_key`]): 256
 /// threads, whose tile staged in shared memory is 32 KiB, so that six blocks fit in an SM's
@@ -53,10 +54,10 @@ pub const LOOKBACK_BLOCK: u32 = 512;
 pub const SCAN_BLOCK: u32 = 256;
 /// The smallest block [`lookback_block`] picks.
 pub const LOOKBACK_MIN_BLOCK: u32 = 128;
-/// 16-byte vectors (4 elements each) every thread of the look-back scan loads: 32 elements
-/// per thread. On an H100, 8 ran at 82% of the copy where 4 ran at 68% and 2 at 57% (the
-/// fixed cost of each tile, its ticket, barriers and look-back, spread over more bytes; see
-/// `docs/patterns/scan.md`).
+/// 16-byte vectors (4 elements each) every thread of the compaction and the tile copy loads
+/// into registers: 32 elements per thread. On an H100 the register-tile scan ran at 82% of the
+/// copy with 8, 68% with 4 and 57% with 2 (the fixed cost of each tile, its ticket, barriers
+/// and look-back, spread over more bytes; see `docs/patterns/scan.md`).
 pub const LOOKBACK_VECTORS: usize = 8;
 /// Elements per warp of the look-back scan (1024).
 pub const LOOKBACK_WARP_ITEMS: usize = 32 * 4 * LOOKBACK_VECTORS;
