@@ -414,6 +414,32 @@ pub enum Error {
         /// The value the lab runs with.
         required: &'static str,
     },
+    /// A process environment that does not describe a rank of a multi-process job (torchrun's
+    /// variables, read by [`multi_gpu::rendezvous::RankEnv`](crate::multi_gpu::rendezvous::RankEnv)).
+    #[error("{variable}={}: {requirement}", value.as_deref().unwrap_or("(unset)"))]
+    #[non_exhaustive]
+    RankEnvironment {
+        /// The environment variable.
+        variable: &'static str,
+        /// Its value, `None` if unset.
+        value: Option<String>,
+        /// What it must be.
+        requirement: &'static str,
+    },
+    /// The rendezvous of a multi-process job failed (see
+    /// [`multi_gpu::rendezvous`](crate::multi_gpu::rendezvous)).
+    #[error("rank {rank} of {world_size}, rendezvous at {address}: {failure}")]
+    #[non_exhaustive]
+    Rendezvous {
+        /// This process's rank.
+        rank: usize,
+        /// The job's number of ranks.
+        world_size: usize,
+        /// The rendezvous address (`MASTER_ADDR:MASTER_PORT`).
+        address: String,
+        /// What went wrong.
+        failure: crate::multi_gpu::rendezvous::RendezvousFailure,
+    },
     /// An error of the kit ([`gpu_host`]) that the library has no variant of its own for.
     #[error(transparent)]
     Host(gpu_host::Error),
