@@ -324,7 +324,7 @@ fn read_words<const N: usize>(stream: &mut TcpStream) -> std::io::Result<[u32; N
     Ok(words)
 }
 
-/// Why a rendezvous failed ([`Error::Rendezvous`](crate::Error::Rendezvous)).
+/// Why a rendezvous failed ([`Error::Rendezvous`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RendezvousFailure {
