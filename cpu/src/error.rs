@@ -415,7 +415,8 @@ pub enum Error {
         required: &'static str,
     },
     /// A process environment that does not describe a rank of a multi-process job (torchrun's
-    /// variables, read by [`multi_gpu::rendezvous::RankEnv`](crate::multi_gpu::rendezvous::RankEnv)).
+    /// variables, read by
+    /// [`multi_gpu::rendezvous::RankEnv`](crate::multi_gpu::rendezvous::RankEnv)).
     #[error("{variable}={}: {requirement}", value.as_deref().unwrap_or("(unset)"))]
     #[non_exhaustive]
     RankEnvironment {

@@ -402,8 +402,9 @@ unsafe fn atomic_store_32(word: *mut u32, value: u32) {
 /// the kernel's registers are capped for six resident blocks of 256 per SM; the host picks 128
 /// or 256 with [`scan_block`](super::scan_block)), one block per tile of `blockDim.x *`
 /// [`lookback_items`](super::lookback_items) elements (32 per thread, 16 for 8-byte elements; at
-/// least 1 when `n > 0`), and [`staged_shared_bytes`](super::staged::staged_shared_bytes)`(blockDim.x,
-/// size_of::<S::Item>())` bytes of dynamic shared memory (128 per thread: 32 KiB for 256).
+/// least 1 when `n > 0`), and
+/// [`staged_shared_bytes`](super::staged::staged_shared_bytes)`(blockDim.x, size_of::<S::Item>())`
+/// bytes of dynamic shared memory (128 per thread: 32 KiB for 256).
 ///
 /// Parameters: `status` holds [`status_words`] words per tile (`gridDim.x` tiles); `counter` is
 /// the tile ticket; `epoch` tells this launch's status words from earlier launches' (1 to
@@ -465,8 +466,8 @@ pub unsafe fn scan_lookback<S: ScanOp>(
 /// barrier, and stores them unchanged with the same 16-byte stores. Its time is the floor of a
 /// tile of that size (one ticket, one barrier and a whole tile between the loads and the
 /// stores), which [`scan_lookback_u32`] adds its scan and look-back to, and
-/// [`scan_no_look_back_*`](super::staged::scan_no_look_back_sum_i32) its scan alone: a microbenchmark for
-/// the scan's tables, not a copy to call.
+/// [`scan_no_look_back_*`](super::staged::scan_no_look_back_sum_i32) its scan alone: a
+/// microbenchmark for the scan's tables, not a copy to call.
 ///
 /// Launch: blocks of a multiple of 32 threads, one per tile of
 /// [`lookback_tile(blockDim.x)`](super::lookback_tile) elements.

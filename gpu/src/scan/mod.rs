@@ -48,7 +48,8 @@ pub const ADD_SUMS_BLOCK: u32 = 256;
 /// [`lookback_block`]'s smaller blocks, so that their fewer tiles still spread over the SMs. The
 /// scan's own blocks are [`SCAN_BLOCK`].
 pub const LOOKBACK_BLOCK: u32 = 512;
-/// The largest block of the look-back scan ([`scan_lookback_*`](lookback::scan_lookback_i32), [`by_key`]): 256
+/// The largest block of the look-back scan ([`scan_lookback_*`](lookback::scan_lookback_i32),
+/// [`by_key`]): 256
 /// threads, whose tile staged in shared memory is 32 KiB, so that six blocks fit in an SM's
 /// shared memory and, at the kernel's 40 registers, in its register file.
 pub const SCAN_BLOCK: u32 = 256;
@@ -97,7 +98,8 @@ pub const fn lookback_block(n: usize, sms: u32, max_block: u32) -> u32 {
     lookback_block_of(n, 4, sms, max_block)
 }
 
-/// The block size of the look-back scan ([`scan_lookback_*`](lookback::scan_lookback_i32), [`by_key`]) for `n`
+/// The block size of the look-back scan ([`scan_lookback_*`](lookback::scan_lookback_i32),
+/// [`by_key`]) for `n`
 /// elements of `item_bytes` bytes on a device of `sms` SMs: [`SCAN_BLOCK`], or 128 where that
 /// leaves fewer than four tiles per SM.
 pub const fn scan_block(n: usize, item_bytes: usize, sms: u32) -> u32 {

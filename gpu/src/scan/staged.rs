@@ -75,9 +75,10 @@ unsafe fn copy_tile<const U: usize>(src: *const u8, buf: u32, threads: usize, ti
 }
 
 /// Scans the tile `tile` (elements `base..base + tile_items`), whose elements are in `buf`
-/// (written and made visible by a barrier; `buf_address` is its shared-window address), and stores it: each thread's total (pass 1), the
-/// block's scan of the totals, the look-back, each thread's outputs in place (pass 2), and the
-/// striped store. Every thread of the block must call it; it ends with the stores issued.
+/// (written and made visible by a barrier; `buf_address` is its shared-window address), and
+/// stores it: each thread's total (pass 1), the block's scan of the totals, the look-back, each
+/// thread's outputs in place (pass 2), and the striped store. Every thread of the block must
+/// call it; it ends with the stores issued.
 ///
 /// # Safety
 /// As [`staged_tile`]; `buf` holds the tile as [`copy_tile`] lays it out.

@@ -269,8 +269,9 @@ pub unsafe fn load_relaxed_gpu_words<T: crate::Pod>(address: *const T) -> T {
 /// the bytes land in shared memory by the next [`copy_async_wait_all`] of this thread. Before
 /// sm_80 it is a 16-byte load and a shared store, done when it returns.
 ///
-/// `shared` is a shared-window address ([`DynamicShared::shared_address`](crate::DynamicShared::shared_address)
-/// or [`SharedArray`](crate::SharedArray)'s, plus an offset).
+/// `shared` is a shared-window address
+/// ([`DynamicShared::shared_address`](crate::DynamicShared::shared_address) or
+/// [`SharedArray`](crate::SharedArray)'s, plus an offset).
 ///
 /// # Safety
 /// `global` points into global memory, 16-byte aligned, valid for 16 bytes that no thread
@@ -370,7 +371,8 @@ pub unsafe fn store_shared_v4_u32(shared: u32, value: [u32; 4]) {
     unsafe {
         core::arch::asm!(
             "st.shared.v4.u32 [{s}], {{{a}, {b}, {c}, {d}}};",
-            a = in(reg32) value[0], b = in(reg32) value[1], c = in(reg32) value[2], d = in(reg32) value[3],
+            a = in(reg32) value[0], b = in(reg32) value[1],
+            c = in(reg32) value[2], d = in(reg32) value[3],
             s = in(reg32) shared,
             options(nostack));
     }
