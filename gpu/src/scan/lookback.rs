@@ -399,9 +399,8 @@ unsafe fn atomic_store_32(word: *mut u32, value: u32) {
 /// of the look-back, so sums and products may differ in the last bits from run to run.
 ///
 /// Launch: blocks of a multiple of 32 threads up to [`SCAN_BLOCK`](super::SCAN_BLOCK) (256:
-/// the kernel's registers are capped for six resident blocks of 256 per SM, five before sm_80;
-/// the host picks 128 or 256 with [`scan_block`](super::scan_block)), one block per tile of
-/// `blockDim.x *`
+/// the kernel's registers are capped for six resident blocks of 256 per SM; the host picks 128
+/// or 256 with [`scan_block`](super::scan_block)), one block per tile of `blockDim.x *`
 /// [`lookback_items`](super::lookback_items) elements (32 per thread, 16 for 8-byte elements; at
 /// least 1 when `n > 0`), and
 /// [`staged_shared_bytes`](super::staged::staged_shared_bytes)`(blockDim.x, size_of::<S::Item>())`
@@ -421,9 +420,7 @@ unsafe fn atomic_store_32(word: *mut u32, value: u32) {
 /// Performance: reads and writes each element once, 16 bytes at a time where `input` and
 /// `output` are 16-byte aligned; bound by DRAM bandwidth and by each tile's wait for its
 /// predecessors' aggregates (see `docs/patterns/scan.md`).
-// Six blocks of 256 per SM (40 registers) from sm_80 on; five (48) before, where the 8-byte
-// instances' Volta code needs more than 40 registers and would spill. The same instances.
-#[cfg_attr(target_feature = "sm_80", kernel(launch_bounds(256, 6), instantiate(S =
+#[kernel(launch_bounds(256, 6), instantiate(S =
     Sum<i32> as i32, Sum<u32> as u32, Sum<f32> as f32,
     Sum<i8>, Sum<i16>, Sum<i64>, Sum<u8>, Sum<u16>, Sum<u64>, Sum<f64>, Sum<F16>,
     Product<i8>, Product<i16>, Product<i32>, Product<i64>, Product<u8>, Product<u16>,
@@ -432,17 +429,7 @@ unsafe fn atomic_store_32(word: *mut u32, value: u32) {
     Min<f32>, Min<f64>, Min<F16>,
     Max<i8>, Max<i16>, Max<i32>, Max<i64>, Max<u8>, Max<u16>, Max<u32>, Max<u64>,
     Max<f32>, Max<f64>, Max<F16>,
-)))]
-#[cfg_attr(not(target_feature = "sm_80"), kernel(launch_bounds(256, 5), instantiate(S =
-    Sum<i32> as i32, Sum<u32> as u32, Sum<f32> as f32,
-    Sum<i8>, Sum<i16>, Sum<i64>, Sum<u8>, Sum<u16>, Sum<u64>, Sum<f64>, Sum<F16>,
-    Product<i8>, Product<i16>, Product<i32>, Product<i64>, Product<u8>, Product<u16>,
-    Product<u32>, Product<u64>, Product<f32>, Product<f64>, Product<F16>,
-    Min<i8>, Min<i16>, Min<i32>, Min<i64>, Min<u8>, Min<u16>, Min<u32>, Min<u64>,
-    Min<f32>, Min<f64>, Min<F16>,
-    Max<i8>, Max<i16>, Max<i32>, Max<i64>, Max<u8>, Max<u16>, Max<u32>, Max<u64>,
-    Max<f32>, Max<f64>, Max<F16>,
-)))]
+))]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn scan_lookback<S: ScanOp>(
     input: *const S::Item,
