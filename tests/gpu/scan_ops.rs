@@ -5,8 +5,9 @@
 //! poisoned before each launch.
 //!
 //! Integer scans are exact (wrapping). Min and max are exact for every type. Float sums are
-//! checked within `(tile + 64) * eps * (|x_0| + ... + |x_i|)` of an `f64` scan (the rounding of
-//! the look-back's order); float products use exact factors (`±1` with a few 2s and halves) and
+//! checked within `(2 * 16384 + 64) * eps * (|x_0| + ... + |x_i|)` of an `f64` scan (the
+//! look-back's order: one rounding per earlier tile, at most 16385 tiles at 2^24 + 1 elements,
+//! plus under 96 inside a tile); float products use exact factors (`±1` with a few 2s and halves) and
 //! must be exact.
 
 use cpu::reduce::{F16, Max, Min, Product, Sum};

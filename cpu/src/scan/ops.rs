@@ -79,7 +79,7 @@ where
 /// `output[i] = input[0] ⊕ ... ⊕ input[i]` with the operator `K` ([`ScanKind`]), queued on
 /// `gpu`'s stream (no host synchronisation). `input` and `output` are device memory of `gpu`'s
 /// context of the same length (views included). One launch of the look-back scan: one block per
-/// tile of 32 elements per thread (16 of 8-byte types), 16-byte loads and stores where both
+/// tile of 32 elements per thread (8 of 8-byte types, 16 of 1-byte ones), 16-byte loads and stores where both
 /// views start on a 16-byte boundary. An empty input launches nothing. Uses the scan workspace
 /// `gpu` keeps for its stream and element type ([`ScanWorkspace`]).
 ///

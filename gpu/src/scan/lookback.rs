@@ -3,7 +3,7 @@
 //! a user should call, one read and one write per element.
 //!
 //! Each block takes the next tile of `blockDim.x *` [`lookback_items`](super::lookback_items)
-//! elements (32 per thread, 16 of 8-byte ones; an atomic ticket, so tiles are handed out in the
+//! elements (32 per thread, 16 of 1-byte and 8 of 8-byte ones; an atomic ticket, so tiles are handed out in the
 //! order blocks start) and stages it in shared memory ([`staged`](super::staged): asynchronous
 //! 16-byte copies, each warp's one coalesced 512-byte run, that hold no registers in flight).
 //! Each thread combines its own contiguous run of elements, a warp scan and the warp totals
@@ -70,7 +70,8 @@ pub(crate) unsafe fn lookback<S: ScanOp>(
         match size_of::<S::Item>() {
             1 => staged_tile::<S, 1, true>(args, lift, shared),
             2 => staged_tile::<S, 4, true>(args, lift, shared),
-            _ => staged_tile::<S, 8, true>(args, lift, shared),
+            4 => staged_tile::<S, 8, true>(args, lift, shared),
+            _ => staged_tile::<S, 4, true>(args, lift, shared),
         }
     }
 }
@@ -401,7 +402,7 @@ unsafe fn atomic_store_32(word: *mut u32, value: u32) {
 /// Launch: blocks of a multiple of 32 threads up to [`SCAN_BLOCK`](super::SCAN_BLOCK) (256:
 /// the kernel's registers are capped for six resident blocks of 256 per SM; the host picks 128
 /// or 256 with [`scan_block`](super::scan_block)), one block per tile of `blockDim.x *`
-/// [`lookback_items`](super::lookback_items) elements (32 per thread, 16 for 8-byte elements; at
+/// [`lookback_items`](super::lookback_items) elements (32 per thread, 8 for 8-byte elements; at
 /// least 1 when `n > 0`), and
 /// [`staged_shared_bytes`](super::staged::staged_shared_bytes)`(blockDim.x, size_of::<S::Item>())`
 /// bytes of dynamic shared memory (128 per thread: 32 KiB for 256).

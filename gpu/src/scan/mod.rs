@@ -11,7 +11,7 @@
 //! - [`lookback`]: the single-pass scan with decoupled look-back, the version to call: sums,
 //!   products, minima and maxima ([`ScanOp`], [`ops`]) of every primitive type, inclusive or
 //!   exclusive from an initial value; each tile staged in shared memory ([`staged`]: asynchronous
-//!   16-byte copies, 32 elements per thread, 16 of 8-byte ones, scanned in a blocked
+//!   16-byte copies, 32 elements per thread (16 of 1-byte, 8 of 8-byte ones), scanned in a blocked
 //!   arrangement), and a warp that looks back over the status of up to 32 earlier tiles at a
 //!   time.
 //!
@@ -75,11 +75,13 @@ pub const fn lookback_tile(block: u32) -> usize {
 
 /// Elements each thread of the look-back scan scans for elements of `item_bytes` bytes: 32 of
 /// 4-byte elements (eight 16-byte units of its tile in shared memory) and of 2-byte ones (four
-/// units), 16 of 8-byte ones (eight units) and of 1-byte ones (one unit: two would take more
-/// than the kernel's 40 registers).
+/// units), 16 of 1-byte ones (one unit) and 8 of 8-byte ones (four units): more units of 1- and
+/// 8-byte elements took their instances past the kernel's 40 registers into local memory (the
+/// 1-byte ones on sm_90, the 8-byte ones in the sm_70 PTX's Volta code).
 pub const fn lookback_items(item_bytes: usize) -> usize {
     match item_bytes {
-        1 | 8.. => 16,
+        8.. => 8,
+        1 => 16,
         _ => 32,
     }
 }
@@ -270,7 +272,7 @@ mod tests {
         check::<8>();
         check::<16>();
         assert_eq!(staged::staged_shared_bytes(256, 4), 32 * 1024);
-        assert_eq!(staged::staged_shared_bytes(256, 8), 32 * 1024);
+        assert_eq!(staged::staged_shared_bytes(256, 8), 16 * 1024);
         assert_eq!(staged::staged_shared_bytes(128, 1), 2 * 1024);
     }
 }

@@ -302,7 +302,8 @@ pub unsafe fn scan_no_look_back<S: ScanOp>(
         match size_of::<S::Item>() {
             1 => staged_tile::<S, 1, false>(args, |_, x| S::lift(x), shared),
             2 => staged_tile::<S, 4, false>(args, |_, x| S::lift(x), shared),
-            _ => staged_tile::<S, 8, false>(args, |_, x| S::lift(x), shared),
+            4 => staged_tile::<S, 8, false>(args, |_, x| S::lift(x), shared),
+            _ => staged_tile::<S, 4, false>(args, |_, x| S::lift(x), shared),
         }
     }
 }
