@@ -441,6 +441,59 @@ pub enum Error {
         /// What went wrong.
         failure: crate::multi_gpu::rendezvous::RendezvousFailure,
     },
+    /// A wait of one rank of a multi-process job (a collective, the communicator's
+    /// initialisation or split) did not finish within the communicator's timeout: another rank
+    /// exited, never arrived, or called other collectives. The communicator was aborted
+    /// (`ncclCommAbort`); see [`multi_gpu::rank`](crate::multi_gpu::rank).
+    #[error(
+        "rank {rank} of {world_size}: {during} did not finish within {timeout:?} (a rank may have \
+         exited or called other collectives); the communicator was aborted"
+    )]
+    #[non_exhaustive]
+    CollectiveTimeout {
+        /// This process's rank.
+        rank: usize,
+        /// The job's number of ranks.
+        world_size: usize,
+        /// What was waited for.
+        during: String,
+        /// The communicator's timeout.
+        timeout: std::time::Duration,
+    },
+    /// A call on a rank's communicator after it was aborted (by a timeout or an NCCL error).
+    #[error(
+        "rank {rank} of {world_size}: the communicator was aborted earlier ({cause}); make a new one"
+    )]
+    #[non_exhaustive]
+    CommunicatorAborted {
+        /// This process's rank.
+        rank: usize,
+        /// The job's number of ranks.
+        world_size: usize,
+        /// The error that aborted it.
+        cause: String,
+    },
+    /// Ranks of a multi-process job passed different values where every rank must pass the same
+    /// ([`RankCommunicator::agree`](crate::multi_gpu::rank::RankCommunicator::agree)).
+    #[error(
+        "rank {rank} of {world_size}: the ranks disagree on {what}: this rank has {value}, the \
+         ranks' values range over {min}..={max}"
+    )]
+    #[non_exhaustive]
+    RanksDisagree {
+        /// This process's rank.
+        rank: usize,
+        /// The job's number of ranks.
+        world_size: usize,
+        /// What must agree.
+        what: &'static str,
+        /// This rank's value.
+        value: u64,
+        /// The smallest value of any rank.
+        min: u64,
+        /// The largest value of any rank.
+        max: u64,
+    },
     /// An error of the kit ([`gpu_host`]) that the library has no variant of its own for.
     #[error(transparent)]
     Host(gpu_host::Error),

@@ -64,6 +64,7 @@
 //! are never issued). Every collective here is grouped, queued on each GPU's stream, and
 //! returns without a host synchronisation unless it returns a value to the host.
 
+pub mod rank;
 pub mod rendezvous;
 pub mod ring;
 

@@ -1,0 +1,851 @@
+//! One rank of a job of one process per GPU: NCCL's communicator for this process's GPU
+//! (`ncclCommInitRank`), its unique id agreed through the [`rendezvous`](super::rendezvous),
+//! and the five collectives on the caller's device memory and stream. This is how NCCL is used
+//! past one machine: the same program runs under `torchrun --nproc-per-node N --no-python`
+//! (or MPI, or Slurm, with the variables [`RankEnv`] reads) on one node or many.
+//!
+//! # Calling it
+//! ```no_run
+//! use cpu::multi_gpu::rank::{RankCommunicator, ReduceOp};
+//!
+//! # fn main() -> cpu::Result<()> {
+//! // SAFETY: the first statement of main, before any thread exists (see keep_nvls_off).
+//! unsafe { cpu::multi_gpu::keep_nvls_off() };
+//! // RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT as torchrun sets them; the GPU is
+//! // LOCAL_RANK's.
+//! let comm = RankCommunicator::from_env()?;
+//! let gpu = comm.gpu();
+//! let mut grads = gpu.upload(&vec![1.0f32; 1 << 20])?;
+//! comm.all_reduce_in_place(&mut grads, ReduceOp::Sum)?; // queued on gpu's stream
+//! comm.synchronize("the all-reduce")?; // every element = WORLD_SIZE
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # A rank that dies never hangs the others
+//! NCCL's kernels wait on the GPU for their peers' data; a peer that has exited never sends
+//! it, and a plain `cuStreamSynchronize` would wait forever. So the communicator is made
+//! non-blocking (`ncclConfig_t::blocking = 0`), and every wait here is a watchdog with the
+//! communicator's [`timeout`](RankCommunicator::timeout): it polls the stream (an event) and
+//! `ncclCommGetAsyncError`, and at the deadline calls `ncclCommAbort`, which stops this rank's
+//! NCCL kernels, and returns [`Error::CollectiveTimeout`]. The rendezvous and the
+//! communicator's initialisation have the same deadline. Every later call on an aborted
+//! communicator returns [`Error::CommunicatorAborted`]. (PyTorch's process groups do the same
+//! with their watchdog thread and `TORCH_NCCL_ASYNC_ERROR_HANDLING`.)
+//!
+//! What NCCL cannot see, nothing here can either: ranks that call collectives with different
+//! counts, types or orders exchange the wrong bytes or wait for each other forever. The
+//! second case ends at the watchdog's deadline; the first is the caller's contract, as with
+//! NCCL itself. [`RankCommunicator::agree`] is a cheap check of a value every rank must share
+//! (a length, a size), with [`Error::RanksDisagree`] naming both values.
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice};
+use cudarc::nccl::result::{self as nccl, NcclError, NcclStatus};
+use cudarc::nccl::sys as nccl_sys;
+
+use super::rendezvous::{RankEnv, UNIQUE_ID_BYTES};
+use super::{nccl_error, require_nccl, require_nvls_setting};
+use crate::context::Gpu;
+use crate::error::{DriverContext, Error, Result};
+
+/// The watchdog's default deadline for the rendezvous, the communicator's initialisation and
+/// every wait: long enough for a 4 GiB collective on a slow link, short enough that a job
+/// whose rank died ends within a minute.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// NCCL's `NCCL_CONFIG_UNDEF_INT`: a field of `ncclConfig_t` left to NCCL's default.
+const UNDEF_INT: i32 = i32::MIN;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An element type NCCL reduces and moves: `i8`, `u8`, `i32`, `u32`, `i64`, `u64`, `f32`,
+/// `f64`. Sealed: NCCL reads `size_of::<T>()` bytes per element by the `ncclDataType_t` named
+/// here, so a wrong pairing would read or write past a buffer.
+pub trait NcclType: DeviceRepr + Copy + sealed::Sealed {
+    /// NCCL's type.
+    const DATATYPE: nccl_sys::ncclDataType_t;
+}
+
+macro_rules! nccl_types {
+    ($($t:ty => $d:ident),* $(,)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl NcclType for $t {
+            const DATATYPE: nccl_sys::ncclDataType_t = nccl_sys::ncclDataType_t::$d;
+        }
+    )*};
+}
+
+nccl_types!(
+    i8 => ncclInt8,
+    u8 => ncclUint8,
+    i32 => ncclInt32,
+    u32 => ncclUint32,
+    i64 => ncclInt64,
+    u64 => ncclUint64,
+    f32 => ncclFloat32,
+    f64 => ncclFloat64,
+);
+
+/// The reduction of [`RankCommunicator::all_reduce`], [`reduce`](RankCommunicator::reduce)
+/// and [`reduce_scatter`](RankCommunicator::reduce_scatter): NCCL's `ncclRedOp_t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// `+` (wrapping for integers).
+    Sum,
+    /// `*` (wrapping for integers).
+    Prod,
+    /// The largest.
+    Max,
+    /// The smallest.
+    Min,
+    /// The sum divided by the number of ranks (integer division for integers).
+    Avg,
+}
+
+impl ReduceOp {
+    fn nccl(self) -> nccl_sys::ncclRedOp_t {
+        match self {
+            ReduceOp::Sum => nccl_sys::ncclRedOp_t::ncclSum,
+            ReduceOp::Prod => nccl_sys::ncclRedOp_t::ncclProd,
+            ReduceOp::Max => nccl_sys::ncclRedOp_t::ncclMax,
+            ReduceOp::Min => nccl_sys::ncclRedOp_t::ncclMin,
+            ReduceOp::Avg => nccl_sys::ncclRedOp_t::ncclAvg,
+        }
+    }
+}
+
+/// A fresh NCCL unique id (`ncclGetUniqueId`): what rank 0 serves at the rendezvous.
+///
+/// # Errors
+/// [`Error::NcclNotFound`]; [`Error::Nccl`].
+pub fn unique_id() -> Result<[u8; UNIQUE_ID_BYTES]> {
+    require_nccl()?;
+    let id = nccl::get_uniqueid().map_err(nccl_error("making an NCCL unique id"))?;
+    Ok(id.internal.map(|b| b as u8))
+}
+
+/// This process's rank of a job of one process per GPU: its GPU (a [`Gpu`] handle whose
+/// stream the collectives run on) and its NCCL communicator, aborted when dropped.
+///
+/// Every collective checks its buffers (device, lengths) before NCCL sees them and queues the
+/// work on [`gpu`](Self::gpu)'s stream without a host synchronisation; wait with
+/// [`synchronize`](Self::synchronize) (the watchdog), never with the stream's own
+/// synchronisation, so that a dead peer ends in an error. Every rank must call the same
+/// collectives in the same order with the same counts (NCCL's contract).
+///
+/// Not `Send`: the communicator is used from the thread that made it.
+#[derive(Debug)]
+pub struct RankCommunicator {
+    comm: nccl_sys::ncclComm_t,
+    gpu: Gpu,
+    rank: usize,
+    world_size: usize,
+    timeout: Duration,
+    /// Why the communicator was aborted, once it was.
+    aborted: RefCell<Option<String>>,
+    /// One byte, for [`barrier_on_stream`](Self::barrier_on_stream).
+    flag: RefCell<CudaSlice<u8>>,
+}
+
+impl RankCommunicator {
+    /// This process's rank as torchrun's environment describes it ([`RankEnv::from_env`]): on
+    /// device `LOCAL_RANK` (a new handle), with [`DEFAULT_TIMEOUT`].
+    ///
+    /// # Errors
+    /// [`Error::RankEnvironment`]; as [`Gpu::new`] and [`RankCommunicator::new`].
+    pub fn from_env() -> Result<Self> {
+        let env = RankEnv::from_env()?;
+        let gpu = Gpu::new(env.local_rank)?;
+        Self::new(gpu, &env, DEFAULT_TIMEOUT)
+    }
+
+    /// Rank `env.rank` of `env.world_size` on `gpu`: the rendezvous at `env`'s address for the
+    /// unique id (rank 0 makes it), then the communicator, each within `timeout`, which also
+    /// bounds every later [`synchronize`](Self::synchronize).
+    ///
+    /// Needs `NCCL_NVLS_ENABLE` set in the environment (see
+    /// [`keep_nvls_off`](super::keep_nvls_off)).
+    ///
+    /// # Errors
+    /// [`Error::NcclNotFound`]; [`Error::NcclEnvironment`]; [`Error::Rendezvous`];
+    /// [`Error::CollectiveTimeout`] if a rank does not join the communicator in time;
+    /// [`Error::Nccl`].
+    pub fn new(gpu: Gpu, env: &RankEnv, timeout: Duration) -> Result<Self> {
+        require_nccl()?;
+        require_nvls_setting()?;
+        let id = env.exchange_unique_id(timeout, unique_id)?;
+        Self::with_unique_id(gpu, env.rank, env.world_size, &id, timeout)
+    }
+
+    /// Rank `rank` of `world_size` on `gpu` from a unique id the caller has given every rank
+    /// (rank 0's [`unique_id`], sent by MPI or a file): `ncclCommInitRankConfig`, non-blocking,
+    /// waited for until `timeout`.
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] for `world_size` 0 or above `i32::MAX`, or `rank` not below it;
+    /// [`Error::NcclNotFound`]; [`Error::NcclEnvironment`]; [`Error::CollectiveTimeout`];
+    /// [`Error::Nccl`].
+    pub fn with_unique_id(
+        gpu: Gpu,
+        rank: usize,
+        world_size: usize,
+        id: &[u8; UNIQUE_ID_BYTES],
+        timeout: Duration,
+    ) -> Result<Self> {
+        if world_size == 0 || world_size > i32::MAX as usize {
+            return Err(Error::OutOfRange {
+                what: "world size (ranks of the job)",
+                value: world_size as u64,
+                min: 1,
+                max: i32::MAX as u64,
+            });
+        }
+        if rank >= world_size {
+            return Err(Error::OutOfRange {
+                what: "rank",
+                value: rank as u64,
+                min: 0,
+                max: world_size as u64 - 1,
+            });
+        }
+        require_nccl()?;
+        require_nvls_setting()?;
+        let unique = nccl_sys::ncclUniqueId {
+            internal: id.map(|b| b as _),
+        };
+        let flag = RefCell::new(gpu.zeros::<u8>(1)?);
+        let mut config = non_blocking_config();
+        let mut comm: nccl_sys::ncclComm_t = std::ptr::null_mut();
+        // NCCL takes the CUDA runtime's current device, which is the bound context's.
+        gpu.context()
+            .bind_to_thread()
+            .during("binding the rank's context")?;
+        // SAFETY: `comm` and `config` are valid for writes and reads for the call (config is a
+        // complete ncclConfig_t of the 2.28 layout, see non_blocking_config); `rank` <
+        // `world_size` <= i32::MAX (checked above).
+        let started = unsafe {
+            nccl::comm_init_rank_config(
+                &mut comm,
+                world_size as i32,
+                unique,
+                rank as i32,
+                &mut config,
+            )
+        };
+        let during = format!("making rank {rank} of {world_size}'s NCCL communicator");
+        let this = Self {
+            comm,
+            gpu,
+            rank,
+            world_size,
+            timeout,
+            aborted: RefCell::new(None),
+            flag,
+        };
+        if let Err(e) = started {
+            let error = this.nccl_failed(&during, e);
+            this.abort(&error);
+            return Err(error);
+        }
+        if this.comm.is_null() {
+            return Err(Error::Nccl {
+                during,
+                code: 0,
+                message: "NCCL returned no communicator".into(),
+            });
+        }
+        this.settle(&during)?;
+        Ok(this)
+    }
+
+    /// This process's rank, `0..world_size`.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The number of ranks of the job.
+    pub fn world_size(&self) -> usize {
+        self.world_size
+    }
+
+    /// The GPU handle whose stream every collective runs on.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// The watchdog's deadline for each wait.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Whether the communicator was aborted (a timeout or an NCCL error): it takes no more work.
+    pub fn is_aborted(&self) -> bool {
+        self.aborted.borrow().is_some()
+    }
+
+    /// Waits, at most [`timeout`](Self::timeout), for everything queued on the rank's stream;
+    /// `during` names the work in an error. At the deadline, or on an asynchronous NCCL error,
+    /// the communicator is aborted.
+    ///
+    /// # Errors
+    /// [`Error::CommunicatorAborted`]; [`Error::CollectiveTimeout`]; [`Error::Nccl`] for an
+    /// error NCCL reports (a peer's connection lost, ...); [`Error::Driver`] if the stream's
+    /// work failed.
+    pub fn synchronize(&self, during: &str) -> Result<()> {
+        self.check_alive()?;
+        let done = self
+            .gpu
+            .stream()
+            .record_event(Some(
+                cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING,
+            ))
+            .during("recording the watchdog's event")?;
+        let deadline = Instant::now() + self.timeout;
+        let mut pause = Duration::from_micros(2);
+        loop {
+            if done.try_is_complete().during(during)? {
+                return Ok(());
+            }
+            self.poll_async_error(during)?;
+            if Instant::now() >= deadline {
+                return Err(self.time_out(during));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(1));
+        }
+    }
+
+    /// An all-reduce: every rank's `output` receives the elementwise `op` of every rank's
+    /// `input` (`ncclAllReduce`). `input` and `output`: this rank's device, one length on every
+    /// rank; they may be the same buffer only through
+    /// [`all_reduce_in_place`](Self::all_reduce_in_place). Queued, not waited for.
+    ///
+    /// # Errors
+    /// [`Error::CommunicatorAborted`]; [`Error::WrongContext`]; [`Error::LengthMismatch`]
+    /// unless `output` is as long as `input`; [`Error::Nccl`].
+    pub fn all_reduce<T: NcclType>(
+        &self,
+        input: &impl DevicePtr<T>,
+        output: &mut impl DevicePtrMut<T>,
+        op: ReduceOp,
+    ) -> Result<()> {
+        self.check_alive()?;
+        self.check("all-reduce input", input)?;
+        self.check("all-reduce output", output)?;
+        expect_len(
+            "all-reduce output (the input's length)",
+            input.len(),
+            output.len(),
+        )?;
+        let count = input.len();
+        let stream = self.gpu.stream();
+        let (src, _read) = input.device_ptr(stream);
+        let (dst, _write) = output.device_ptr_mut(stream);
+        // SAFETY: `src` and `dst` hold `count` elements of T on this rank's device (checked),
+        // borrowed until the guards record the collective on the stream; T's DATATYPE is its
+        // NCCL type (sealed).
+        self.queue("all-reduce", count, |comm, s| unsafe {
+            nccl::all_reduce(src as _, dst as _, count, T::DATATYPE, op.nccl(), comm, s)
+        })
+    }
+
+    /// [`all_reduce`](Self::all_reduce) in place: `buffer` becomes the elementwise `op` of every
+    /// rank's `buffer`.
+    ///
+    /// # Errors
+    /// As [`all_reduce`](Self::all_reduce).
+    pub fn all_reduce_in_place<T: NcclType>(
+        &self,
+        buffer: &mut impl DevicePtrMut<T>,
+        op: ReduceOp,
+    ) -> Result<()> {
+        self.check_alive()?;
+        self.check("all-reduce buffer", buffer)?;
+        let count = buffer.len();
+        let (ptr, _write) = buffer.device_ptr_mut(self.gpu.stream());
+        // SAFETY: as all_reduce, with `src == dst`, which NCCL allows.
+        self.queue("all-reduce (in place)", count, |comm, s| unsafe {
+            nccl::all_reduce(ptr as _, ptr as _, count, T::DATATYPE, op.nccl(), comm, s)
+        })
+    }
+
+    /// A reduce: rank `root`'s `output` receives the elementwise `op` of every rank's `input`
+    /// (`ncclReduce`); other ranks' `output` is not written (pass any buffer of the length).
+    ///
+    /// # Errors
+    /// As [`all_reduce`](Self::all_reduce); [`Error::OutOfRange`] for a `root` beyond the job.
+    pub fn reduce<T: NcclType>(
+        &self,
+        input: &impl DevicePtr<T>,
+        output: &mut impl DevicePtrMut<T>,
+        op: ReduceOp,
+        root: usize,
+    ) -> Result<()> {
+        self.check_alive()?;
+        self.check_root(root)?;
+        self.check("reduce input", input)?;
+        self.check("reduce output", output)?;
+        expect_len(
+            "reduce output (the input's length)",
+            input.len(),
+            output.len(),
+        )?;
+        let count = input.len();
+        let stream = self.gpu.stream();
+        let (src, _read) = input.device_ptr(stream);
+        let (dst, _write) = output.device_ptr_mut(stream);
+        // SAFETY: as all_reduce; `root` < world_size (checked).
+        self.queue("reduce", count, |comm, s| unsafe {
+            nccl::reduce(
+                src as _,
+                dst as _,
+                count,
+                T::DATATYPE,
+                op.nccl(),
+                root as i32,
+                comm,
+                s,
+            )
+        })
+    }
+
+    /// A broadcast, in place: every rank's `buffer` receives rank `root`'s (`ncclBroadcast`).
+    ///
+    /// # Errors
+    /// [`Error::CommunicatorAborted`]; [`Error::OutOfRange`] for a `root` beyond the job;
+    /// [`Error::WrongContext`]; [`Error::Nccl`].
+    pub fn broadcast<T: NcclType>(
+        &self,
+        buffer: &mut impl DevicePtrMut<T>,
+        root: usize,
+    ) -> Result<()> {
+        self.check_alive()?;
+        self.check_root(root)?;
+        self.check("broadcast buffer", buffer)?;
+        let count = buffer.len();
+        let (ptr, _write) = buffer.device_ptr_mut(self.gpu.stream());
+        // SAFETY: `ptr` holds `count` elements of T on this device (checked); in place, which
+        // NCCL allows; `root` < world_size.
+        self.queue("broadcast", count, |comm, s| unsafe {
+            nccl::broadcast(ptr as _, ptr as _, count, T::DATATYPE, root as i32, comm, s)
+        })
+    }
+
+    /// A reduce-scatter: `input` holds `world_size` blocks of `output.len()` elements, and
+    /// rank `r`'s `output` receives the elementwise `op` of block `r` of every rank's `input`
+    /// (`ncclReduceScatter`).
+    ///
+    /// # Errors
+    /// As [`all_reduce`](Self::all_reduce), with [`Error::LengthMismatch`] unless
+    /// `input.len() == world_size * output.len()`.
+    pub fn reduce_scatter<T: NcclType>(
+        &self,
+        input: &impl DevicePtr<T>,
+        output: &mut impl DevicePtrMut<T>,
+        op: ReduceOp,
+    ) -> Result<()> {
+        self.check_alive()?;
+        self.check("reduce-scatter input", input)?;
+        self.check("reduce-scatter output", output)?;
+        let count = output.len();
+        expect_len(
+            "reduce-scatter input (world size x the output's length)",
+            count.saturating_mul(self.world_size),
+            input.len(),
+        )?;
+        let stream = self.gpu.stream();
+        let (src, _read) = input.device_ptr(stream);
+        let (dst, _write) = output.device_ptr_mut(stream);
+        // SAFETY: `src` holds world_size * count and `dst` count elements of T on this device
+        // (checked), borrowed until the guards record the collective.
+        self.queue("reduce-scatter", count, |comm, s| unsafe {
+            nccl::reduce_scatter(src as _, dst as _, count, T::DATATYPE, op.nccl(), comm, s)
+        })
+    }
+
+    /// An all-gather: every rank's `output` receives every rank's `input`, block `r` from rank
+    /// `r` (`ncclAllGather`): `output.len() == world_size * input.len()`.
+    ///
+    /// # Errors
+    /// [`Error::CommunicatorAborted`]; [`Error::WrongContext`]; [`Error::LengthMismatch`]
+    /// unless the lengths are as above; [`Error::Nccl`].
+    pub fn all_gather<T: NcclType>(
+        &self,
+        input: &impl DevicePtr<T>,
+        output: &mut impl DevicePtrMut<T>,
+    ) -> Result<()> {
+        self.check_alive()?;
+        self.check("all-gather input", input)?;
+        self.check("all-gather output", output)?;
+        let count = input.len();
+        expect_len(
+            "all-gather output (world size x the input's length)",
+            count.saturating_mul(self.world_size),
+            output.len(),
+        )?;
+        let stream = self.gpu.stream();
+        let (src, _read) = input.device_ptr(stream);
+        let (dst, _write) = output.device_ptr_mut(stream);
+        // SAFETY: `src` holds count and `dst` world_size * count elements of T on this device
+        // (checked), borrowed until the guards record the collective.
+        self.queue("all-gather", count, |comm, s| unsafe {
+            nccl::all_gather(src as _, dst as _, count, T::DATATYPE, comm, s)
+        })
+    }
+
+    /// Every rank's `value`, gathered to every rank and waited for (a small all-gather on the
+    /// device, then [`synchronize`](Self::synchronize)): for values the ranks exchange on the
+    /// host, such as their timings.
+    ///
+    /// # Errors
+    /// As [`all_gather`](Self::all_gather) and [`synchronize`](Self::synchronize); [`Error::OutOfMemory`].
+    pub fn gather_host<T: NcclType + Default + cudarc::driver::ValidAsZeroBits>(
+        &self,
+        values: &[T],
+    ) -> Result<Vec<Vec<T>>> {
+        let n = values.len();
+        self.agree("values gathered to the host (count)", n as u64)?;
+        let input = self.gpu.upload(values)?;
+        let mut output = self.gpu.zeros::<T>(n * self.world_size)?;
+        self.all_gather(&input, &mut output)?;
+        self.synchronize("gathering values to the host")?;
+        let all = self.gpu.download(&output, "the gathered values")?;
+        Ok(all.chunks(n.max(1)).map(<[T]>::to_vec).collect())
+    }
+
+    /// Checks that every rank passed the same `value` (a length, a size, a step number): a
+    /// max and a min all-reduce of one `u64`, waited for.
+    ///
+    /// # Errors
+    /// [`Error::RanksDisagree`] with the smallest and largest values; as
+    /// [`all_reduce`](Self::all_reduce) and [`synchronize`](Self::synchronize).
+    pub fn agree(&self, what: &'static str, value: u64) -> Result<()> {
+        let mut both = self.gpu.upload(&[value, u64::MAX - value])?;
+        self.all_reduce_in_place(&mut both, ReduceOp::Max)?;
+        self.synchronize(what)?;
+        let got = self.gpu.download(&both, what)?;
+        let (max, min) = (got[0], u64::MAX - got[1]);
+        if min == max {
+            Ok(())
+        } else {
+            Err(Error::RanksDisagree {
+                rank: self.rank,
+                world_size: self.world_size,
+                what,
+                value,
+                min,
+                max,
+            })
+        }
+    }
+
+    /// Every rank's stream aligned: an all-reduce of one byte, queued (the GPU-side barrier
+    /// before a timed region: no rank's stream passes it before every rank's has reached it).
+    ///
+    /// # Errors
+    /// As [`all_reduce`](Self::all_reduce).
+    pub fn barrier_on_stream(&self) -> Result<()> {
+        let mut flag = self.flag.borrow_mut();
+        self.all_reduce_in_place(&mut *flag, ReduceOp::Max)
+    }
+
+    /// A communicator of the ranks that pass the same `color` (`ncclCommSplit`), ordered by
+    /// `key` then by rank; `None` for a rank that passes no color (it takes part in the call and
+    /// gets no communicator). Collective over this communicator: every rank calls it. The new
+    /// communicator runs on a new stream of this rank's GPU and has this one's timeout.
+    ///
+    /// # Errors
+    /// [`Error::CommunicatorAborted`]; [`Error::OutOfRange`] for a color above `i32::MAX`;
+    /// [`Error::CollectiveTimeout`]; [`Error::Nccl`].
+    pub fn split(&self, color: Option<u32>, key: u32) -> Result<Option<Self>> {
+        self.check_alive()?;
+        let color = match color {
+            // NCCL_SPLIT_NOCOLOR.
+            None => -1,
+            Some(c) if c <= i32::MAX as u32 => c as i32,
+            Some(c) => {
+                return Err(Error::OutOfRange {
+                    what: "split color",
+                    value: c as u64,
+                    min: 0,
+                    max: i32::MAX as u64,
+                });
+            }
+        };
+        let gpu = self.gpu.with_new_stream()?;
+        let flag = RefCell::new(gpu.zeros::<u8>(1)?);
+        let mut config = non_blocking_config();
+        let mut comm: nccl_sys::ncclComm_t = std::ptr::null_mut();
+        gpu.context()
+            .bind_to_thread()
+            .during("binding the rank's context")?;
+        // SAFETY: `self.comm` is a live communicator (not aborted: checked); `comm` and
+        // `config` are valid for the call.
+        let started = unsafe {
+            nccl_sys::ncclCommSplit(
+                self.comm,
+                color,
+                key.min(i32::MAX as u32) as i32,
+                &mut comm,
+                &mut config,
+            )
+        }
+        .result();
+        let during = format!(
+            "splitting rank {} of {}'s communicator",
+            self.rank, self.world_size
+        );
+        if let Err(e) = started {
+            let error = self.nccl_failed(&during, e);
+            self.abort(&error);
+            return Err(error);
+        }
+        // The parent's pending split finishes through its own async state.
+        self.settle(&during)?;
+        if comm.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: a communicator NCCL just made; read its rank and size.
+        let (rank, size) = unsafe { (nccl::comm_user_rank(comm), nccl::comm_count(comm)) };
+        let child = Self {
+            comm,
+            flag,
+            gpu,
+            rank: rank.map_err(nccl_error(during.clone()))?.max(0) as usize,
+            world_size: size.map_err(nccl_error(during.clone()))?.max(0) as usize,
+            timeout: self.timeout,
+            aborted: RefCell::new(None),
+        };
+        child.settle(&during)?;
+        Ok(Some(child))
+    }
+
+    /// Queues one NCCL call (`call(comm, stream)`) of `count` elements, then waits (within the
+    /// timeout) for the call itself to be accepted: a non-blocking communicator may answer
+    /// `ncclInProgress` while it sets up connections.
+    fn queue(
+        &self,
+        what: &str,
+        count: usize,
+        call: impl FnOnce(
+            nccl_sys::ncclComm_t,
+            nccl_sys::cudaStream_t,
+        ) -> std::result::Result<NcclStatus, NcclError>,
+    ) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        self.gpu
+            .context()
+            .bind_to_thread()
+            .during("binding the rank's context")?;
+        let during = format!("NCCL {what} of {count} elements");
+        match call(self.comm, self.gpu.stream().cu_stream() as _) {
+            Ok(NcclStatus::InProgress) => self.settle(&during),
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let error = self.nccl_failed(&during, e);
+                self.abort(&error);
+                Err(error)
+            }
+        }
+    }
+
+    /// Polls `ncclCommGetAsyncError` until the communicator's last call is done (not
+    /// `ncclInProgress`), at most the timeout.
+    fn settle(&self, during: &str) -> Result<()> {
+        let deadline = Instant::now() + self.timeout;
+        let mut pause = Duration::from_micros(2);
+        loop {
+            if !self.poll_async_error(during)? {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(self.time_out(during));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(1));
+        }
+    }
+
+    /// `ncclCommGetAsyncError`: `Ok(true)` while a call is in progress, `Ok(false)` when none
+    /// is, an error (and the communicator aborted) for any failure.
+    fn poll_async_error(&self, during: &str) -> Result<bool> {
+        let mut state = nccl_sys::ncclResult_t::ncclSuccess;
+        // SAFETY: a live communicator (every caller checked or just made it); `state` is
+        // valid for the write.
+        let queried = unsafe { nccl_sys::ncclCommGetAsyncError(self.comm, &mut state) }.result();
+        let outcome = queried.and_then(|_| state.result());
+        match outcome {
+            Ok(NcclStatus::InProgress) => Ok(true),
+            Ok(_) => Ok(false),
+            Err(e) => {
+                let error = self.nccl_failed(during, e);
+                self.abort(&error);
+                Err(error)
+            }
+        }
+    }
+
+    fn nccl_failed(&self, during: &str, e: NcclError) -> Error {
+        nccl_error(format!(
+            "rank {} of {}: {during}",
+            self.rank, self.world_size
+        ))(e)
+    }
+
+    /// Aborts at the deadline and returns the error that says so.
+    fn time_out(&self, during: &str) -> Error {
+        let error = Error::CollectiveTimeout {
+            rank: self.rank,
+            world_size: self.world_size,
+            during: during.to_string(),
+            timeout: self.timeout,
+        };
+        self.abort(&error);
+        error
+    }
+
+    /// `ncclCommAbort` once (it stops this rank's NCCL kernels and frees the communicator),
+    /// remembering `cause` for later calls.
+    fn abort(&self, cause: &Error) {
+        let mut aborted = self.aborted.borrow_mut();
+        if aborted.is_some() || self.comm.is_null() {
+            return;
+        }
+        *aborted = Some(cause.to_string());
+        // SAFETY: a communicator made by NCCL, aborted once (guarded by `aborted`); NCCL's
+        // abort needs no other rank. A failure leaves nothing to clean up.
+        let _ = unsafe { nccl::comm_abort(self.comm) };
+    }
+
+    fn check_alive(&self) -> Result<()> {
+        match &*self.aborted.borrow() {
+            None => Ok(()),
+            Some(cause) => Err(Error::CommunicatorAborted {
+                rank: self.rank,
+                world_size: self.world_size,
+                cause: cause.clone(),
+            }),
+        }
+    }
+
+    fn check_root(&self, root: usize) -> Result<()> {
+        if root < self.world_size {
+            Ok(())
+        } else {
+            Err(Error::OutOfRange {
+                what: "root rank",
+                value: root as u64,
+                min: 0,
+                max: self.world_size as u64 - 1,
+            })
+        }
+    }
+
+    fn check<T>(&self, what: &'static str, buffer: &impl DeviceSlice<T>) -> Result<()> {
+        self.gpu.check_buffer(what, buffer)
+    }
+}
+
+impl Drop for RankCommunicator {
+    fn drop(&mut self) {
+        if self.comm.is_null() || self.is_aborted() {
+            return;
+        }
+        // Let queued collectives finish (at most the timeout: a dead peer cannot hold the drop),
+        // then abort: local, no other rank needed. A failure was or will be reported by the call
+        // that queued the work.
+        if self.synchronize("finishing the rank's work").is_ok() {
+            let error = Error::CommunicatorAborted {
+                rank: self.rank,
+                world_size: self.world_size,
+                cause: "dropped".into(),
+            };
+            self.abort(&error);
+        }
+    }
+}
+
+/// NCCL's `NCCL_CONFIG_INITIALIZER` with `blocking = 0`: the `ncclConfig_t` of NCCL 2.28's
+/// header (size, magic, version 2.28.0), every other field left to NCCL.
+fn non_blocking_config() -> nccl_sys::ncclConfig_t {
+    nccl_sys::ncclConfig_t {
+        size: std::mem::offset_of!(nccl_sys::ncclConfig_t, graphUsageMode),
+        magic: 0xcafe_beef,
+        version: 22800,
+        blocking: 0,
+        cgaClusterSize: UNDEF_INT,
+        minCTAs: UNDEF_INT,
+        maxCTAs: UNDEF_INT,
+        netName: std::ptr::null(),
+        splitShare: UNDEF_INT,
+        trafficClass: UNDEF_INT,
+        commName: std::ptr::null(),
+        collnetEnable: UNDEF_INT,
+        CTAPolicy: UNDEF_INT,
+        shrinkShare: UNDEF_INT,
+        nvlsCTAs: UNDEF_INT,
+        nChannelsPerNetPeer: UNDEF_INT,
+        nvlinkCentricSched: UNDEF_INT,
+        graphUsageMode: UNDEF_INT,
+        numRmaCtx: UNDEF_INT,
+        maxP2pPeers: UNDEF_INT,
+    }
+}
+
+/// [`Error::LengthMismatch`] unless `actual == expected`.
+fn expect_len(what: &'static str, expected: usize, actual: usize) -> Result<()> {
+    if actual == expected {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            what,
+            expected,
+            actual,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_config_is_nccl_2_28s_initializer_non_blocking() {
+        let c = non_blocking_config();
+        assert_eq!(c.magic, 0xcafe_beef);
+        assert_eq!(c.version, 22800);
+        assert_eq!(c.blocking, 0);
+        // size, magic and version, then 12 ints and 2 pointers: NCCL 2.28's layout.
+        assert_eq!(c.size, 8 + 4 + 4 + 4 * 4 + 8 + 2 * 4 + 8 + 6 * 4);
+        assert_eq!(c.cgaClusterSize, i32::MIN);
+    }
+
+    #[test]
+    fn lengths_are_checked() {
+        assert!(expect_len("x", 3, 3).is_ok());
+        let e = expect_len("x", 8, 7).unwrap_err();
+        assert!(matches!(
+            e,
+            Error::LengthMismatch {
+                expected: 8,
+                actual: 7,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn ops_map_to_nccl() {
+        assert_eq!(ReduceOp::Sum.nccl(), nccl_sys::ncclRedOp_t::ncclSum);
+        assert_eq!(ReduceOp::Avg.nccl(), nccl_sys::ncclRedOp_t::ncclAvg);
+        assert_eq!(f64::DATATYPE, nccl_sys::ncclDataType_t::ncclFloat64);
+        assert_eq!(u8::DATATYPE, nccl_sys::ncclDataType_t::ncclUint8);
+    }
+}
