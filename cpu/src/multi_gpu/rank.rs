@@ -557,7 +557,8 @@ impl RankCommunicator {
     /// A communicator of the ranks that pass the same `color` (`ncclCommSplit`), ordered by
     /// `key` then by rank; `None` for a rank that passes no color (it takes part in the call and
     /// gets no communicator). Collective over this communicator: every rank calls it. The new
-    /// communicator runs on a new stream of this rank's GPU and has this one's timeout.
+    /// communicator runs on this one's GPU handle (the same stream, so work on the two stays in
+    /// order) and has this one's timeout.
     ///
     /// # Errors
     /// [`Error::CommunicatorAborted`]; [`Error::OutOfRange`] for a color above `i32::MAX`;
@@ -577,7 +578,7 @@ impl RankCommunicator {
                 });
             }
         };
-        let gpu = self.gpu.with_new_stream()?;
+        let gpu = self.gpu.clone();
         let flag = RefCell::new(gpu.zeros::<u8>(1)?);
         let mut config = non_blocking_config();
         let mut comm: nccl_sys::ncclComm_t = std::ptr::null_mut();

@@ -134,5 +134,7 @@ pub(crate) fn parse(
             ));
         }
     };
-    Ok((cli.opts, invocation))
+    let device_given =
+        matches.value_source("device") == Some(clap::parser::ValueSource::CommandLine);
+    Ok((cli.opts.for_rank(device_given), invocation))
 }

@@ -49,4 +49,26 @@ pub struct Options {
     /// writes.
     #[arg(long, global = true, value_name = "FILE")]
     pub peers: Option<PathBuf>,
+    /// Set for a rank other than 0 of a multi-process job (torchrun's `RANK`): it prints
+    /// nothing on stdout and writes no report files (rank 0 does).
+    #[arg(skip)]
+    pub quiet: bool,
+}
+
+impl Options {
+    /// These options for one rank of a job of one process per GPU, as torchrun describes it in
+    /// the environment: with `RANK` set and not 0 the run is [`quiet`](Self::quiet), and with
+    /// `LOCAL_RANK` set the device is that rank's unless `--device` was given
+    /// (`device_given`), as a PyTorch program calls `torch.cuda.set_device(local_rank)`.
+    /// Without those variables, unchanged.
+    pub fn for_rank(mut self, device_given: bool) -> Self {
+        let var = |name| std::env::var(name).ok().map(|v| v.trim().to_string());
+        if let Some(rank) = var("RANK") {
+            self.quiet = rank != "0";
+        }
+        if !device_given && let Some(local) = var("LOCAL_RANK").and_then(|v| v.parse().ok()) {
+            self.device = local;
+        }
+        self
+    }
 }

@@ -29,6 +29,8 @@ pub struct Out {
     theoretical_gbps: Option<f64>,
     /// With `--dump`: what has been written, for `index.json`.
     index: RefCell<DumpIndex>,
+    /// Prints nothing (a rank other than 0 of a multi-process job).
+    silent: bool,
 }
 
 /// `DIR/<pattern>/index.json` of a `--dump DIR` run: every array written, in order, and every
@@ -92,11 +94,18 @@ impl Out {
                 pattern: pattern.into(),
                 ..DumpIndex::default()
             }),
+            silent: false,
         }
     }
 
+    /// This sink, printing nothing when `silent` (the report is still kept).
+    pub fn silenced(mut self, silent: bool) -> Self {
+        self.silent = silent;
+        self
+    }
+
     fn print(&self, text: &str) {
-        if self.format != Format::Table {
+        if self.format != Format::Table || self.silent {
             return;
         }
         match &self.progress {

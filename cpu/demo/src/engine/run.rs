@@ -99,7 +99,8 @@ fn run(opts: &Options, patterns: Patterns, invocation: Invocation) -> Result<()>
                 None,
                 opts.dump.as_deref(),
                 profile,
-            );
+            )
+            .silenced(opts.quiet);
             let result = pattern.run(&gpu, opts, &mut out, &matches);
             let section = out.finish(result.as_ref().err());
             // A pattern refused before it measured anything leaves no report.
@@ -110,6 +111,10 @@ fn run(opts: &Options, patterns: Patterns, invocation: Invocation) -> Result<()>
             result.err()
         }
     };
+    if opts.quiet {
+        // A rank other than 0: rank 0 prints and writes the report.
+        return single_error.map_or_else(|| all_passed(&report), Err);
+    }
     print_report(opts, &report)?;
     if let Some(dir) = &opts.out {
         let files = write_report(dir, &report)?;
@@ -143,7 +148,7 @@ fn read_inputs(opts: &Options) -> Result<(Option<Arc<Profile>>, Vec<Peer>)> {
 /// An empty report of this run on `gpu` (the device line printed with `--format table`).
 fn new_report(gpu: &Gpu, opts: &Options, peers: Vec<Peer>) -> Result<Report> {
     let device = crate::engine::device::info(gpu, opts.device)?;
-    if opts.format == Format::Table {
+    if opts.format == Format::Table && !opts.quiet {
         println!(
             "device {}: {} (compute capability {}, {} SMs), PTX sm_{}",
             device.index, device.name, device.compute_capability, device.sm_count, device.ptx_arch
@@ -227,7 +232,8 @@ fn run_all(
             Some(pb.clone()),
             opts.dump.as_deref(),
             profile.clone(),
-        );
+        )
+        .silenced(opts.quiet);
         out.banner(&format!("== {name} =="));
         let result = pattern.run(gpu, opts, &mut out, &defaults);
         if let Err(e) = &result {

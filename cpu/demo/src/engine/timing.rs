@@ -14,6 +14,7 @@ use cpu::error::{DriverContext, Error, Result};
 use cpu::lab::memory::fma_rate::FmaRate;
 use cpu::lab::memory::read_stream::{self, ReadShape, ReadStream};
 use cpu::multi_gpu::GpuGroup;
+use cpu::multi_gpu::rank::RankCommunicator;
 use cpu::reduce::{ReduceSum, SumI32};
 use cudarc::driver::{CudaEvent, CudaSlice, LaunchConfig, sys};
 
@@ -223,6 +224,61 @@ pub fn time_group_per_gpu<S>(
             *sample = sample.max(ms);
         }
     }
+    Ok(Timing::from_samples(samples))
+}
+
+/// Times `work` on one rank of a multi-process job as [`time_group_per_gpu`] times a group in
+/// one process: each run bracketed by two CUDA events on this rank's stream, runs queued back
+/// to back, and each sample is the slowest rank's time (gathered over `comm`). With `align`,
+/// a barrier on the GPU ([`RankCommunicator::barrier_on_stream`]) precedes each run, outside
+/// the brackets, so every rank starts together. A rank that is not `timed` takes part in the
+/// barriers only (it runs nothing and counts as 0). `warmup` untimed runs first; every rank
+/// must call this with the same `warmup`, `reps` and `align`.
+///
+/// # Errors
+/// As [`time_gpu`]; the communicator's errors (a rank that exited ends in
+/// [`cpu::Error::CollectiveTimeout`]).
+pub fn time_rank(
+    comm: &RankCommunicator,
+    during: &str,
+    warmup: usize,
+    reps: usize,
+    align: bool,
+    timed: bool,
+    mut work: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
+    check_reps(reps)?;
+    let gpu = comm.gpu();
+    for _ in 0..warmup {
+        if align {
+            comm.barrier_on_stream()?;
+        }
+        if timed {
+            work()?;
+        }
+    }
+    let events = event_pairs(gpu, reps)?;
+    comm.synchronize(during)?;
+    for (start, end) in &events {
+        if align {
+            comm.barrier_on_stream()?;
+        }
+        if timed {
+            start.record(gpu.stream()).during("recording an event")?;
+            work()?;
+            end.record(gpu.stream()).during("recording an event")?;
+        }
+    }
+    comm.synchronize(during)?;
+    let mine = if timed {
+        elapsed_ms(&events)?
+    } else {
+        vec![0.0; reps]
+    };
+    let every = comm.gather_host(&mine)?;
+    let samples = (0..reps)
+        .map(|k| every.iter().map(|t| t[k]).fold(0.0, f64::max))
+        .collect();
     Ok(Timing::from_samples(samples))
 }
 

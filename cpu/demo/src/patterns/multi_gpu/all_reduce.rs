@@ -20,10 +20,10 @@ use crate::engine::timing::{self, Timing};
 pub(super) struct PeerTiming {
     pattern: String,
     table: String,
-    variant: String,
-    operation: String,
-    library: String,
-    median_ms: f64,
+    pub(super) variant: String,
+    pub(super) operation: String,
+    pub(super) library: String,
+    pub(super) median_ms: f64,
     #[serde(default)]
     ranks: Option<usize>,
 }

@@ -4,7 +4,9 @@
 //! and, with `--peers`, beside `torch.distributed.all_reduce`; every result verified.
 
 mod all_reduce;
+mod collectives;
 mod inputs;
+mod processes;
 mod scaling;
 
 use all_reduce::all_reduce_sweep;
@@ -46,6 +48,17 @@ pub(crate) struct MultiGpu {
     /// device memory).
     #[arg(long, default_value_t = 4 << 30, value_parser = bytes_from::<MIN_BYTES>)]
     max_bytes: u64,
+    /// Run as a job of N processes, one per GPU (rank r on device r), through NCCL's
+    /// multi-process path: starts N ranks of this command with torchrun's variables (RANK,
+    /// WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT); rank 0 prints the tables. A command
+    /// started with those variables (by torchrun --nproc-per-node N --no-python) runs as its
+    /// rank without this option.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    processes: Option<u16>,
+    /// Seconds a rank of a multi-process run waits for the others (the rendezvous, each
+    /// collective) before it ends with an error.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    timeout: u64,
 }
 
 /// What `demo multi-gpu` runs, for `demo list` and the registry.
@@ -100,6 +113,12 @@ impl Pattern for MultiGpu {
     /// Each device of the group is checked by itself, phase by phase.
     /// A device named twice (exit status 2); whether each exists is the driver's to say.
     fn check(&self) -> Result<()> {
+        if !self.devices.is_empty() && (self.processes.is_some() || processes::is_rank()) {
+            refuse!(
+                "--devices names the GPUs of a one-process group; a multi-process run takes one \
+                 GPU per rank (LOCAL_RANK; CUDA_VISIBLE_DEVICES narrows them)"
+            );
+        }
         for (i, d) in self.devices.iter().enumerate() {
             if self.devices[..i].contains(d) {
                 refuse!("--devices names device {d} twice: each GPU of the group once");
@@ -175,8 +194,16 @@ fn capped_max_bytes(group: &GpuGroup, max_bytes: u64) -> Result<u64> {
     })
 }
 
-/// `demo multi-gpu`.
-fn run(_gpu: &Gpu, opts: &Options, out: &mut Out, args: &MultiGpu) -> Result<()> {
+/// `demo multi-gpu`: one process (every GPU from this one), a rank of a multi-process job,
+/// or the launcher of one (`--processes`).
+fn run(gpu: &Gpu, opts: &Options, out: &mut Out, args: &MultiGpu) -> Result<()> {
+    if processes::is_rank() {
+        return processes::run_rank(gpu, opts, out, args);
+    }
+    if let Some(n) = args.processes {
+        let timeout = std::time::Duration::from_secs(args.timeout);
+        return processes::launch(n as usize, timeout, out);
+    }
     let devices: Vec<usize> = if args.devices.is_empty() {
         (0..Gpu::device_count()?).collect()
     } else {
