@@ -537,6 +537,11 @@ const RUN_SH: &str = r#"#!/usr/bin/env bash
 #   ./run.sh peers [FILE]   PyTorch / CuPy timings of the same operations (default ./peers.json)
 #   ./run.sh multi-gpu [DIR]  torch.distributed's NCCL all-reduce on every GPU (peers.py --only
 #                       multi-gpu), then `demo multi-gpu --peers ... --out DIR` (default ./multi-gpu)
+#   ./run.sh multi-process [DIR]  one process per GPU: torch.distributed's all-reduce (peers.py
+#                       --only multi-gpu), then `demo multi-gpu --processes N` and the same demo
+#                       under `torchrun --standalone --nproc-per-node N --no-python`, each beside the
+#                       peer (DIR/processes, DIR/torchrun; default ./multi-process; N = GPUS or every
+#                       GPU; MULTI_ARGS adds arguments); their `results:` lines must be equal
 #   ./run.sh sweep [DIR [PATTERN]...]  PyTorch / CuPy on demo sweep's sizes (peers.py --sweep
 #                       DIR/sweep-peers.json, the cases as `demo sweep --list-cases` prints them,
 #                       where python3 and PyTorch are), then `demo sweep
@@ -705,6 +710,38 @@ run_multi_gpu() {
   "$here/bin/demo" multi-gpu --out "$dir" "${peers[@]}" || failed+=("demo multi-gpu")
 }
 
+run_multi_process() {
+  local dir=${only[0]:-multi-process}
+  local n=${GPUS:-$(nvidia-smi -L 2>/dev/null | wc -l)}
+  mkdir -p "$dir"
+  local peers=()
+  if ! command -v python3 >/dev/null; then
+    echo "peers: python3 not found: the multi-process runs go without the PyTorch peer"
+  elif python3 "$here/peers.py" "$dir/peers.json" --only multi-gpu && [ -f "$dir/peers.json" ]; then
+    peers=(--peers "$dir/peers.json")
+  else
+    failed+=("peers multi-process")
+  fi
+  echo "== demo multi-gpu --processes $n"
+  "$here/bin/demo" multi-gpu --processes "$n" --out "$dir/processes" ${peers[@]+"${peers[@]}"} ${MULTI_ARGS:-} \
+    > "$dir/processes.txt" || failed+=("demo multi-gpu --processes $n")
+  cat "$dir/processes.txt"
+  if command -v torchrun >/dev/null; then
+    echo "== torchrun --standalone --nproc-per-node $n --no-python demo multi-gpu"
+    torchrun --standalone --nproc-per-node "$n" --no-python "$here/bin/demo" multi-gpu \
+      --out "$dir/torchrun" ${peers[@]+"${peers[@]}"} ${MULTI_ARGS:-} > "$dir/torchrun.txt" \
+      || failed+=("torchrun demo multi-gpu")
+    cat "$dir/torchrun.txt"
+    if diff <(grep '^results:' "$dir/processes.txt") <(grep '^results:' "$dir/torchrun.txt"); then
+      echo "the same results under --processes $n and torchrun"
+    else
+      failed+=("results differ between --processes and torchrun")
+    fi
+  else
+    echo "torchrun not found: the run under torchrun is skipped"
+  fi
+}
+
 run_sweep() {
   local dir=${only[0]:-sweep}
   local patterns=("${only[@]:1}")
@@ -747,6 +784,7 @@ case "$mode" in
   report) run_report ;;
   peers) run_peers "${only[0]:-peers.json}" || true ;;
   multi-gpu) run_multi_gpu ;;
+  multi-process) run_multi_process ;;
   sweep) run_sweep ;;
   profile) run_profile ;;
   photos)
@@ -765,7 +803,7 @@ case "$mode" in
   demo) run_demo ;;
   sanitize) run_sanitize ;;
   resources) run_resources ;;
-  *) echo "usage: $0 [all|tests|examples|demo|sanitize|resources|report|peers|multi-gpu|sweep|profile|photos|dumps]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|tests|examples|demo|sanitize|resources|report|peers|multi-gpu|multi-process|sweep|profile|photos|dumps]" >&2; exit 2 ;;
 esac
 
 if [ ${#failed[@]} -gt 0 ]; then

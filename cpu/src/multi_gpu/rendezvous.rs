@@ -22,6 +22,9 @@ use crate::error::{Error, Result};
 /// Bytes of NCCL's unique id (`NCCL_UNIQUE_ID_BYTES`).
 pub const UNIQUE_ID_BYTES: usize = 128;
 
+/// The variable torchrun sets when its agent's store holds `MASTER_PORT`.
+pub const AGENT_STORE_ENV: &str = "TORCHELASTIC_USE_AGENT_STORE";
+
 /// The rendezvous's greeting: "NCRV", protocol version 1.
 const MAGIC: u32 = u32::from_le_bytes(*b"NCRV");
 const VERSION: u32 = 1;
@@ -42,7 +45,9 @@ pub struct RankEnv {
     pub local_rank: usize,
     /// `MASTER_ADDR`: the host rank 0 listens on (a name or an address).
     pub master_addr: String,
-    /// `MASTER_PORT`: the TCP port rank 0 listens on.
+    /// The TCP port rank 0 listens on: `MASTER_PORT`, or `MASTER_PORT + 1` under torchrun,
+    /// whose agent holds a store of its own on `MASTER_PORT` (it sets
+    /// `TORCHELASTIC_USE_AGENT_STORE=True` for its workers).
     pub master_port: u16,
 }
 
@@ -106,6 +111,22 @@ impl RankEnv {
                 value: Some(port.to_string()),
                 requirement: "must be a TCP port, 1 to 65535",
             })?;
+        // torchrun's agent holds its own store on MASTER_PORT and says so to its workers
+        // (TORCHELASTIC_USE_AGENT_STORE=True): the rendezvous then takes the next port.
+        let agent_store =
+            lookup(AGENT_STORE_ENV).is_some_and(|v| matches!(v.trim(), "True" | "true" | "1"));
+        let master_port = if agent_store {
+            master_port
+                .checked_add(1)
+                .ok_or_else(|| Error::RankEnvironment {
+                    variable: "MASTER_PORT",
+                    value: Some(port.to_string()),
+                    requirement: "must be below 65535 under torchrun (its agent's store holds \
+                                  MASTER_PORT; the rendezvous takes MASTER_PORT + 1)",
+                })?
+        } else {
+            master_port
+        };
         let master_addr = lookup("MASTER_ADDR").unwrap_or_default();
         if master_addr.trim().is_empty() {
             return Err(Error::RankEnvironment {
@@ -426,6 +447,20 @@ mod tests {
             }
         );
         assert_eq!(env.address(), "127.0.0.1:29500");
+    }
+
+    #[test]
+    fn under_torchrun_s_agent_store_the_next_port() {
+        let mut vars = FULL.to_vec();
+        vars.push((AGENT_STORE_ENV, "True"));
+        let env = RankEnv::from_lookup(lookup(&vars)).unwrap();
+        assert_eq!(env.master_port, 29501);
+        vars[4] = ("MASTER_PORT", "65535");
+        let e = RankEnv::from_lookup(lookup(&vars)).unwrap_err();
+        assert!(
+            matches!(&e, Error::RankEnvironment { variable: "MASTER_PORT", value: Some(v), .. } if v == "65535"),
+            "{e}"
+        );
     }
 
     #[test]

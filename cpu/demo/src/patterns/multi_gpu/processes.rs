@@ -138,8 +138,15 @@ pub(super) fn run_rank(gpu: &Gpu, opts: &Options, out: &mut Out, args: &MultiGpu
         multi_gpu::NVLS_ENV.0,
         std::env::var(multi_gpu::NVLS_ENV.0).unwrap_or_default()
     ));
-    let mut failures = rank_scaling(&comm, opts, out, args.size)?;
+    let (mut failures, sums) = rank_scaling(&comm, opts, out, args.size)?;
     failures += super::collectives::sweep(&comm, opts, out, args.max_bytes)?;
+    // What two launchers of the same job must agree on, bit for bit (run.sh multi-process
+    // compares the lines).
+    out.line(format!(
+        "results: {} ranks, seed {}, the scaling tables' sums {sums:?}",
+        comm.world_size(),
+        opts.seed
+    ));
     let every = comm.gather_host(&[failures as u64])?;
     let total: u64 = every.iter().map(|f| f[0]).sum();
     if total > 0 {
@@ -219,12 +226,13 @@ impl Scaling<'_> {
 /// Tables (1) and (2) of a multi-process run: the sum of `size` f32 sharded over ranks `0..k`
 /// for k = 1..N (strong scaling), then `size / N` elements per rank over k = 1..N (weak
 /// scaling). Every rank holds the whole input; rank 0 checks every sum against the CPU's.
+/// Returns this rank's failed checks and the sums, in the tables' order.
 fn rank_scaling(
     comm: &RankCommunicator,
     opts: &Options,
     out: &mut Out,
     size: usize,
-) -> Result<usize> {
+) -> Result<(usize, Vec<f64>)> {
     let (gpu, w, r) = (comm.gpu(), comm.world_size(), comm.rank());
     require_memory(gpu, &scaling_footprint(size))?;
     let data = random_floats(opts.seed, size);
@@ -269,10 +277,12 @@ fn rank_scaling(
         ],
     );
     let mut failures = 0;
+    let mut sums = Vec::new();
     let mut one = None;
     for k in 1..=w {
         let shard = if r < k { ring::chunk(size, k, r) } else { 0..0 };
         let p = ws.measure(k, shard, reps)?;
+        sums.push(p.sum);
         let lengths: Vec<usize> = (0..k).map(|q| ring::chunk(size, k, q).len()).collect();
         let bound = reference::sum_error_bound(size, p.depth, f64::EPSILON, whole.1);
         let check = reference::check_sum(p.sum, whole.0, bound);
@@ -339,6 +349,7 @@ fn rank_scaling(
             0..0
         };
         let p = ws.measure(k, shard, reps)?;
+        sums.push(p.sum);
         let (expected, sum_abs) = shards[..k.min(shards.len())]
             .iter()
             .fold((0.0, 0.0), |(s, a), &(x, y)| (s + x, a + y));
@@ -371,5 +382,5 @@ fn rank_scaling(
         );
     }
     out.table(weak);
-    Ok(failures)
+    Ok((failures, sums))
 }
