@@ -305,18 +305,15 @@ impl RankCommunicator {
                 cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING,
             ))
             .during("recording the watchdog's event")?;
-        let deadline = Instant::now() + self.timeout;
-        let mut pause = Duration::from_micros(2);
+        let mut wait = Backoff::until(self.timeout);
         loop {
             if done.try_is_complete().during(during)? {
                 return Ok(());
             }
             self.poll_async_error(during)?;
-            if Instant::now() >= deadline {
+            if !wait.pause() {
                 return Err(self.time_out(during));
             }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(1));
         }
     }
 
@@ -660,17 +657,14 @@ impl RankCommunicator {
     /// Polls `ncclCommGetAsyncError` until the communicator's last call is done (not
     /// `ncclInProgress`), at most the timeout.
     fn settle(&self, during: &str) -> Result<()> {
-        let deadline = Instant::now() + self.timeout;
-        let mut pause = Duration::from_micros(2);
+        let mut wait = Backoff::until(self.timeout);
         loop {
             if !self.poll_async_error(during)? {
                 return Ok(());
             }
-            if Instant::now() >= deadline {
+            if !wait.pause() {
                 return Err(self.time_out(during));
             }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(1));
         }
     }
 
@@ -770,6 +764,45 @@ impl Drop for RankCommunicator {
             };
             self.abort(&error);
         }
+    }
+}
+
+/// The watchdog's pacing: spins (a collective's enqueue or a short wait costs microseconds,
+/// and a sleep of any length costs the kernel's timer slack, some 50 us), then yields, then
+/// sleeps up to 1 ms, until the deadline.
+struct Backoff {
+    start: Instant,
+    deadline: Instant,
+}
+
+impl Backoff {
+    /// Spin for the first 200 us, yield until 5 ms, then sleep.
+    const SPIN: Duration = Duration::from_micros(200);
+    const YIELD: Duration = Duration::from_millis(5);
+
+    fn until(timeout: Duration) -> Self {
+        let start = Instant::now();
+        Self {
+            start,
+            deadline: start + timeout,
+        }
+    }
+
+    /// Waits a little; `false` once the deadline has passed.
+    fn pause(&mut self) -> bool {
+        let now = Instant::now();
+        if now >= self.deadline {
+            return false;
+        }
+        let waited = now - self.start;
+        if waited < Self::SPIN {
+            std::hint::spin_loop();
+        } else if waited < Self::YIELD {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep((waited / 16).min(Duration::from_millis(1)));
+        }
+        true
     }
 }
 

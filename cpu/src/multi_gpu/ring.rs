@@ -1,36 +1,41 @@
-//! The teaching all-reduce: a ring over peer-to-peer copies and the lab's `add_into` kernel
-//! (`gpu::multi_gpu`), reduce-scatter then all-gather, as NCCL's ring algorithm does it (one
-//! process, one thread, every GPU). NCCL's all-reduce
-//! ([`GpuGroup::all_reduce_sum`]) stays the one to call: it pipelines the steps in small
-//! slices, fuses the copy into the reduction kernel and picks a tree for small sizes; this one
-//! shows the data movement plainly and is measured against it by `demo multi-gpu`.
+//! The teaching all-reduce: a ring, reduce-scatter then all-gather, as NCCL's ring algorithm
+//! does it (one process, one thread, every GPU), over NVLink (or PCIe) peer access. NCCL's
+//! all-reduce ([`GpuGroup::all_reduce_sum`]) stays the one to call: it fuses every step into one
+//! persistent kernel that signals its neighbours through flags in memory and picks a tree or
+//! other protocols for small sizes; this one shows the data movement plainly, one kernel per
+//! step, and is measured against it by `demo multi-gpu`.
 //!
 //! # Algorithm
-//! `n` GPUs in a ring (rank `r` sends to `r + 1 mod n`), each buffer split into `n` chunks
-//! (chunk `c` is elements `c * len / n .. (c + 1) * len / n`).
-//! - Reduce-scatter, steps `s = 0 .. n - 1`: rank `r` sends chunk `(r - s) mod n` to rank
-//!   `r + 1`, which copies it into a staging buffer (`cuMemcpyPeerAsync`) and adds it into
-//!   its own chunk (`add_into`). After `n - 1` steps rank `r` holds the full sum of chunk
-//!   `(r + 1) mod n`.
-//! - All-gather, steps `t = 0 .. n - 1`: rank `r` sends its finished chunk `(r + 1 - t) mod
-//!   n` to rank `r + 1`, which copies it over its own.
+//! `n` GPUs in a ring (rank `r` receives from `r - 1 mod n`), each buffer split into `n` chunks
+//! (chunk `c` is elements `c * len / n .. (c + 1) * len / n`, each start rounded down to a
+//! multiple of 4 elements: [`aligned_chunk`]).
+//! - Reduce-scatter, steps `s = 0 .. n - 1`: rank `q` adds chunk `(q - 1 - s) mod n` of rank
+//!   `q - 1`'s buffer into its own (`ring_reduce_peer`: the kernel reads the neighbour's memory
+//!   directly, 16 bytes per load, and adds as the bytes arrive). After `n - 1` steps rank `r`
+//!   holds the full sum of chunk `(r + 1) mod n`.
+//! - All-gather, steps `t = 0 .. n - 1`: rank `q` copies the finished chunk `(q - t) mod n`
+//!   from rank `q - 1` over its own (`ring_copy_peer`).
 //!
-//! Each rank sends and receives `2 (n - 1)` chunks of `len / n` elements: `2 (n - 1) / n` of
-//! its buffer, the minimum for an all-reduce and the factor behind nccl-tests' busbw
-//! ([`all_reduce_bus_factor`](super::all_reduce_bus_factor)). Every element is the sum of the
-//! `n` inputs in ring order, `n - 1` roundings, identical on every rank.
+//! Each rank receives `2 (n - 1)` chunks of `len / n` elements: `2 (n - 1) / n` of its buffer,
+//! the minimum for an all-reduce and the factor behind nccl-tests' busbw
+//! ([`all_reduce_bus_factor`](super::all_reduce_bus_factor)); every byte crosses one link once,
+//! and every link of the ring carries the same bytes at the same time, so the all-reduce runs
+//! at the bandwidth of one link. Every element is the sum of the `n` inputs in ring order,
+//! `n - 1` roundings, identical on every rank.
 //!
 //! # Ordering
 //! Before each step every rank records an event on its stream and waits for its two
-//! neighbours' (no host synchronisation): the previous rank's (the chunk it sends was finished
-//! by that rank's previous step) and the next rank's (that rank's copies out of this rank's
-//! buffer are done before this rank writes it again). Copies run on the receiver's stream.
-//! Peer access is enabled between neighbours where the devices allow it
-//! (`cuCtxEnablePeerAccess`), so the copies go over NVLink or PCIe directly; elsewhere the
-//! driver stages them through the host (correct, slow).
+//! neighbours' (no host synchronisation): the previous rank's (the chunk it reads was finished
+//! by that rank's previous step) and the next rank's (that rank's reads of this rank's buffer
+//! are done before this rank writes it again).
+//!
+//! # Without peer access
+//! Where `cuDeviceCanAccessPeer` denies a pair, the ring stages each chunk instead: a
+//! `cuMemcpyPeerAsync` into a staging buffer on the receiver (the driver routes it through the
+//! host), then the `add_into` kernel; correct, slow.
 
 use cudarc::driver::{CudaEvent, CudaSlice, DevicePtrMut, LaunchConfig, SyncOnDrop, sys};
-use gpu::multi_gpu::{ADD_INTO_BLOCK, kernels};
+use gpu::multi_gpu::{ADD_INTO_BLOCK, RING_BLOCK, kernels};
 
 use crate::kernel::DeviceAddress;
 
@@ -38,13 +43,15 @@ use super::{GpuGroup, check_equal};
 use crate::error::{DriverContext, Error, Result};
 use crate::launch;
 
-/// The ring all-reduce's workspace on every GPU of a group: a staging buffer of one chunk and
-/// an event per GPU, for buffers of up to [`RingAllReduce::capacity`] elements. Making it
-/// enables peer access between ring neighbours.
+/// The ring all-reduce's workspace on every GPU of a group: an event per GPU (and, only where
+/// peer access is denied, a staging buffer of one chunk), for buffers of up to
+/// [`RingAllReduce::capacity`] elements. Making it enables peer access between ring neighbours.
 pub struct RingAllReduce {
     staging: Vec<CudaSlice<f32>>,
     events: Vec<CudaEvent>,
     max_grid: Vec<u32>,
+    /// One wave of [`RING_BLOCK`]-thread blocks per GPU (the peer-to-peer steps' grid).
+    ring_grid: Vec<u32>,
     capacity: usize,
     peer_access: bool,
 }
@@ -55,10 +62,24 @@ pub fn chunk(len: usize, n: usize, c: usize) -> std::ops::Range<usize> {
     at(c)..at(c + 1)
 }
 
+/// As [`chunk`], with every boundary but the last rounded down to a multiple of 4 elements, so
+/// that each chunk of a 16-byte aligned buffer starts on a 16-byte boundary (the peer-to-peer
+/// steps' `float4` accesses).
+pub fn aligned_chunk(len: usize, n: usize, c: usize) -> std::ops::Range<usize> {
+    let at = |c: usize| {
+        if c >= n {
+            len
+        } else {
+            chunk(len, n, c).start & !3
+        }
+    };
+    at(c)..at(c + 1)
+}
+
 impl RingAllReduce {
-    /// The workspace for buffers of up to `capacity` elements on every GPU of `group`: a
-    /// staging buffer of `ceil(capacity / n)` floats per GPU, and peer access enabled between
-    /// ring neighbours where the devices allow it.
+    /// The workspace for buffers of up to `capacity` elements on every GPU of `group`: peer
+    /// access enabled between ring neighbours where the devices allow it, and where they do not
+    /// a staging buffer of `ceil(capacity / n)` floats per GPU.
     ///
     /// # Errors
     /// [`Error::OutOfMemory`]; [`Error::Driver`] if a query, the peer-access setup or an
@@ -71,7 +92,10 @@ impl RingAllReduce {
             1
         };
         let gpus = group.gpus();
-        let mut ws = Self {
+        let peer_access = enable_peer_access(group)?;
+        // Staging only where a chunk must be copied before it is added.
+        let staging_len = if peer_access { 1 } else { staging_len };
+        Ok(Self {
             staging: gpus
                 .iter()
                 .map(|g| g.zeros(staging_len))
@@ -84,11 +108,13 @@ impl RingAllReduce {
                 .iter()
                 .map(|g| Ok(g.sm_count()? * (g.max_threads_per_sm()? / ADD_INTO_BLOCK).max(1)))
                 .collect::<Result<_>>()?,
+            ring_grid: gpus
+                .iter()
+                .map(|g| Ok(g.sm_count()? * (g.max_threads_per_sm()? / RING_BLOCK).max(1)))
+                .collect::<Result<_>>()?,
             capacity,
-            peer_access: true,
-        };
-        ws.peer_access = enable_peer_access(group)?;
-        Ok(ws)
+            peer_access,
+        })
     }
 
     /// The longest buffers this workspace takes, in elements.
@@ -144,6 +170,8 @@ impl RingAllReduce {
         // The kernel is looked up on every GPU before anything is queued (cached per context).
         for g in gpus {
             g.function(kernels::add_into.name())?;
+            g.function(kernels::ring_reduce_peer.name())?;
+            g.function(kernels::ring_copy_peer.name())?;
         }
         // Pointers of every buffer and staging buffer, with cudarc's tracking of them recorded
         // when the guards drop, after the last barrier (which covers every stream's use).
@@ -199,6 +227,62 @@ impl RingAllReduce {
                 gpus[to].ordinal()
             ))
         };
+        if self.peer_access {
+            // Pull: every step is one kernel per GPU that reads the previous GPU's chunk
+            // directly (peer access), in 16-byte aligned chunks.
+            let grids = &self.ring_grid;
+            let step = |q: usize, c: std::ops::Range<usize>, reduce: bool| -> Result<()> {
+                let r = (q + n - 1) % n;
+                let count = c.len();
+                if count == 0 {
+                    return Ok(());
+                }
+                let offset = c.start as u64 * f4;
+                let stream = gpus[q].stream();
+                let grid = count
+                    .div_ceil(4 * RING_BLOCK as usize)
+                    .clamp(1, grids[q] as usize) as u32;
+                let cfg = launch::linear(grid, RING_BLOCK, 0);
+                // SAFETY: `dst` is `count` floats of rank q's own buffer (chunk c, within its
+                // length) and `src` the same chunk of rank r's buffer, readable from rank q's
+                // context because peer access is enabled between ring neighbours; the guards
+                // keep both buffers borrowed. The barrier before this step ordered every write
+                // of `src` before it and every other GPU's reads of `dst` (earlier steps) or
+                // later writes (the next barrier) away from it, so nothing else touches them.
+                let (mut dst, src) = unsafe {
+                    (
+                        DeviceAddress::<f32>::new(bufs[q] + offset, count, stream),
+                        DeviceAddress::<f32>::new(bufs[r] + offset, count, stream),
+                    )
+                };
+                let kernel = if reduce {
+                    kernels::ring_reduce_peer
+                } else {
+                    kernels::ring_copy_peer
+                };
+                // SAFETY: as above: `dst` this GPU's, `src` readable through peer access, `count`
+                // floats each, neither touched by anything else during the launch.
+                unsafe { gpus[q].launch_unchecked(kernel, cfg, (&mut dst, &src, count)) }?;
+                Ok(())
+            };
+            for s in 0..n - 1 {
+                barrier()?;
+                for q in 0..n {
+                    let r = (q + n - 1) % n;
+                    step(q, aligned_chunk(len, n, (r + n - s) % n), true)?;
+                }
+            }
+            for t in 0..n - 1 {
+                barrier()?;
+                for q in 0..n {
+                    let r = (q + n - 1) % n;
+                    step(q, aligned_chunk(len, n, (r + 1 + n - t) % n), false)?;
+                }
+            }
+            barrier()?;
+            drop(guards);
+            return Ok(());
+        }
         for s in 0..n - 1 {
             barrier()?;
             for r in 0..n {
@@ -309,6 +393,22 @@ fn enable_peer_access(group: &GpuGroup) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aligned_chunks_cover_the_buffer_once_on_16_byte_boundaries() {
+        for len in [0usize, 1, 5, 7, 100, 1 << 20 | 3, 1_000_003] {
+            for n in 1..=8 {
+                let mut next = 0;
+                for c in 0..n {
+                    let r = aligned_chunk(len, n, c);
+                    assert_eq!(r.start, next, "len {len} n {n} chunk {c}");
+                    assert_eq!(r.start % 4, 0);
+                    next = r.end;
+                }
+                assert_eq!(next, len);
+            }
+        }
+    }
 
     #[test]
     fn chunks_cover_the_buffer_once() {

@@ -132,7 +132,7 @@ pub(super) fn all_reduce_sweep(
         "all-reduce",
         format!(
             "all-reduce (sum) of f32 on {k} GPU(s), out of place (NCCL) and in place (ring: \
-             reduce-scatter then all-gather over peer copies and add_into; peer access {}), inputs \
+             reduce-scatter then all-gather, one kernel per step reading the neighbour's chunk over peer access: ring_reduce_peer, ring_copy_peer; peer access {}), inputs \
              small integers from a seeded hash so every result is checked exactly on every GPU; \
              time per run = the slowest GPU's time between CUDA events on its own stream, runs \
              queued back to back, median of {} reps after {WARMUP} warm-up runs; algbw = bytes / \
@@ -140,7 +140,7 @@ pub(super) fn all_reduce_sweep(
             if ring.peer_access() {
                 "on"
             } else {
-                "off: copies staged through the host"
+                "off: copies staged through the host and add_into"
             },
             opts.reps
         ),

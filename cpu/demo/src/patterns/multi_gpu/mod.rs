@@ -68,7 +68,7 @@ pub(crate) enum Variant {
     ShardedSum,
     /// [`GpuGroup::all_reduce_sum`](multi_gpu::GpuGroup::all_reduce_sum): NCCL's all-reduce (its own kernels).
     NcclAllReduce,
-    /// [`ring`](multi_gpu::ring): the lab's ring over peer copies and `add_into`.
+    /// [`ring`](multi_gpu::ring): the lab's ring, one kernel per step reading the neighbour over peer access.
     RingAllReduce,
 }
 
@@ -85,7 +85,15 @@ impl Variant {
         match self {
             Variant::ShardedSum => const { &[gpu::reduce::sum::reduce_sum_f32_f64.name()] },
             Variant::NcclAllReduce => &[],
-            Variant::RingAllReduce => const { &[gpu::multi_gpu::kernels::add_into.name()] },
+            Variant::RingAllReduce => {
+                const {
+                    &[
+                        gpu::multi_gpu::kernels::ring_reduce_peer.name(),
+                        gpu::multi_gpu::kernels::ring_copy_peer.name(),
+                        gpu::multi_gpu::kernels::add_into.name(),
+                    ]
+                }
+            }
         }
     }
 }

@@ -15,6 +15,7 @@ use cpu::multi_gpu::rank::{RankCommunicator, ReduceOp};
 use cpu::multi_gpu::rendezvous::RankEnv;
 use cpu::multi_gpu::{self, ring};
 use cpu::reduce::{ReduceSum, SumF32F64, reference};
+use cpu::verify::Mismatch;
 use cudarc::driver::{CudaSlice, CudaView, LaunchConfig};
 
 use super::*;
@@ -155,6 +156,25 @@ pub(super) fn run_rank(gpu: &Gpu, opts: &Options, out: &mut Out, args: &MultiGpu
     Ok(())
 }
 
+/// Rank 0's `check` on every rank (only rank 0 holds the CPU reference): rank 0's own result,
+/// or on the others a mismatch that says rank 0 found one.
+fn rank0_verdict(
+    comm: &RankCommunicator,
+    check: std::result::Result<(), Mismatch>,
+) -> Result<std::result::Result<(), Mismatch>> {
+    let every = comm.gather_host(&[check.is_ok() as u8])?;
+    Ok(match (comm.rank(), every[0][0]) {
+        (0, _) => check,
+        (_, 1) => Ok(()),
+        _ => Err(Mismatch {
+            index: 0,
+            got: "a sum rank 0 found wrong".into(),
+            expected: "rank 0's reference".into(),
+            count: 1,
+        }),
+    })
+}
+
 /// The sharded sum's workspace on this rank: a copy of the whole input (each configuration
 /// sums a view of it), the reducer and the `f64` partial.
 struct Scaling<'a> {
@@ -285,7 +305,8 @@ fn rank_scaling(
         sums.push(p.sum);
         let lengths: Vec<usize> = (0..k).map(|q| ring::chunk(size, k, q).len()).collect();
         let bound = reference::sum_error_bound(size, p.depth, f64::EPSILON, whole.1);
-        let check = reference::check_sum(p.sum, whole.0, bound);
+        // Rank 0 holds the reference: its verdict is every rank's.
+        let check = rank0_verdict(comm, reference::check_sum(p.sum, whole.0, bound))?;
         failures += (r == 0 && check.is_err()) as usize;
         let ms = p.timing.median_ms;
         let base = *one.get_or_insert(ms);
@@ -355,7 +376,7 @@ fn rank_scaling(
             .fold((0.0, 0.0), |(s, a), &(x, y)| (s + x, a + y));
         let total = k * per_rank;
         let bound = reference::sum_error_bound(total, p.depth + k as u64, f64::EPSILON, sum_abs);
-        let check = reference::check_sum(p.sum, expected, bound);
+        let check = rank0_verdict(comm, reference::check_sum(p.sum, expected, bound))?;
         failures += (r == 0 && check.is_err()) as usize;
         let ms = p.timing.median_ms;
         let base = *one.get_or_insert(ms);
