@@ -72,7 +72,7 @@ pub mod kernels {
     /// Performance: 4 bytes over the link and 8 bytes of local DRAM per element; link-bound.
     #[kernel]
     pub unsafe fn ring_reduce_peer(dst: *mut f32, src: *const f32, n: usize) {
-        let aligned = (dst as usize | src as usize) % 16 == 0;
+        let aligned = (dst as usize | src as usize).is_multiple_of(16);
         let groups = if aligned { n / 4 } else { 0 };
         let stride = grid_stride_x();
         let mut g = global_index_x();
@@ -108,7 +108,7 @@ pub mod kernels {
     /// Performance: 4 bytes over the link and 4 bytes of local DRAM per element; link-bound.
     #[kernel]
     pub unsafe fn ring_copy_peer(dst: *mut f32, src: *const f32, n: usize) {
-        let aligned = (dst as usize | src as usize) % 16 == 0;
+        let aligned = (dst as usize | src as usize).is_multiple_of(16);
         let groups = if aligned { n / 4 } else { 0 };
         let stride = grid_stride_x();
         let mut g = global_index_x();
