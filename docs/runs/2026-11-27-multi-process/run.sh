@@ -29,9 +29,26 @@ case "${STEP:-a}" in
     grep -E "^\||results:|rank 0 of|lowest|FAIL|error|exit|same results|real" "$OUT/multi_process_demo.log" | head -150
     ;;
   b)
+    echo "== what torchrun gives its workers"
+    for how in "--standalone" "--master-addr 127.0.0.1 --master-port 29533"; do
+      echo "-- torchrun $how"
+      timeout 60 torchrun $how --nproc-per-node 2 --no-python bash -c \
+        'env | grep -E "^(MASTER|TORCHELASTIC|RANK|LOCAL_RANK|WORLD_SIZE)=" | sort | tr "\n" " "; echo; ss -ltn 2>/dev/null | grep LISTEN | head -8' 2>&1 | grep -v "^W1127" | head -30
+    done > "$OUT/torchrun_env.txt"
+    cat "$OUT/torchrun_env.txt"
+    echo "== tests-gpu multi_gpu (the ring on 4 GPUs)"
+    timeout 200 tests/tests-gpu multi_gpu --include-ignored > "$OUT/tests_multi_gpu.log" 2>&1
+    echo "exit $?" >> "$OUT/tests_multi_gpu.log"
+    tail -6 "$OUT/tests_multi_gpu.log"
     echo "== demo multi-gpu (one process)"
-    timeout 300 bin/demo multi-gpu --out "$OUT/one" > "$OUT/one_process.log" 2>&1
+    timeout 240 bin/demo multi-gpu --peers ../docs/runs/2026-11-27-multi-process/r1_h200x4/mp/peers.json \
+      --out "$OUT/one" > "$OUT/one_process.log" 2>&1
     echo "exit $?" >> "$OUT/one_process.log"
-    head -40 "$OUT/one_process.log"
+    grep -E "^\||GPU\(s\)|lowest|exit|error" "$OUT/one_process.log" | head -60
+    echo "== demo multi-gpu --processes 4"
+    timeout 240 bin/demo multi-gpu --processes 4 --peers ../docs/runs/2026-11-27-multi-process/r1_h200x4/mp/peers.json \
+      --out "$OUT/processes" > "$OUT/processes.log" 2>&1
+    echo "exit $?" >> "$OUT/processes.log"
+    grep -E "^\||results:|lowest|exit|error" "$OUT/processes.log" | head -60
     ;;
 esac
