@@ -45,8 +45,9 @@ case "${STEP:-a}" in
       --out "$OUT/one" > "$OUT/one_process.log" 2>&1
     echo "exit $?" >> "$OUT/one_process.log"
     grep -E "^\||GPU\(s\)|lowest|exit|error" "$OUT/one_process.log" | head -60
-    echo "== demo multi-gpu --processes 4"
-    timeout 240 bin/demo multi-gpu --processes 4 --peers ../docs/runs/2026-11-27-multi-process/r1_h200x4/mp/peers.json \
+    n=$(nvidia-smi -L | wc -l)
+    echo "== demo multi-gpu --processes $n"
+    timeout 240 bin/demo multi-gpu --processes "$n" --peers ../docs/runs/2026-11-27-multi-process/r1_h200x4/mp/peers.json \
       --out "$OUT/processes" > "$OUT/processes.log" 2>&1
     echo "exit $?" >> "$OUT/processes.log"
     grep -E "^\||results:|lowest|exit|error" "$OUT/processes.log" | head -60
