@@ -4,8 +4,11 @@
 //! `RANK`, `WORLD_SIZE` and `LOCAL_RANK`, as torchrun sets them ([`RankEnv`]); so the same
 //! program runs under `torchrun --nproc-per-node N --no-python`, on one machine or several.
 //!
-//! The protocol, over TCP: rank 0 listens; every other rank connects (retrying while rank 0 is
-//! not yet listening) and announces its rank and the job's size; when every rank has arrived,
+//! The protocol, over TCP: rank 0 listens on the first free port of `master_port ..
+//! master_port + PORTS` ([`PORTS`]; under torchrun `MASTER_PORT` itself is its agent's store);
+//! every other rank tries those ports in turn (retrying while rank 0 is not yet listening),
+//! announces its rank and the job's size, and knows the rendezvous by its answer (the greeting
+//! echoed); when every rank has arrived,
 //! rank 0 checks that each announced the job's size and a rank of its own, and sends each the
 //! id. A rank that never arrives, or announces another job, ends the rendezvous for every rank
 //! with [`Error::Rendezvous`] within the timeout: rank 0 gives up at its deadline and closes
@@ -27,7 +30,11 @@ pub const AGENT_STORE_ENV: &str = "TORCHELASTIC_USE_AGENT_STORE";
 
 /// The rendezvous's greeting: "NCRV", protocol version 1.
 const MAGIC: u32 = u32::from_le_bytes(*b"NCRV");
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
+/// Ports rank 0 may listen on: the first free one of `master_port .. master_port + PORTS`
+/// (a port of the range may be held by another service, torchrun's store among them); the
+/// other ranks try each in turn and know the rendezvous by its answer to their greeting.
+pub const PORTS: u16 = 16;
 /// Rank 0's answer before the id: accepted, or refused (the rendezvous failed).
 const ACCEPTED: u32 = 0;
 const REFUSED: u32 = 1;
@@ -165,12 +172,31 @@ impl RankEnv {
             return make_id();
         }
         if self.rank == 0 {
-            let listener = TcpListener::bind(("0.0.0.0", self.master_port))
-                .map_err(|e| self.failed(io_failure(&e)))?;
+            let listener = self.bind()?;
             serve_unique_id(&listener, self, timeout, make_id)
         } else {
             fetch_unique_id(self, timeout)
         }
+    }
+
+    /// Rank 0's listener: the first port of [`PORTS`] from `master_port` that is free.
+    fn bind(&self) -> Result<TcpListener> {
+        let mut last = None;
+        for port in self.ports() {
+            match TcpListener::bind(("0.0.0.0", port)) {
+                Ok(listener) => return Ok(listener),
+                Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => last = Some(e),
+                Err(e) => return Err(self.failed(io_failure(&e))),
+            }
+        }
+        let e = last.unwrap_or_else(|| std::io::ErrorKind::AddrInUse.into());
+        Err(self.failed(io_failure(&e)))
+    }
+
+    /// The ports rank 0 may listen on, in order.
+    fn ports(&self) -> impl Iterator<Item = u16> {
+        let first = self.master_port;
+        (0..PORTS).filter_map(move |k| first.checked_add(k))
     }
 
     fn failed(&self, failure: RendezvousFailure) -> Error {
@@ -244,6 +270,10 @@ pub fn serve_unique_id(
             let _ = stream.write_all(&REFUSED.to_le_bytes());
             continue;
         }
+        // The greeting's answer: this port is the rendezvous (the rank stops searching).
+        if stream.write_all(&MAGIC.to_le_bytes()).is_err() {
+            continue;
+        }
         let failure =
             if peer_world_size != env.world_size || peer_rank == 0 || peer_rank >= env.world_size {
                 Some(RendezvousFailure::Mismatch {
@@ -291,27 +321,35 @@ pub fn fetch_unique_id(env: &RankEnv, timeout: Duration) -> Result<[u8; UNIQUE_I
             arrived: 0,
         })
     };
-    let mut stream = loop {
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        if remaining.is_zero() {
-            return Err(timed_out());
-        }
-        let addresses = (env.master_addr.as_str(), env.master_port)
-            .to_socket_addrs()
-            .map_err(|e| env.failed(io_failure(&e)))?;
-        let connected = addresses.into_iter().find_map(|a| {
-            TcpStream::connect_timeout(&a, remaining.min(Duration::from_secs(1))).ok()
-        });
-        match connected {
-            Some(stream) => break stream,
-            None => std::thread::sleep(Duration::from_millis(20).min(remaining)),
-        }
-    };
     let hello = [MAGIC, VERSION, env.rank as u32, env.world_size as u32];
     let bytes: Vec<u8> = hello.iter().flat_map(|w| w.to_le_bytes()).collect();
-    stream
-        .write_all(&bytes)
-        .map_err(|e| env.failed(io_failure(&e)))?;
+    // Each port of the range in turn, until one answers the greeting as the rendezvous does.
+    let greet = |port: u16, remaining: Duration| -> Option<TcpStream> {
+        let addresses = (env.master_addr.as_str(), port).to_socket_addrs().ok()?;
+        let wait = remaining.min(Duration::from_millis(500));
+        addresses.into_iter().find_map(|a| {
+            let mut stream = TcpStream::connect_timeout(&a, wait).ok()?;
+            stream.write_all(&bytes).ok()?;
+            stream
+                .set_read_timeout(Some(wait.max(Duration::from_millis(1))))
+                .ok()?;
+            let answer = read_words::<1>(&mut stream).ok()?;
+            (answer[0] == MAGIC).then_some(stream)
+        })
+    };
+    let mut stream = 'search: loop {
+        for port in env.ports() {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                return Err(timed_out());
+            }
+            if let Some(stream) = greet(port, remaining) {
+                break 'search stream;
+            }
+        }
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        std::thread::sleep(Duration::from_millis(20).min(remaining));
+    };
     let remaining = deadline.saturating_duration_since(Instant::now());
     stream
         .set_read_timeout(Some(remaining.max(Duration::from_millis(1))))
@@ -544,6 +582,36 @@ mod tests {
                     "rank {rank} of {world}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_busy_master_port_moves_the_rendezvous_to_the_next() {
+        // A service on MASTER_PORT that accepts and never answers (as torchrun's store would
+        // not answer the greeting): rank 0 takes a later port of the range, the others find it.
+        let busy = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let port = busy.local_addr().unwrap().port();
+        let env = |rank: usize| RankEnv {
+            rank,
+            world_size: 3,
+            local_rank: rank,
+            master_addr: "127.0.0.1".into(),
+            master_port: port,
+        };
+        let id: [u8; UNIQUE_ID_BYTES] = std::array::from_fn(|i| i as u8 ^ 0x5a);
+        let timeout = Duration::from_secs(20);
+        let got: Vec<_> = std::thread::scope(|s| {
+            let ranks: Vec<_> = (0..3)
+                .map(|r| {
+                    let e = env(r);
+                    s.spawn(move || e.exchange_unique_id(timeout, || Ok(id)))
+                })
+                .collect();
+            ranks.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        drop(busy);
+        for (rank, r) in got.iter().enumerate() {
+            assert_eq!(r.as_ref().unwrap(), &id, "rank {rank}");
         }
     }
 

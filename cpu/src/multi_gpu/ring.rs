@@ -29,6 +29,11 @@
 //! by that rank's previous step) and the next rank's (that rank's reads of this rank's buffer
 //! are done before this rank writes it again).
 //!
+//! Peer access covers two kinds of memory: `cuCtxEnablePeerAccess` the context's own
+//! allocations, and `cuMemPoolSetAccess` those of the device's memory pool, which is where
+//! cudarc allocates (`cuMemAllocAsync`); making the workspace does both for every pair of ring
+//! neighbours (the pool's grant holds for every allocation of the pool, then and later).
+//!
 //! # Without peer access
 //! Where `cuDeviceCanAccessPeer` denies a pair, the ring stages each chunk instead: a
 //! `cuMemcpyPeerAsync` into a staging buffer on the receiver (the driver routes it through the
@@ -385,9 +390,38 @@ fn enable_peer_access(group: &GpuGroup) -> Result<bool> {
                     });
                 }
             }
+            if other.has_async_alloc() {
+                grant_pool_access(other.cu_device(), ctx.cu_device()).during(format!(
+                    "granting device {} access to device {}'s memory pool",
+                    gpus[r].ordinal(),
+                    gpus[peer].ordinal()
+                ))?;
+            }
         }
     }
     Ok(all)
+}
+
+/// Lets `reader` read and write every allocation of `owner`'s current memory pool
+/// (`cuMemPoolSetAccess`). cudarc allocates with `cuMemAllocAsync` from that pool, and pool
+/// memory is not covered by `cuCtxEnablePeerAccess`: a kernel on `reader` that loads from it
+/// faults until the pool grants access (copies, done by the copy engines, need no grant).
+fn grant_pool_access(
+    owner: sys::CUdevice,
+    reader: sys::CUdevice,
+) -> std::result::Result<(), cudarc::driver::DriverError> {
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: writes one handle through the valid pointer; `owner` is a device of a live context.
+    unsafe { sys::cuDeviceGetMemPool(&mut pool, owner) }.result()?;
+    let desc = sys::CUmemAccessDesc {
+        location: sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id: reader,
+        },
+        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    // SAFETY: `pool` is the device's live pool and `desc` one valid descriptor for the call.
+    unsafe { sys::cuMemPoolSetAccess(pool, &desc, 1) }.result()
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ case "${STEP:-a}" in
     for how in "--standalone" "--master-addr 127.0.0.1 --master-port 29533"; do
       echo "-- torchrun $how"
       timeout 60 torchrun $how --nproc-per-node 2 --no-python bash -c \
-        'env | grep -E "^(MASTER|TORCHELASTIC|RANK|LOCAL_RANK|WORLD_SIZE)=" | sort | tr "\n" " "; echo; ss -ltn 2>/dev/null | grep LISTEN | head -8' 2>&1 | grep -v "^W1127" | head -30
+        'env | grep -E "^(MASTER_[A-Z]+|TORCHELASTIC_[A-Z_]+|RANK|LOCAL_RANK|WORLD_SIZE)=" | sort | tr "\n" " "; echo' 2>&1 | grep -v "^W1127" | head -30
     done > "$OUT/torchrun_env.txt"
     cat "$OUT/torchrun_env.txt"
     echo "== tests-gpu multi_gpu (the ring on 4 GPUs)"
@@ -51,5 +51,16 @@ case "${STEP:-a}" in
       --out "$OUT/processes" > "$OUT/processes.log" 2>&1
     echo "exit $?" >> "$OUT/processes.log"
     grep -E "^\||results:|lowest|exit|error" "$OUT/processes.log" | head -60
+    echo "== torchrun --standalone --nproc-per-node $n --no-python demo multi-gpu"
+    timeout 240 torchrun --standalone --nproc-per-node "$n" --no-python bin/demo multi-gpu \
+      --peers ../docs/runs/2026-11-27-multi-process/r1_h200x4/mp/peers.json --out "$OUT/torchrun" \
+      > "$OUT/torchrun.log" 2>&1
+    echo "exit $?" >> "$OUT/torchrun.log"
+    grep -E "^\||results:|lowest|exit|error" "$OUT/torchrun.log" | head -60
+    if diff <(grep '^results:' "$OUT/processes.log") <(grep '^results:' "$OUT/torchrun.log"); then
+      echo "the same results under --processes $n and torchrun"
+    else
+      echo "RESULTS DIFFER"
+    fi
     ;;
 esac
