@@ -24,14 +24,23 @@
 //!
 //! # A rank that dies never hangs the others
 //! NCCL's kernels wait on the GPU for their peers' data; a peer that has exited never sends
-//! it, and a plain `cuStreamSynchronize` would wait forever. So the communicator is made
-//! non-blocking (`ncclConfig_t::blocking = 0`), and every wait here is a watchdog with the
-//! communicator's [`timeout`](RankCommunicator::timeout): it polls the stream (an event) and
-//! `ncclCommGetAsyncError`, and at the deadline calls `ncclCommAbort`, which stops this rank's
-//! NCCL kernels, and returns [`Error::CollectiveTimeout`]. The rendezvous and the
-//! communicator's initialisation have the same deadline. Every later call on an aborted
-//! communicator returns [`Error::CommunicatorAborted`]. (PyTorch's process groups do the same
-//! with their watchdog thread and `TORCH_NCCL_ASYNC_ERROR_HANDLING`.)
+//! it, and a plain `cuStreamSynchronize` would wait forever. Every wait here is bounded by the
+//! communicator's [`timeout`](RankCommunicator::timeout):
+//! - the rendezvous has the deadline, and `ncclCommInitRankConfig` runs on a thread of its own
+//!   that the caller waits for until the deadline ([`Error::CollectiveTimeout`] after it);
+//! - the communicator is a *blocking* one, as PyTorch's are: NCCL queues a collective from the
+//!   calling thread (a non-blocking communicator hands every call to a thread of NCCL's: a
+//!   small all-reduce over 4 H200s took 80-100 us through one, against 57 us for the blocking
+//!   communicators of one process). A blocking call can still block
+//!   the host, while NCCL connects to a peer for the first time; so each call runs with a
+//!   watchdog thread armed, which calls `ncclCommAbort` at the deadline and so ends the call;
+//! - [`synchronize`](RankCommunicator::synchronize) polls an event and
+//!   `ncclCommGetAsyncError` (spinning for 200 us, then yielding, then sleeping) and aborts at
+//!   the deadline: the abort stops this rank's NCCL kernels.
+//!
+//! Each returns [`Error::CollectiveTimeout`]; every later call on an aborted communicator
+//! returns [`Error::CommunicatorAborted`]. (PyTorch's process groups do the same with their
+//! watchdog thread and `TORCH_NCCL_ASYNC_ERROR_HANDLING`.)
 //!
 //! What NCCL cannot see, nothing here can either: ranks that call collectives with different
 //! counts, types or orders exchange the wrong bytes or wait for each other forever. The
@@ -40,6 +49,8 @@
 //! (a length, a size), with [`Error::RanksDisagree`] naming both values.
 
 use std::cell::RefCell;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice};
@@ -141,15 +152,96 @@ pub fn unique_id() -> Result<[u8; UNIQUE_ID_BYTES]> {
 /// Not `Send`: the communicator is used from the thread that made it.
 #[derive(Debug)]
 pub struct RankCommunicator {
-    comm: nccl_sys::ncclComm_t,
+    /// The communicator and the watchdog's state, shared with the watchdog thread.
+    shared: Arc<Shared>,
+    watchdog: Option<JoinHandle<()>>,
     gpu: Gpu,
     rank: usize,
     world_size: usize,
     timeout: Duration,
-    /// Why the communicator was aborted, once it was.
-    aborted: RefCell<Option<String>>,
     /// One byte, for [`barrier_on_stream`](Self::barrier_on_stream).
     flag: RefCell<CudaSlice<u8>>,
+}
+
+/// An NCCL communicator handle that the watchdog thread may abort.
+#[derive(Clone, Copy, Debug)]
+struct CommPtr(nccl_sys::ncclComm_t);
+
+// SAFETY: NCCL's communicators may be used from any thread, one call at a time, and
+// `ncclCommAbort` may be called from another thread while a call blocks (it is how a hung call
+// is ended); the handle is only a pointer to NCCL's state.
+unsafe impl Send for CommPtr {}
+// SAFETY: as above: the only call made through a shared reference from another thread is the
+// abort, serialised by the watchdog state's lock.
+unsafe impl Sync for CommPtr {}
+
+/// What the calling thread and the watchdog thread share.
+#[derive(Debug)]
+struct Shared {
+    comm: CommPtr,
+    state: Mutex<WatchState>,
+    wake: Condvar,
+}
+
+/// The watchdog's state: the deadline of the NCCL call in progress (if one is), why the
+/// communicator was aborted (once it was), and whether the watchdog should stop.
+#[derive(Debug, Default)]
+struct WatchState {
+    deadline: Option<(Instant, &'static str)>,
+    aborted: Option<String>,
+    stop: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, WatchState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// `ncclCommAbort` once, under the lock, remembering `cause`.
+    fn abort_locked(&self, state: &mut WatchState, cause: String) {
+        if state.aborted.is_some() {
+            return;
+        }
+        state.aborted = Some(cause);
+        // SAFETY: a communicator made by NCCL, aborted once (guarded by `aborted` under the
+        // lock); NCCL's abort needs no other rank and may run while a call on it blocks.
+        let _ = unsafe { nccl::comm_abort(self.comm.0) };
+    }
+}
+
+/// The watchdog thread: while a blocking NCCL call is armed ([`RankCommunicator::guarded`]),
+/// aborts the communicator at its deadline, which makes the call return.
+fn watch(shared: Arc<Shared>) {
+    let mut state = shared.lock();
+    loop {
+        if state.stop {
+            return;
+        }
+        match state.deadline {
+            None => {
+                state = shared
+                    .wake
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner)
+            }
+            Some((deadline, during)) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    state.deadline = None;
+                    shared.abort_locked(
+                        &mut state,
+                        format!("{during} did not return within the timeout"),
+                    );
+                } else {
+                    state = shared
+                        .wake
+                        .wait_timeout(state, deadline - now)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0;
+                }
+            }
+        }
+    }
 }
 
 impl RankCommunicator {
@@ -219,48 +311,110 @@ impl RankCommunicator {
             internal: id.map(|b| b as _),
         };
         let flag = RefCell::new(gpu.zeros::<u8>(1)?);
-        let mut config = non_blocking_config();
-        let mut comm: nccl_sys::ncclComm_t = std::ptr::null_mut();
-        // NCCL takes the CUDA runtime's current device, which is the bound context's.
-        gpu.context()
-            .bind_to_thread()
-            .during("binding the rank's context")?;
-        // SAFETY: `comm` and `config` are valid for writes and reads for the call (config is a
-        // complete ncclConfig_t of the 2.28 layout, see non_blocking_config); `rank` <
-        // `world_size` <= i32::MAX (checked above).
-        let started = unsafe {
-            nccl::comm_init_rank_config(
-                &mut comm,
-                world_size as i32,
-                unique,
-                rank as i32,
-                &mut config,
-            )
-        };
         let during = format!("making rank {rank} of {world_size}'s NCCL communicator");
-        let this = Self {
+        // A blocking ncclCommInitRankConfig on a thread of its own, waited for until the
+        // timeout: a rank that never joins cannot hold this one. (At the deadline the thread is
+        // left blocked, and aborts the communicator if it ever returns one.)
+        let ctx = gpu.context().clone();
+        let (sent, received) = std::sync::mpsc::channel();
+        let init = move || {
+            let made = ctx
+                .bind_to_thread()
+                .map_err(|_| NcclError(nccl_sys::ncclResult_t::ncclUnhandledCudaError))
+                .and_then(|()| {
+                    let mut config = nccl_config(true);
+                    let mut comm: nccl_sys::ncclComm_t = std::ptr::null_mut();
+                    // SAFETY: `comm` and `config` are valid for the call (config is a complete
+                    // ncclConfig_t of the 2.28 layout, see nccl_config); `rank` < `world_size`
+                    // <= i32::MAX (checked above); NCCL takes the runtime's current device,
+                    // the context bound above.
+                    unsafe {
+                        nccl::comm_init_rank_config(
+                            &mut comm,
+                            world_size as i32,
+                            unique,
+                            rank as i32,
+                            &mut config,
+                        )
+                    }
+                    .map(|_| CommPtr(comm))
+                });
+            if let Err(std::sync::mpsc::SendError(Ok(comm))) = sent.send(made) {
+                // SAFETY: the communicator just made, which nobody else holds.
+                let _ = unsafe { nccl::comm_abort(comm.0) };
+            }
+        };
+        std::thread::Builder::new()
+            .name(format!("nccl-init-rank-{rank}"))
+            .spawn(init)
+            .map_err(|e| Error::Nccl {
+                during: during.clone(),
+                code: 0,
+                message: format!("cannot start the initialisation thread: {e}"),
+            })?;
+        let comm = match received.recv_timeout(timeout) {
+            Ok(Ok(comm)) if !comm.0.is_null() => comm,
+            Ok(Ok(_)) => {
+                return Err(Error::Nccl {
+                    during,
+                    code: 0,
+                    message: "NCCL returned no communicator".into(),
+                });
+            }
+            Ok(Err(e)) => {
+                return Err(nccl_error(format!("rank {rank} of {world_size}: {during}"))(e));
+            }
+            Err(_) => {
+                return Err(Error::CollectiveTimeout {
+                    rank,
+                    world_size,
+                    during,
+                    timeout,
+                });
+            }
+        };
+        Self::watched(comm, gpu, rank, world_size, timeout, flag)
+    }
+
+    /// A communicator NCCL has made, with its watchdog thread started.
+    fn watched(
+        comm: CommPtr,
+        gpu: Gpu,
+        rank: usize,
+        world_size: usize,
+        timeout: Duration,
+        flag: RefCell<CudaSlice<u8>>,
+    ) -> Result<Self> {
+        let shared = Arc::new(Shared {
             comm,
+            state: Mutex::new(WatchState::default()),
+            wake: Condvar::new(),
+        });
+        let theirs = Arc::clone(&shared);
+        let watchdog = std::thread::Builder::new()
+            .name(format!("nccl-watchdog-rank-{rank}"))
+            .spawn(move || watch(theirs));
+        let watchdog = match watchdog {
+            Ok(handle) => handle,
+            Err(e) => {
+                let mut state = shared.lock();
+                shared.abort_locked(&mut state, "no watchdog".into());
+                return Err(Error::Nccl {
+                    during: format!("starting rank {rank}'s watchdog thread"),
+                    code: 0,
+                    message: e.to_string(),
+                });
+            }
+        };
+        Ok(Self {
+            shared,
+            watchdog: Some(watchdog),
             gpu,
             rank,
             world_size,
             timeout,
-            aborted: RefCell::new(None),
             flag,
-        };
-        if let Err(e) = started {
-            let error = this.nccl_failed(&during, e);
-            this.abort(&error);
-            return Err(error);
-        }
-        if this.comm.is_null() {
-            return Err(Error::Nccl {
-                during,
-                code: 0,
-                message: "NCCL returned no communicator".into(),
-            });
-        }
-        this.settle(&during)?;
-        Ok(this)
+        })
     }
 
     /// This process's rank, `0..world_size`.
@@ -285,7 +439,11 @@ impl RankCommunicator {
 
     /// Whether the communicator was aborted (a timeout or an NCCL error): it takes no more work.
     pub fn is_aborted(&self) -> bool {
-        self.aborted.borrow().is_some()
+        self.shared.lock().aborted.is_some()
+    }
+
+    fn comm(&self) -> nccl_sys::ncclComm_t {
+        self.shared.comm.0
     }
 
     /// Waits, at most [`timeout`](Self::timeout), for everything queued on the rank's stream;
@@ -577,58 +735,80 @@ impl RankCommunicator {
         };
         let gpu = self.gpu.clone();
         let flag = RefCell::new(gpu.zeros::<u8>(1)?);
-        let mut config = non_blocking_config();
+        let mut config = nccl_config(true);
         let mut comm: nccl_sys::ncclComm_t = std::ptr::null_mut();
         gpu.context()
             .bind_to_thread()
             .during("binding the rank's context")?;
-        // SAFETY: `self.comm` is a live communicator (not aborted: checked); `comm` and
-        // `config` are valid for the call.
-        let started = unsafe {
-            nccl_sys::ncclCommSplit(
-                self.comm,
-                color,
-                key.min(i32::MAX as u32) as i32,
-                &mut comm,
-                &mut config,
-            )
-        }
-        .result();
+        let parent = self.comm();
+        let split = self.guarded("splitting the communicator", || {
+            // SAFETY: `parent` is a live communicator (not aborted: checked; the watchdog may
+            // abort it only to end this very call); `comm` and `config` are valid for the call.
+            unsafe {
+                nccl_sys::ncclCommSplit(
+                    parent,
+                    color,
+                    key.min(i32::MAX as u32) as i32,
+                    &mut comm,
+                    &mut config,
+                )
+            }
+            .result()
+        })?;
         let during = format!(
             "splitting rank {} of {}'s communicator",
             self.rank, self.world_size
         );
-        if let Err(e) = started {
+        if let Err(e) = split {
             let error = self.nccl_failed(&during, e);
             self.abort(&error);
             return Err(error);
         }
-        // The parent's pending split finishes through its own async state.
-        self.settle(&during)?;
         if comm.is_null() {
             return Ok(None);
         }
         // SAFETY: a communicator NCCL just made; read its rank and size.
         let (rank, size) = unsafe { (nccl::comm_user_rank(comm), nccl::comm_count(comm)) };
-        let child = Self {
-            comm,
-            flag,
-            gpu,
-            rank: rank.map_err(nccl_error(during.clone()))?.max(0) as usize,
-            world_size: size.map_err(nccl_error(during.clone()))?.max(0) as usize,
-            timeout: self.timeout,
-            aborted: RefCell::new(None),
+        let (rank, size) = match (rank, size) {
+            (Ok(r), Ok(n)) => (r.max(0) as usize, n.max(0) as usize),
+            (Err(e), _) | (_, Err(e)) => {
+                // SAFETY: the communicator just made, which nobody else holds.
+                let _ = unsafe { nccl::comm_abort(comm) };
+                return Err(nccl_error(during)(e));
+            }
         };
-        child.settle(&during)?;
-        Ok(Some(child))
+        Self::watched(CommPtr(comm), gpu, rank, size, self.timeout, flag).map(Some)
     }
 
-    /// Queues one NCCL call (`call(comm, stream)`) of `count` elements, then waits (within the
-    /// timeout) for the call itself to be accepted: a non-blocking communicator may answer
-    /// `ncclInProgress` while it sets up connections.
+    /// Runs `call`, one blocking NCCL call on this communicator, with the watchdog armed: if it
+    /// has not returned at the timeout, the watchdog aborts the communicator (which ends the
+    /// call) and this returns [`Error::CollectiveTimeout`].
+    fn guarded<R>(&self, what: &'static str, call: impl FnOnce() -> R) -> Result<R> {
+        self.shared.lock().deadline = Some((Instant::now() + self.timeout, what));
+        self.shared.wake.notify_one();
+        let result = call();
+        let aborted = {
+            let mut state = self.shared.lock();
+            state.deadline = None;
+            state.aborted.is_some()
+        };
+        if aborted {
+            return Err(Error::CollectiveTimeout {
+                rank: self.rank,
+                world_size: self.world_size,
+                during: what.to_string(),
+                timeout: self.timeout,
+            });
+        }
+        Ok(result)
+    }
+
+    /// Queues one NCCL call (`call(comm, stream)`) of `count` elements under the watchdog
+    /// (the host call blocks while NCCL connects to a peer for the first time, and a dead peer
+    /// would hold it).
     fn queue(
         &self,
-        what: &str,
+        what: &'static str,
         count: usize,
         call: impl FnOnce(
             nccl_sys::ncclComm_t,
@@ -642,12 +822,14 @@ impl RankCommunicator {
             .context()
             .bind_to_thread()
             .during("binding the rank's context")?;
-        let during = format!("NCCL {what} of {count} elements");
-        match call(self.comm, self.gpu.stream().cu_stream() as _) {
-            Ok(NcclStatus::InProgress) => self.settle(&during),
+        let (comm, stream) = (self.comm(), self.gpu.stream().cu_stream() as _);
+        let called = self.guarded(what, || call(comm, stream))?;
+        let during = || format!("NCCL {what} of {count} elements");
+        match called {
+            Ok(NcclStatus::InProgress) => self.settle(&during()),
             Ok(_) => Ok(()),
             Err(e) => {
-                let error = self.nccl_failed(&during, e);
+                let error = self.nccl_failed(&during(), e);
                 self.abort(&error);
                 Err(error)
             }
@@ -674,7 +856,7 @@ impl RankCommunicator {
         let mut state = nccl_sys::ncclResult_t::ncclSuccess;
         // SAFETY: a live communicator (every caller checked or just made it); `state` is
         // valid for the write.
-        let queried = unsafe { nccl_sys::ncclCommGetAsyncError(self.comm, &mut state) }.result();
+        let queried = unsafe { nccl_sys::ncclCommGetAsyncError(self.comm(), &mut state) }.result();
         let outcome = queried.and_then(|_| state.result());
         match outcome {
             Ok(NcclStatus::InProgress) => Ok(true),
@@ -709,18 +891,12 @@ impl RankCommunicator {
     /// `ncclCommAbort` once (it stops this rank's NCCL kernels and frees the communicator),
     /// remembering `cause` for later calls.
     fn abort(&self, cause: &Error) {
-        let mut aborted = self.aborted.borrow_mut();
-        if aborted.is_some() || self.comm.is_null() {
-            return;
-        }
-        *aborted = Some(cause.to_string());
-        // SAFETY: a communicator made by NCCL, aborted once (guarded by `aborted`); NCCL's
-        // abort needs no other rank. A failure leaves nothing to clean up.
-        let _ = unsafe { nccl::comm_abort(self.comm) };
+        let mut state = self.shared.lock();
+        self.shared.abort_locked(&mut state, cause.to_string());
     }
 
     fn check_alive(&self) -> Result<()> {
-        match &*self.aborted.borrow() {
+        match &self.shared.lock().aborted {
             None => Ok(()),
             Some(cause) => Err(Error::CommunicatorAborted {
                 rank: self.rank,
@@ -750,19 +926,22 @@ impl RankCommunicator {
 
 impl Drop for RankCommunicator {
     fn drop(&mut self) {
-        if self.comm.is_null() || self.is_aborted() {
-            return;
-        }
         // Let queued collectives finish (at most the timeout: a dead peer cannot hold the drop),
         // then abort: local, no other rank needed. A failure was or will be reported by the call
         // that queued the work.
-        if self.synchronize("finishing the rank's work").is_ok() {
+        if !self.is_aborted() {
+            let _ = self.synchronize("finishing the rank's work");
             let error = Error::CommunicatorAborted {
                 rank: self.rank,
                 world_size: self.world_size,
                 cause: "dropped".into(),
             };
             self.abort(&error);
+        }
+        self.shared.lock().stop = true;
+        self.shared.wake.notify_one();
+        if let Some(watchdog) = self.watchdog.take() {
+            let _ = watchdog.join();
         }
     }
 }
@@ -806,14 +985,14 @@ impl Backoff {
     }
 }
 
-/// NCCL's `NCCL_CONFIG_INITIALIZER` with `blocking = 0`: the `ncclConfig_t` of NCCL 2.28's
+/// NCCL's `NCCL_CONFIG_INITIALIZER` with `blocking` set: the `ncclConfig_t` of NCCL 2.28's
 /// header (size, magic, version 2.28.0), every other field left to NCCL.
-fn non_blocking_config() -> nccl_sys::ncclConfig_t {
+fn nccl_config(blocking: bool) -> nccl_sys::ncclConfig_t {
     nccl_sys::ncclConfig_t {
         size: std::mem::offset_of!(nccl_sys::ncclConfig_t, graphUsageMode),
         magic: 0xcafe_beef,
         version: 22800,
-        blocking: 0,
+        blocking: blocking as i32,
         cgaClusterSize: UNDEF_INT,
         minCTAs: UNDEF_INT,
         maxCTAs: UNDEF_INT,
@@ -851,11 +1030,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_config_is_nccl_2_28s_initializer_non_blocking() {
-        let c = non_blocking_config();
+    fn the_config_is_nccl_2_28s_initializer() {
+        let c = nccl_config(true);
         assert_eq!(c.magic, 0xcafe_beef);
         assert_eq!(c.version, 22800);
-        assert_eq!(c.blocking, 0);
+        assert_eq!(c.blocking, 1);
+        assert_eq!(nccl_config(false).blocking, 0);
         // size, magic and version, then 12 ints and 2 pointers: NCCL 2.28's layout.
         assert_eq!(c.size, 8 + 4 + 4 + 4 * 4 + 8 + 2 * 4 + 8 + 6 * 4);
         assert_eq!(c.cgaClusterSize, i32::MIN);

@@ -8,7 +8,7 @@
 //! # Algorithm
 //! `n` GPUs in a ring (rank `r` receives from `r - 1 mod n`), each buffer split into `n` chunks
 //! (chunk `c` is elements `c * len / n .. (c + 1) * len / n`, each start rounded down to a
-//! multiple of 4 elements: [`aligned_chunk`]).
+//! multiple of 32 elements, 128 bytes: [`aligned_chunk`]).
 //! - Reduce-scatter, steps `s = 0 .. n - 1`: rank `q` adds chunk `(q - 1 - s) mod n` of rank
 //!   `q - 1`'s buffer into its own (`ring_reduce_peer`: the kernel reads the neighbour's memory
 //!   directly, 16 bytes per load, and adds as the bytes arrive). After `n - 1` steps rank `r`
@@ -67,15 +67,20 @@ pub fn chunk(len: usize, n: usize, c: usize) -> std::ops::Range<usize> {
     at(c)..at(c + 1)
 }
 
-/// As [`chunk`], with every boundary but the last rounded down to a multiple of 4 elements, so
-/// that each chunk of a 16-byte aligned buffer starts on a 16-byte boundary (the peer-to-peer
-/// steps' `float4` accesses).
+/// Elements per alignment unit of [`aligned_chunk`]: 32 `f32`, 128 bytes (a cache line).
+pub const CHUNK_ALIGN: usize = 32;
+
+/// As [`chunk`], with every boundary but the last rounded down to a multiple of
+/// [`CHUNK_ALIGN`] elements, so that each chunk of an aligned buffer starts on a 128-byte
+/// boundary: the peer-to-peer steps' `float4` accesses need 16, and a shard of a sum that
+/// starts mid-line would fall off the reduction's vectorized path (`demo multi-gpu` shards
+/// with it).
 pub fn aligned_chunk(len: usize, n: usize, c: usize) -> std::ops::Range<usize> {
     let at = |c: usize| {
         if c >= n {
             len
         } else {
-            chunk(len, n, c).start & !3
+            chunk(len, n, c).start / CHUNK_ALIGN * CHUNK_ALIGN
         }
     };
     at(c)..at(c + 1)
@@ -429,14 +434,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn aligned_chunks_cover_the_buffer_once_on_16_byte_boundaries() {
+    fn aligned_chunks_cover_the_buffer_once_on_128_byte_boundaries() {
         for len in [0usize, 1, 5, 7, 100, 1 << 20 | 3, 1_000_003] {
             for n in 1..=8 {
                 let mut next = 0;
                 for c in 0..n {
                     let r = aligned_chunk(len, n, c);
                     assert_eq!(r.start, next, "len {len} n {n} chunk {c}");
-                    assert_eq!(r.start % 4, 0);
+                    assert_eq!(r.start % CHUNK_ALIGN, 0);
                     next = r.end;
                 }
                 assert_eq!(next, len);

@@ -280,7 +280,14 @@ fn rank_scaling(
     let mut strong = Table::new(
         "rank-scaling",
         format!(
-            "strong scaling, one process per GPU: the sum of {size} f32 ({:.2} GiB, uniform in              [-1, 1)) sharded over ranks 0..k, each rank reducing its shard with              reduce_sum_f32_f64 into an f64 partial, then one NCCL all-reduce of the partials over              a communicator of those k ranks (ncclCommSplit); each run after a barrier of every              rank on the GPU, timed between CUDA events on each rank's own stream, the sample              being the slowest rank's; median of {reps} reps; checked against the CPU's f64 sum              within (depth + k - 1) f64 roundings of sum|x|",
+            "strong scaling, one process per GPU: the sum of {size} f32 ({:.2} GiB, uniform in \
+             [-1, 1)) sharded over ranks 0..k (shards start on 128-byte boundaries, \
+             ring::aligned_chunk), each rank reducing its shard with reduce_sum_f32_f64 into an \
+             f64 partial, then one NCCL all-reduce of the partials over a communicator of those \
+             k ranks (ncclCommSplit); each run after a barrier of every rank on the GPU, timed \
+             between CUDA events on each rank's own stream, the sample being the slowest rank's; \
+             median of {reps} reps; checked against the CPU's f64 sum within (depth + k - 1) f64 \
+             roundings of sum|x|",
             bytes as f64 / (1u64 << 30) as f64
         ),
         ChartKind::Bars,
@@ -300,10 +307,16 @@ fn rank_scaling(
     let mut sums = Vec::new();
     let mut one = None;
     for k in 1..=w {
-        let shard = if r < k { ring::chunk(size, k, r) } else { 0..0 };
+        let shard = if r < k {
+            ring::aligned_chunk(size, k, r)
+        } else {
+            0..0
+        };
         let p = ws.measure(k, shard, reps)?;
         sums.push(p.sum);
-        let lengths: Vec<usize> = (0..k).map(|q| ring::chunk(size, k, q).len()).collect();
+        let lengths: Vec<usize> = (0..k)
+            .map(|q| ring::aligned_chunk(size, k, q).len())
+            .collect();
         let bound = reference::sum_error_bound(size, p.depth, f64::EPSILON, whole.1);
         // Rank 0 holds the reference: its verdict is every rank's.
         let check = rank0_verdict(comm, reference::check_sum(p.sum, whole.0, bound))?;
@@ -347,7 +360,9 @@ fn rank_scaling(
     let mut weak = Table::new(
         "rank-weak-scaling",
         format!(
-            "weak scaling, one process per GPU: {per_rank} f32 per rank (the input's first k x              {per_rank}) over ranks 0..k, measured as the strong scaling above; efficiency =              time on 1 GPU / time on k"
+            "weak scaling, one process per GPU: {per_rank} f32 per rank (the input's first k x \
+             {per_rank}) over ranks 0..k, measured as the strong scaling above; efficiency = \
+             time on 1 GPU / time on k"
         ),
         ChartKind::Bars,
         [
