@@ -63,4 +63,28 @@ case "${STEP:-a}" in
       echo "RESULTS DIFFER"
     fi
     ;;
+  c)
+    n=$(nvidia-smi -L | wc -l)
+    echo "== tests-multi_process"
+    timeout 200 tests/tests-multi_process --include-ignored > "$OUT/multi_process_tests.log" 2>&1
+    echo "exit $?" >> "$OUT/multi_process_tests.log"
+    tail -9 "$OUT/multi_process_tests.log"
+    echo "== tests-gpu multi_gpu"
+    timeout 200 tests/tests-gpu multi_gpu --include-ignored > "$OUT/tests_multi_gpu.log" 2>&1
+    echo "exit $?" >> "$OUT/tests_multi_gpu.log"
+    tail -4 "$OUT/tests_multi_gpu.log"
+    echo "== run.sh multi-process"
+    timeout 330 ./run.sh multi-process "$OUT/mp" > "$OUT/multi_process_demo.log" 2>&1
+    echo "exit $?" >> "$OUT/multi_process_demo.log"
+    grep -E "^\| (1|2|3|4) |^\| [0-9]+ (KiB|MiB|GiB)|results:|lowest|FAIL|error|exit|same results" "$OUT/multi_process_demo.log" | head -90
+    echo "== demo multi-gpu (one process)"
+    timeout 200 bin/demo multi-gpu --peers "$OUT/mp/peers.json" --out "$OUT/one" > "$OUT/one_process.log" 2>&1
+    echo "exit $?" >> "$OUT/one_process.log"
+    grep -E "^\||lowest|exit|error" "$OUT/one_process.log" | head -40
+    echo "== compute-sanitizer memcheck, 2 ranks"
+    timeout 150 compute-sanitizer --tool memcheck --target-processes all --print-limit 20 \
+      bin/demo multi-gpu --processes 2 --size 100003 --max-bytes 1048576 --reps 2 > "$OUT/memcheck.log" 2>&1
+    echo "exit $?" >> "$OUT/memcheck.log"
+    grep -E "ERROR SUMMARY|exit|Program hit" "$OUT/memcheck.log" | head
+    ;;
 esac
