@@ -49,13 +49,23 @@
 //! (a length, a size), with [`Error::RanksDisagree`] naming both values.
 
 use std::cell::RefCell;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceSlice};
 use cudarc::nccl::result::{self as nccl, NcclError, NcclStatus};
 use cudarc::nccl::sys as nccl_sys;
+
+mod config;
+mod host;
+mod types;
+mod watchdog;
+
+pub use types::{NcclType, ReduceOp};
+
+use config::nccl_config;
+use watchdog::{Backoff, CommPtr, Shared, WatchState, watch};
 
 use super::rendezvous::{RankEnv, UNIQUE_ID_BYTES};
 use super::{nccl_error, require_nccl, require_nvls_setting};
@@ -66,69 +76,6 @@ use crate::error::{DriverContext, Error, Result};
 /// every wait: long enough for a 4 GiB collective on a slow link, short enough that a job
 /// whose rank died ends within a minute.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// NCCL's `NCCL_CONFIG_UNDEF_INT`: a field of `ncclConfig_t` left to NCCL's default.
-const UNDEF_INT: i32 = i32::MIN;
-
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// An element type NCCL reduces and moves: `i8`, `u8`, `i32`, `u32`, `i64`, `u64`, `f32`,
-/// `f64`. Sealed: NCCL reads `size_of::<T>()` bytes per element by the `ncclDataType_t` named
-/// here, so a wrong pairing would read or write past a buffer.
-pub trait NcclType: DeviceRepr + Copy + sealed::Sealed {
-    /// NCCL's type.
-    const DATATYPE: nccl_sys::ncclDataType_t;
-}
-
-macro_rules! nccl_types {
-    ($($t:ty => $d:ident),* $(,)?) => {$(
-        impl sealed::Sealed for $t {}
-        impl NcclType for $t {
-            const DATATYPE: nccl_sys::ncclDataType_t = nccl_sys::ncclDataType_t::$d;
-        }
-    )*};
-}
-
-nccl_types!(
-    i8 => ncclInt8,
-    u8 => ncclUint8,
-    i32 => ncclInt32,
-    u32 => ncclUint32,
-    i64 => ncclInt64,
-    u64 => ncclUint64,
-    f32 => ncclFloat32,
-    f64 => ncclFloat64,
-);
-
-/// The reduction of [`RankCommunicator::all_reduce`], [`reduce`](RankCommunicator::reduce)
-/// and [`reduce_scatter`](RankCommunicator::reduce_scatter): NCCL's `ncclRedOp_t`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReduceOp {
-    /// `+` (wrapping for integers).
-    Sum,
-    /// `*` (wrapping for integers).
-    Prod,
-    /// The largest.
-    Max,
-    /// The smallest.
-    Min,
-    /// The sum divided by the number of ranks (integer division for integers).
-    Avg,
-}
-
-impl ReduceOp {
-    fn nccl(self) -> nccl_sys::ncclRedOp_t {
-        match self {
-            ReduceOp::Sum => nccl_sys::ncclRedOp_t::ncclSum,
-            ReduceOp::Prod => nccl_sys::ncclRedOp_t::ncclProd,
-            ReduceOp::Max => nccl_sys::ncclRedOp_t::ncclMax,
-            ReduceOp::Min => nccl_sys::ncclRedOp_t::ncclMin,
-            ReduceOp::Avg => nccl_sys::ncclRedOp_t::ncclAvg,
-        }
-    }
-}
 
 /// A fresh NCCL unique id (`ncclGetUniqueId`): what rank 0 serves at the rendezvous.
 ///
@@ -161,87 +108,6 @@ pub struct RankCommunicator {
     timeout: Duration,
     /// One byte, for [`barrier_on_stream`](Self::barrier_on_stream).
     flag: RefCell<CudaSlice<u8>>,
-}
-
-/// An NCCL communicator handle that the watchdog thread may abort.
-#[derive(Clone, Copy, Debug)]
-struct CommPtr(nccl_sys::ncclComm_t);
-
-// SAFETY: NCCL's communicators may be used from any thread, one call at a time, and
-// `ncclCommAbort` may be called from another thread while a call blocks (it is how a hung call
-// is ended); the handle is only a pointer to NCCL's state.
-unsafe impl Send for CommPtr {}
-// SAFETY: as above: the only call made through a shared reference from another thread is the
-// abort, serialised by the watchdog state's lock.
-unsafe impl Sync for CommPtr {}
-
-/// What the calling thread and the watchdog thread share.
-#[derive(Debug)]
-struct Shared {
-    comm: CommPtr,
-    state: Mutex<WatchState>,
-    wake: Condvar,
-}
-
-/// The watchdog's state: the deadline of the NCCL call in progress (if one is), why the
-/// communicator was aborted (once it was), and whether the watchdog should stop.
-#[derive(Debug, Default)]
-struct WatchState {
-    deadline: Option<(Instant, &'static str)>,
-    aborted: Option<String>,
-    stop: bool,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, WatchState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// `ncclCommAbort` once, under the lock, remembering `cause`.
-    fn abort_locked(&self, state: &mut WatchState, cause: String) {
-        if state.aborted.is_some() {
-            return;
-        }
-        state.aborted = Some(cause);
-        // SAFETY: a communicator made by NCCL, aborted once (guarded by `aborted` under the
-        // lock); NCCL's abort needs no other rank and may run while a call on it blocks.
-        let _ = unsafe { nccl::comm_abort(self.comm.0) };
-    }
-}
-
-/// The watchdog thread: while a blocking NCCL call is armed ([`RankCommunicator::guarded`]),
-/// aborts the communicator at its deadline, which makes the call return.
-fn watch(shared: Arc<Shared>) {
-    let mut state = shared.lock();
-    loop {
-        if state.stop {
-            return;
-        }
-        match state.deadline {
-            None => {
-                state = shared
-                    .wake
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner)
-            }
-            Some((deadline, during)) => {
-                let now = Instant::now();
-                if now >= deadline {
-                    state.deadline = None;
-                    shared.abort_locked(
-                        &mut state,
-                        format!("{during} did not return within the timeout"),
-                    );
-                } else {
-                    state = shared
-                        .wake
-                        .wait_timeout(state, deadline - now)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0;
-                }
-            }
-        }
-    }
 }
 
 impl RankCommunicator {
@@ -489,24 +355,21 @@ impl RankCommunicator {
         output: &mut impl DevicePtrMut<T>,
         op: ReduceOp,
     ) -> Result<()> {
-        self.check_alive()?;
-        self.check("all-reduce input", input)?;
-        self.check("all-reduce output", output)?;
-        expect_len(
-            "all-reduce output (the input's length)",
-            input.len(),
-            output.len(),
-        )?;
         let count = input.len();
-        let stream = self.gpu.stream();
-        let (src, _read) = input.device_ptr(stream);
-        let (dst, _write) = output.device_ptr_mut(stream);
-        // SAFETY: `src` and `dst` hold `count` elements of T on this rank's device (checked),
-        // borrowed until the guards record the collective on the stream; T's DATATYPE is its
-        // NCCL type (sealed).
-        self.queue("all-reduce", count, |comm, s| unsafe {
-            nccl::all_reduce(src as _, dst as _, count, T::DATATYPE, op.nccl(), comm, s)
-        })
+        self.out_of_place(
+            ("all-reduce", ["all-reduce input", "all-reduce output"]),
+            input,
+            output,
+            [
+                ("all-reduce input", count),
+                ("all-reduce output (the input's length)", count),
+            ],
+            // SAFETY: `src` and `dst` hold `count` elements of T on this rank's device (checked
+            // by out_of_place); T's DATATYPE is its NCCL type (sealed).
+            |src, dst, comm, s| unsafe {
+                nccl::all_reduce(src as _, dst as _, count, T::DATATYPE, op.nccl(), comm, s)
+            },
+        )
     }
 
     /// [`all_reduce`](Self::all_reduce) in place: `buffer` becomes the elementwise `op` of every
@@ -541,32 +404,30 @@ impl RankCommunicator {
         op: ReduceOp,
         root: usize,
     ) -> Result<()> {
-        self.check_alive()?;
         self.check_root(root)?;
-        self.check("reduce input", input)?;
-        self.check("reduce output", output)?;
-        expect_len(
-            "reduce output (the input's length)",
-            input.len(),
-            output.len(),
-        )?;
         let count = input.len();
-        let stream = self.gpu.stream();
-        let (src, _read) = input.device_ptr(stream);
-        let (dst, _write) = output.device_ptr_mut(stream);
-        // SAFETY: as all_reduce; `root` < world_size (checked).
-        self.queue("reduce", count, |comm, s| unsafe {
-            nccl::reduce(
-                src as _,
-                dst as _,
-                count,
-                T::DATATYPE,
-                op.nccl(),
-                root as i32,
-                comm,
-                s,
-            )
-        })
+        self.out_of_place(
+            ("reduce", ["reduce input", "reduce output"]),
+            input,
+            output,
+            [
+                ("reduce input", count),
+                ("reduce output (the input's length)", count),
+            ],
+            // SAFETY: as all_reduce; `root` < world_size (checked).
+            |src, dst, comm, s| unsafe {
+                nccl::reduce(
+                    src as _,
+                    dst as _,
+                    count,
+                    T::DATATYPE,
+                    op.nccl(),
+                    root as i32,
+                    comm,
+                    s,
+                )
+            },
+        )
     }
 
     /// A broadcast, in place: every rank's `buffer` receives rank `root`'s (`ncclBroadcast`).
@@ -604,23 +465,27 @@ impl RankCommunicator {
         output: &mut impl DevicePtrMut<T>,
         op: ReduceOp,
     ) -> Result<()> {
-        self.check_alive()?;
-        self.check("reduce-scatter input", input)?;
-        self.check("reduce-scatter output", output)?;
         let count = output.len();
-        expect_len(
-            "reduce-scatter input (world size x the output's length)",
-            count.saturating_mul(self.world_size),
-            input.len(),
-        )?;
-        let stream = self.gpu.stream();
-        let (src, _read) = input.device_ptr(stream);
-        let (dst, _write) = output.device_ptr_mut(stream);
-        // SAFETY: `src` holds world_size * count and `dst` count elements of T on this device
-        // (checked), borrowed until the guards record the collective.
-        self.queue("reduce-scatter", count, |comm, s| unsafe {
-            nccl::reduce_scatter(src as _, dst as _, count, T::DATATYPE, op.nccl(), comm, s)
-        })
+        self.out_of_place(
+            (
+                "reduce-scatter",
+                ["reduce-scatter input", "reduce-scatter output"],
+            ),
+            input,
+            output,
+            [
+                (
+                    "reduce-scatter input (world size x the output's length)",
+                    count.saturating_mul(self.world_size),
+                ),
+                ("reduce-scatter output", count),
+            ],
+            // SAFETY: `src` holds world_size * count and `dst` count elements of T on this
+            // device (checked by out_of_place).
+            |src, dst, comm, s| unsafe {
+                nccl::reduce_scatter(src as _, dst as _, count, T::DATATYPE, op.nccl(), comm, s)
+            },
+        )
     }
 
     /// An all-gather: every rank's `output` receives every rank's `input`, block `r` from rank
@@ -634,79 +499,24 @@ impl RankCommunicator {
         input: &impl DevicePtr<T>,
         output: &mut impl DevicePtrMut<T>,
     ) -> Result<()> {
-        self.check_alive()?;
-        self.check("all-gather input", input)?;
-        self.check("all-gather output", output)?;
         let count = input.len();
-        expect_len(
-            "all-gather output (world size x the input's length)",
-            count.saturating_mul(self.world_size),
-            output.len(),
-        )?;
-        let stream = self.gpu.stream();
-        let (src, _read) = input.device_ptr(stream);
-        let (dst, _write) = output.device_ptr_mut(stream);
-        // SAFETY: `src` holds count and `dst` world_size * count elements of T on this device
-        // (checked), borrowed until the guards record the collective.
-        self.queue("all-gather", count, |comm, s| unsafe {
-            nccl::all_gather(src as _, dst as _, count, T::DATATYPE, comm, s)
-        })
-    }
-
-    /// Every rank's `value`, gathered to every rank and waited for (a small all-gather on the
-    /// device, then [`synchronize`](Self::synchronize)): for values the ranks exchange on the
-    /// host, such as their timings.
-    ///
-    /// # Errors
-    /// As [`all_gather`](Self::all_gather) and [`synchronize`](Self::synchronize); [`Error::OutOfMemory`].
-    pub fn gather_host<T: NcclType + Default + cudarc::driver::ValidAsZeroBits>(
-        &self,
-        values: &[T],
-    ) -> Result<Vec<Vec<T>>> {
-        let n = values.len();
-        self.agree("values gathered to the host (count)", n as u64)?;
-        let input = self.gpu.upload(values)?;
-        let mut output = self.gpu.zeros::<T>(n * self.world_size)?;
-        self.all_gather(&input, &mut output)?;
-        self.synchronize("gathering values to the host")?;
-        let all = self.gpu.download(&output, "the gathered values")?;
-        Ok(all.chunks(n.max(1)).map(<[T]>::to_vec).collect())
-    }
-
-    /// Checks that every rank passed the same `value` (a length, a size, a step number): a
-    /// max and a min all-reduce of one `u64`, waited for.
-    ///
-    /// # Errors
-    /// [`Error::RanksDisagree`] with the smallest and largest values; as
-    /// [`all_reduce`](Self::all_reduce) and [`synchronize`](Self::synchronize).
-    pub fn agree(&self, what: &'static str, value: u64) -> Result<()> {
-        let mut both = self.gpu.upload(&[value, u64::MAX - value])?;
-        self.all_reduce_in_place(&mut both, ReduceOp::Max)?;
-        self.synchronize(what)?;
-        let got = self.gpu.download(&both, what)?;
-        let (max, min) = (got[0], u64::MAX - got[1]);
-        if min == max {
-            Ok(())
-        } else {
-            Err(Error::RanksDisagree {
-                rank: self.rank,
-                world_size: self.world_size,
-                what,
-                value,
-                min,
-                max,
-            })
-        }
-    }
-
-    /// Every rank's stream aligned: an all-reduce of one byte, queued (the GPU-side barrier
-    /// before a timed region: no rank's stream passes it before every rank's has reached it).
-    ///
-    /// # Errors
-    /// As [`all_reduce`](Self::all_reduce).
-    pub fn barrier_on_stream(&self) -> Result<()> {
-        let mut flag = self.flag.borrow_mut();
-        self.all_reduce_in_place(&mut *flag, ReduceOp::Max)
+        self.out_of_place(
+            ("all-gather", ["all-gather input", "all-gather output"]),
+            input,
+            output,
+            [
+                ("all-gather input", count),
+                (
+                    "all-gather output (world size x the input's length)",
+                    count.saturating_mul(self.world_size),
+                ),
+            ],
+            // SAFETY: `src` holds count and `dst` world_size * count elements of T on this
+            // device (checked by out_of_place).
+            |src, dst, comm, s| unsafe {
+                nccl::all_gather(src as _, dst as _, count, T::DATATYPE, comm, s)
+            },
+        )
     }
 
     /// A communicator of the ranks that pass the same `color` (`ncclCommSplit`), ordered by
@@ -801,6 +611,34 @@ impl RankCommunicator {
             });
         }
         Ok(result)
+    }
+
+    /// An out-of-place collective: checks the communicator, both buffers' device and their
+    /// lengths (`lengths`: what each must hold, and how many elements), then queues
+    /// `call(src, dst, comm, stream)` with the buffers borrowed until it is queued.
+    fn out_of_place<T: NcclType>(
+        &self,
+        (what, names): (&'static str, [&'static str; 2]),
+        input: &impl DevicePtr<T>,
+        output: &mut impl DevicePtrMut<T>,
+        lengths: [(&'static str, usize); 2],
+        call: impl FnOnce(
+            u64,
+            u64,
+            nccl_sys::ncclComm_t,
+            nccl_sys::cudaStream_t,
+        ) -> std::result::Result<NcclStatus, NcclError>,
+    ) -> Result<()> {
+        self.check_alive()?;
+        self.check(names[0], input)?;
+        self.check(names[1], output)?;
+        expect_len(lengths[0].0, lengths[0].1, input.len())?;
+        expect_len(lengths[1].0, lengths[1].1, output.len())?;
+        let count = input.len().max(output.len());
+        let stream = self.gpu.stream();
+        let (src, _read) = input.device_ptr(stream);
+        let (dst, _write) = output.device_ptr_mut(stream);
+        self.queue(what, count, |comm, s| call(src, dst, comm, s))
     }
 
     /// Queues one NCCL call (`call(comm, stream)`) of `count` elements under the watchdog
@@ -943,72 +781,6 @@ impl Drop for RankCommunicator {
         if let Some(watchdog) = self.watchdog.take() {
             let _ = watchdog.join();
         }
-    }
-}
-
-/// The watchdog's pacing: spins (a collective's enqueue or a short wait costs microseconds,
-/// and a sleep of any length costs the kernel's timer slack, some 50 us), then yields, then
-/// sleeps up to 1 ms, until the deadline.
-struct Backoff {
-    start: Instant,
-    deadline: Instant,
-}
-
-impl Backoff {
-    /// Spin for the first 200 us, yield until 5 ms, then sleep.
-    const SPIN: Duration = Duration::from_micros(200);
-    const YIELD: Duration = Duration::from_millis(5);
-
-    fn until(timeout: Duration) -> Self {
-        let start = Instant::now();
-        Self {
-            start,
-            deadline: start + timeout,
-        }
-    }
-
-    /// Waits a little; `false` once the deadline has passed.
-    fn pause(&mut self) -> bool {
-        let now = Instant::now();
-        if now >= self.deadline {
-            return false;
-        }
-        let waited = now - self.start;
-        if waited < Self::SPIN {
-            std::hint::spin_loop();
-        } else if waited < Self::YIELD {
-            std::thread::yield_now();
-        } else {
-            std::thread::sleep((waited / 16).min(Duration::from_millis(1)));
-        }
-        true
-    }
-}
-
-/// NCCL's `NCCL_CONFIG_INITIALIZER` with `blocking` set: the `ncclConfig_t` of NCCL 2.28's
-/// header (size, magic, version 2.28.0), every other field left to NCCL.
-fn nccl_config(blocking: bool) -> nccl_sys::ncclConfig_t {
-    nccl_sys::ncclConfig_t {
-        size: std::mem::offset_of!(nccl_sys::ncclConfig_t, graphUsageMode),
-        magic: 0xcafe_beef,
-        version: 22800,
-        blocking: blocking as i32,
-        cgaClusterSize: UNDEF_INT,
-        minCTAs: UNDEF_INT,
-        maxCTAs: UNDEF_INT,
-        netName: std::ptr::null(),
-        splitShare: UNDEF_INT,
-        trafficClass: UNDEF_INT,
-        commName: std::ptr::null(),
-        collnetEnable: UNDEF_INT,
-        CTAPolicy: UNDEF_INT,
-        shrinkShare: UNDEF_INT,
-        nvlsCTAs: UNDEF_INT,
-        nChannelsPerNetPeer: UNDEF_INT,
-        nvlinkCentricSched: UNDEF_INT,
-        graphUsageMode: UNDEF_INT,
-        numRmaCtx: UNDEF_INT,
-        maxP2pPeers: UNDEF_INT,
     }
 }
 
