@@ -35,8 +35,8 @@ nccl_types!(
     f64 => ncclFloat64,
 );
 
-/// The reduction of [`RankCommunicator::all_reduce`], [`reduce`](RankCommunicator::reduce)
-/// and [`reduce_scatter`](RankCommunicator::reduce_scatter): NCCL's `ncclRedOp_t`.
+/// The reduction of [`RankCommunicator::all_reduce`](super::RankCommunicator::all_reduce), [`reduce`](super::RankCommunicator::reduce)
+/// and [`reduce_scatter`](super::RankCommunicator::reduce_scatter): NCCL's `ncclRedOp_t`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceOp {
     /// `+` (wrapping for integers).
