@@ -87,4 +87,12 @@ case "${STEP:-a}" in
     echo "exit $?" >> "$OUT/memcheck.log"
     grep -E "ERROR SUMMARY|exit|Program hit" "$OUT/memcheck.log" | head
     ;;
+  d)
+    echo "== compute-sanitizer memcheck, 2 ranks, this project's kernels (NCCL's excluded, as in run.sh sanitize)"
+    timeout 200 compute-sanitizer --tool memcheck --target-processes all --report-api-errors no \
+      --kernel-name-exclude kns=nccl --print-limit 50 \
+      bin/demo multi-gpu --processes 2 --size 100003 --max-bytes 1048576 --reps 2 > "$OUT/memcheck.log" 2>&1
+    echo "exit $?" >> "$OUT/memcheck.log"
+    grep -vE "^=========     |^========= *$" "$OUT/memcheck.log" | grep -E "=====|exit|error" | head -30
+    ;;
 esac
