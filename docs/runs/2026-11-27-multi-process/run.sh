@@ -95,4 +95,16 @@ case "${STEP:-a}" in
     echo "exit $?" >> "$OUT/memcheck.log"
     grep -vE "^=========     |^========= *$" "$OUT/memcheck.log" | grep -E "=====|exit|error" | head -30
     ;;
+  e)
+    n=$(nvidia-smi -L | wc -l)
+    echo "== tests-multi_process"
+    timeout 120 tests/tests-multi_process --include-ignored > "$OUT/multi_process_tests.log" 2>&1
+    echo "exit $?" >> "$OUT/multi_process_tests.log"
+    tail -9 "$OUT/multi_process_tests.log"
+    echo "== demo multi-gpu --processes $n (the peer: r1's torch.distributed timings, another run)"
+    timeout 200 bin/demo multi-gpu --processes "$n" --peers ../docs/runs/2026-11-27-multi-process/r1_h200x4/mp/peers.json \
+      --out "$OUT/processes" > "$OUT/processes.log" 2>&1
+    echo "exit $?" >> "$OUT/processes.log"
+    grep -E "^\| [1-4] |^\| [0-9]+ (KiB|MiB|GiB)|results:|lowest|exit|error" "$OUT/processes.log" | head -60
+    ;;
 esac
