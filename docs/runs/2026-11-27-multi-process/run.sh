@@ -107,4 +107,10 @@ case "${STEP:-a}" in
     echo "exit $?" >> "$OUT/processes.log"
     grep -E "^\| [1-4] |^\| [0-9]+ (KiB|MiB|GiB)|results:|lowest|exit|error" "$OUT/processes.log" | head -60
     ;;
+  f)
+    echo "== run.sh multi-gpu (the peer, then demo multi-gpu: one process, NCCL and the ring)"
+    timeout 400 ./run.sh multi-gpu "$OUT/one" > "$OUT/one_process.log" 2>&1
+    echo "exit $?" >> "$OUT/one_process.log"
+    grep -E "^\||lowest|exit|error|FAIL" "$OUT/one_process.log" | head -40
+    ;;
 esac
