@@ -72,8 +72,8 @@ pub const CHUNK_ALIGN: usize = 32;
 
 /// As [`chunk`], with every boundary but the last rounded down to a multiple of
 /// [`CHUNK_ALIGN`] elements, so that each chunk of an aligned buffer starts on a 128-byte
-/// boundary: the peer-to-peer steps' `float4` accesses need 16, and a shard of a sum that
-/// starts mid-line would fall off the reduction's vectorized path (`demo multi-gpu` shards
+/// boundary: the peer-to-peer steps' `float4` accesses need 16, and a warp's 512-byte load
+/// covers 16 sectors of 32 bytes only from a sector boundary (`demo multi-gpu` shards its sums
 /// with it).
 pub fn aligned_chunk(len: usize, n: usize, c: usize) -> std::ops::Range<usize> {
     let at = |c: usize| {
