@@ -153,12 +153,7 @@ fn common_max_bytes(comm: &RankCommunicator, max_bytes: u64) -> Result<u64> {
     let free = comm.gpu().memory_info()?.0 as u64;
     let fits = free.saturating_sub(NCCL_RESERVE + SMALL) / 2;
     let every = comm.gather_host(&[max_bytes.min(fits)])?;
-    let cap = every.iter().map(|c| c[0]).min().unwrap_or(0);
-    Ok(if cap >= MIN_BYTES {
-        1u64 << (63 - cap.leading_zeros())
-    } else {
-        cap / 4 * 4
-    })
+    Ok(sweep_cap(every.iter().map(|c| c[0]).min().unwrap_or(0)))
 }
 
 /// Table (3) of a multi-process run. Returns this rank's number of failed checks.

@@ -194,12 +194,17 @@ fn capped_max_bytes(group: &GpuGroup, max_bytes: u64) -> Result<u64> {
     // input + output + staging (bytes / k) + reserve.
     let budget = free.saturating_sub(NCCL_RESERVE + SMALL);
     let fits = budget.saturating_mul(k) / (2 * k + 1);
-    let cap = max_bytes.min(fits);
-    Ok(if cap >= MIN_BYTES {
+    Ok(sweep_cap(max_bytes.min(fits)))
+}
+
+/// The largest sweep size at most `cap` bytes: a power of two from [`MIN_BYTES`] up, else `cap`
+/// rounded down to whole floats.
+fn sweep_cap(cap: u64) -> u64 {
+    if cap >= MIN_BYTES {
         1u64 << (63 - cap.leading_zeros())
     } else {
         cap / 4 * 4
-    })
+    }
 }
 
 /// `demo multi-gpu`: one process (every GPU from this one), a rank of a multi-process job,
@@ -210,7 +215,7 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, args: &MultiGpu) -> Result<()> 
     }
     if let Some(n) = args.processes {
         let timeout = std::time::Duration::from_secs(args.timeout);
-        return processes::launch(n as usize, timeout, out);
+        return processes::launch(n as usize, timeout);
     }
     let devices: Vec<usize> = if args.devices.is_empty() {
         (0..Gpu::device_count()?).collect()
@@ -256,6 +261,9 @@ mod tests {
         assert_eq!(sweep_sizes(5000), [1024, 2048, 4096]);
         assert_eq!(sweep_sizes(1000), [1000]);
         assert_eq!(sweep_sizes(4 << 30).len(), 23);
+        assert_eq!(sweep_cap(5000), 4096);
+        assert_eq!(sweep_cap(1 << 30), 1 << 30);
+        assert_eq!(sweep_cap(1001), 1000);
     }
 
     #[test]

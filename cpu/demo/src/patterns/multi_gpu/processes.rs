@@ -36,7 +36,7 @@ pub(super) fn is_rank() -> bool {
 /// device `r`, rendezvous on a free port of 127.0.0.1), rank 0's output on this terminal, and
 /// waits for them. A rank that fails ends the others through their communicators' timeout;
 /// after that (and a grace of 30 s) any rank still running is killed.
-pub(super) fn launch(processes: usize, timeout: Duration, out: &mut Out) -> Result<()> {
+pub(super) fn launch(processes: usize, timeout: Duration) -> Result<()> {
     let count = Gpu::device_count()?;
     if processes > count {
         bail!(
@@ -116,7 +116,6 @@ pub(super) fn launch(processes: usize, timeout: Duration, out: &mut Out) -> Resu
         );
     }
     // Rank 0 printed and wrote the report; this process adds nothing to it.
-    let _ = out;
     Ok(())
 }
 
