@@ -1,8 +1,17 @@
-//! What a rank's collectives give the host: values gathered from every rank, a check that
-//! every rank passed the same value, and a barrier on the GPU.
+//! What is built on a rank's collectives: values gathered from every rank to the host, a check
+//! that every rank passed the same value, a barrier on the GPU, and communicators of subsets of
+//! the ranks.
 
+use std::cell::RefCell;
+
+use cudarc::nccl::result as nccl;
+use cudarc::nccl::sys as nccl_sys;
+
+use super::config::nccl_config;
+use super::watchdog::CommPtr;
 use super::{NcclType, RankCommunicator, ReduceOp};
-use crate::error::{Error, Result};
+use crate::error::{DriverContext, Error, Result};
+use crate::multi_gpu::nccl_error;
 
 impl RankCommunicator {
     /// Every rank's `value`, gathered to every rank and waited for (a small all-gather on the
@@ -59,5 +68,76 @@ impl RankCommunicator {
     pub fn barrier_on_stream(&self) -> Result<()> {
         let mut flag = self.flag.borrow_mut();
         self.all_reduce_in_place(&mut *flag, ReduceOp::Max)
+    }
+
+    /// A communicator of the ranks that pass the same `color` (`ncclCommSplit`), ordered by
+    /// `key` then by rank; `None` for a rank that passes no color (it takes part in the call and
+    /// gets no communicator). Collective over this communicator: every rank calls it. The new
+    /// communicator runs on this one's GPU handle (the same stream, so work on the two stays in
+    /// order) and has this one's timeout.
+    ///
+    /// # Errors
+    /// [`Error::CommunicatorAborted`]; [`Error::OutOfRange`] for a color above `i32::MAX`;
+    /// [`Error::CollectiveTimeout`]; [`Error::Nccl`].
+    pub fn split(&self, color: Option<u32>, key: u32) -> Result<Option<Self>> {
+        self.check_alive()?;
+        let color = match color {
+            // NCCL_SPLIT_NOCOLOR.
+            None => -1,
+            Some(c) if c <= i32::MAX as u32 => c as i32,
+            Some(c) => {
+                return Err(Error::OutOfRange {
+                    what: "split color",
+                    value: c as u64,
+                    min: 0,
+                    max: i32::MAX as u64,
+                });
+            }
+        };
+        let gpu = self.gpu.clone();
+        let flag = RefCell::new(gpu.zeros::<u8>(1)?);
+        let mut config = nccl_config(true);
+        let mut comm: nccl_sys::ncclComm_t = std::ptr::null_mut();
+        gpu.context()
+            .bind_to_thread()
+            .during("binding the rank's context")?;
+        let parent = self.comm();
+        let split = self.guarded("splitting the communicator", || {
+            // SAFETY: `parent` is a live communicator (not aborted: checked; the watchdog may
+            // abort it only to end this very call); `comm` and `config` are valid for the call.
+            unsafe {
+                nccl_sys::ncclCommSplit(
+                    parent,
+                    color,
+                    key.min(i32::MAX as u32) as i32,
+                    &mut comm,
+                    &mut config,
+                )
+            }
+            .result()
+        })?;
+        let during = format!(
+            "splitting rank {} of {}'s communicator",
+            self.rank, self.world_size
+        );
+        if let Err(e) = split {
+            let error = self.nccl_failed(&during, e);
+            self.abort(&error);
+            return Err(error);
+        }
+        if comm.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: a communicator NCCL just made; read its rank and size.
+        let (rank, size) = unsafe { (nccl::comm_user_rank(comm), nccl::comm_count(comm)) };
+        let (rank, size) = match (rank, size) {
+            (Ok(r), Ok(n)) => (r.max(0) as usize, n.max(0) as usize),
+            (Err(e), _) | (_, Err(e)) => {
+                // SAFETY: the communicator just made, which nobody else holds.
+                let _ = unsafe { nccl::comm_abort(comm) };
+                return Err(nccl_error(during)(e));
+            }
+        };
+        Self::watched(CommPtr(comm), gpu, rank, size, self.timeout, flag).map(Some)
     }
 }

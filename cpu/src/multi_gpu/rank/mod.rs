@@ -53,7 +53,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceSlice};
+use cudarc::driver::{CudaEvent, CudaSlice, DevicePtr, DevicePtrMut, DeviceSlice};
 use cudarc::nccl::result::{self as nccl, NcclError, NcclStatus};
 use cudarc::nccl::sys as nccl_sys;
 
@@ -108,6 +108,8 @@ pub struct RankCommunicator {
     timeout: Duration,
     /// One byte, for [`barrier_on_stream`](Self::barrier_on_stream).
     flag: RefCell<CudaSlice<u8>>,
+    /// The event [`synchronize`](Self::synchronize) records and polls (made once).
+    done: CudaEvent,
 }
 
 impl RankCommunicator {
@@ -256,6 +258,20 @@ impl RankCommunicator {
             state: Mutex::new(WatchState::default()),
             wake: Condvar::new(),
         });
+        let done = gpu
+            .context()
+            .new_event(Some(
+                cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING,
+            ))
+            .during("creating the watchdog's event");
+        let done = match done {
+            Ok(event) => event,
+            Err(e) => {
+                let mut state = shared.lock();
+                shared.abort_locked(&mut state, "no event".into());
+                return Err(e);
+            }
+        };
         let theirs = Arc::clone(&shared);
         let watchdog = std::thread::Builder::new()
             .name(format!("nccl-watchdog-rank-{rank}"))
@@ -280,6 +296,7 @@ impl RankCommunicator {
             world_size,
             timeout,
             flag,
+            done,
         })
     }
 
@@ -322,16 +339,12 @@ impl RankCommunicator {
     /// work failed.
     pub fn synchronize(&self, during: &str) -> Result<()> {
         self.check_alive()?;
-        let done = self
-            .gpu
-            .stream()
-            .record_event(Some(
-                cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING,
-            ))
+        self.done
+            .record(self.gpu.stream())
             .during("recording the watchdog's event")?;
         let mut wait = Backoff::until(self.timeout);
         loop {
-            if done.try_is_complete().during(during)? {
+            if self.done.try_is_complete().during(during)? {
                 return Ok(());
             }
             self.poll_async_error(during)?;
@@ -517,77 +530,6 @@ impl RankCommunicator {
                 nccl::all_gather(src as _, dst as _, count, T::DATATYPE, comm, s)
             },
         )
-    }
-
-    /// A communicator of the ranks that pass the same `color` (`ncclCommSplit`), ordered by
-    /// `key` then by rank; `None` for a rank that passes no color (it takes part in the call and
-    /// gets no communicator). Collective over this communicator: every rank calls it. The new
-    /// communicator runs on this one's GPU handle (the same stream, so work on the two stays in
-    /// order) and has this one's timeout.
-    ///
-    /// # Errors
-    /// [`Error::CommunicatorAborted`]; [`Error::OutOfRange`] for a color above `i32::MAX`;
-    /// [`Error::CollectiveTimeout`]; [`Error::Nccl`].
-    pub fn split(&self, color: Option<u32>, key: u32) -> Result<Option<Self>> {
-        self.check_alive()?;
-        let color = match color {
-            // NCCL_SPLIT_NOCOLOR.
-            None => -1,
-            Some(c) if c <= i32::MAX as u32 => c as i32,
-            Some(c) => {
-                return Err(Error::OutOfRange {
-                    what: "split color",
-                    value: c as u64,
-                    min: 0,
-                    max: i32::MAX as u64,
-                });
-            }
-        };
-        let gpu = self.gpu.clone();
-        let flag = RefCell::new(gpu.zeros::<u8>(1)?);
-        let mut config = nccl_config(true);
-        let mut comm: nccl_sys::ncclComm_t = std::ptr::null_mut();
-        gpu.context()
-            .bind_to_thread()
-            .during("binding the rank's context")?;
-        let parent = self.comm();
-        let split = self.guarded("splitting the communicator", || {
-            // SAFETY: `parent` is a live communicator (not aborted: checked; the watchdog may
-            // abort it only to end this very call); `comm` and `config` are valid for the call.
-            unsafe {
-                nccl_sys::ncclCommSplit(
-                    parent,
-                    color,
-                    key.min(i32::MAX as u32) as i32,
-                    &mut comm,
-                    &mut config,
-                )
-            }
-            .result()
-        })?;
-        let during = format!(
-            "splitting rank {} of {}'s communicator",
-            self.rank, self.world_size
-        );
-        if let Err(e) = split {
-            let error = self.nccl_failed(&during, e);
-            self.abort(&error);
-            return Err(error);
-        }
-        if comm.is_null() {
-            return Ok(None);
-        }
-        // SAFETY: a communicator NCCL just made; read its rank and size.
-        let (rank, size) = unsafe { (nccl::comm_user_rank(comm), nccl::comm_count(comm)) };
-        let (rank, size) = match (rank, size) {
-            (Ok(r), Ok(n)) => (r.max(0) as usize, n.max(0) as usize),
-            (Err(e), _) | (_, Err(e)) => {
-                // SAFETY: the communicator just made, which nobody else holds.
-                let _ = unsafe { nccl::comm_abort(comm) };
-                return Err(nccl_error(during)(e));
-            }
-        };
-        Self::watched(CommPtr(comm), gpu, rank, size, self.timeout, flag).map(Some)
     }
 
     /// Runs `call`, one blocking NCCL call on this communicator, with the watchdog armed: if it
