@@ -3,6 +3,9 @@
 #   STEP=a  the multi-process tests (2 and 4 ranks), then run.sh multi-process (the peer,
 #           demo multi-gpu --processes N, the same under torchrun), then the one-process demo
 #           multi-gpu for comparison.
+#   STEP=g  the multi-process tests, run.sh multi-process, the one-process demo with this run's
+#           peer, memcheck over 2 ranks, then one GPU's sharded-sum row at the shard lengths.
+#   STEP=h  run.sh tests (every test executable).
 # Logs go to $OUT.
 set -u
 cd "$(dirname "$0")/../../.."
@@ -112,5 +115,39 @@ case "${STEP:-a}" in
     timeout 400 ./run.sh multi-gpu "$OUT/one" > "$OUT/one_process.log" 2>&1
     echo "exit $?" >> "$OUT/one_process.log"
     grep -E "^\||lowest|exit|error|FAIL" "$OUT/one_process.log" | head -40
+    ;;
+  g)
+    n=$(nvidia-smi -L | wc -l)
+    echo "== tests-multi_process"
+    timeout 120 tests/tests-multi_process --include-ignored > "$OUT/multi_process_tests.log" 2>&1
+    echo "exit $?" >> "$OUT/multi_process_tests.log"
+    tail -9 "$OUT/multi_process_tests.log"
+    echo "== run.sh multi-process (the peer, --processes $n, torchrun)"
+    timeout 300 ./run.sh multi-process "$OUT/mp" > "$OUT/multi_process_demo.log" 2>&1
+    echo "exit $?" >> "$OUT/multi_process_demo.log"
+    grep -E "^\| (1|2|3|4) |^\| [0-9]+ (KiB|MiB|GiB)|results:|lowest|FAIL|error|exit|same results" "$OUT/multi_process_demo.log" | head -90
+    echo "== demo multi-gpu (one process), the peer of this run"
+    timeout 150 bin/demo multi-gpu --peers "$OUT/mp/peers.json" --out "$OUT/one" > "$OUT/one_process.log" 2>&1
+    echo "exit $?" >> "$OUT/one_process.log"
+    grep -E "^\||lowest|exit|error" "$OUT/one_process.log" | head -40
+    echo "== compute-sanitizer memcheck, 2 ranks (NCCL's kernels excluded, as run.sh sanitize)"
+    timeout 120 compute-sanitizer --tool memcheck --target-processes all --report-api-errors no \
+      --kernel-name-exclude kns=nccl --print-limit 50 \
+      bin/demo multi-gpu --processes 2 --size 100003 --max-bytes 1048576 --reps 2 > "$OUT/memcheck.log" 2>&1
+    echo "exit $?" >> "$OUT/memcheck.log"
+    grep -vE "^=========     |^========= *$" "$OUT/memcheck.log" | grep -E "=====|exit|error" | head -30
+    echo "== one GPU (device 0), the sharded sum's rows at the shard lengths of 4 and 3 GPUs and the whole input"
+    for size in 268435456 357913920 1073741824; do
+      CUDA_VISIBLE_DEVICES=0 timeout 90 bin/demo multi-gpu --processes 1 --size $size --max-bytes 1048576 \
+        --out "$OUT/one_gpu_$size" > "$OUT/one_gpu_$size.log" 2>&1
+      echo "exit $?" >> "$OUT/one_gpu_$size.log"
+      grep -E "^\| 1 |^\| GPUs|exit" "$OUT/one_gpu_$size.log" | head -3
+    done
+    ;;
+  h)
+    echo "== run.sh tests"
+    timeout 570 ./run.sh tests > "$OUT/tests.log" 2>&1
+    echo "exit $?" >> "$OUT/tests.log"
+    grep -E "^== |test result|FAILED|failed|exit|all passed" "$OUT/tests.log" | head -60
     ;;
 esac

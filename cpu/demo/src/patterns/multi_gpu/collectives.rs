@@ -203,8 +203,9 @@ pub(super) fn sweep(
     let mut table = Table::new(
         "collectives",
         format!(
-            "NCCL's collectives over {w} processes (one per GPU), f32 (sum; root 0), out of place \
-             except the broadcast; size = bytes per GPU of the larger buffer (the reduce-scatter's \
+            "NCCL's collectives over {w} processes (one per GPU), f32 (sum; root 0), checked out of \
+             place, timed out of place except the broadcast and the all-reduce (in place on \
+             zeros, as torch.distributed.all_reduce); size = bytes per GPU of the larger buffer (the reduce-scatter's \
              input, the all-gather's output); inputs small integers from a seeded hash, every \
              rank's output checked exactly; each run between CUDA events on every rank's own \
              stream, runs back to back, the sample being the slowest rank's; median of {} reps \
@@ -228,6 +229,13 @@ pub(super) fn sweep(
         let mut verdicts = Vec::new();
         for c in Collective::ALL {
             let check = run_checked(comm, c, &mut b, &keys, n)?;
+            if c == Collective::AllReduce {
+                // Timed in place on zeros, as the peer's `dist.all_reduce` runs.
+                comm.gpu()
+                    .stream()
+                    .memset_zeros(&mut b.output.slice_mut(..n))
+                    .during("zeroing the all-reduce's buffer")?;
+            }
             let t: Timing = timing::time_rank(
                 comm,
                 c.variant(),
@@ -235,7 +243,12 @@ pub(super) fn sweep(
                 opts.reps as usize,
                 false,
                 true,
-                || queue(comm, c, &mut b, n),
+                || match c {
+                    Collective::AllReduce => {
+                        comm.all_reduce_in_place(&mut b.output.slice_mut(..n), ReduceOp::Sum)
+                    }
+                    _ => queue(comm, c, &mut b, n),
+                },
             )?;
             failures += check.is_err() as usize;
             let busbw = timing::gbps(bytes, t.median_ms) * c.bus_factor(w);

@@ -189,6 +189,8 @@ struct Point {
     sum: f64,
     depth: u64,
     timing: timing::Timing,
+    /// The shard's reduction alone (no all-reduce), timed the same way.
+    reduce_only: timing::Timing,
 }
 
 /// Queues one sharded sum on this rank: its shard into the partial, then the all-reduce of the
@@ -236,9 +238,27 @@ impl Scaling<'_> {
                     None => Ok(()),
                 },
             )?;
+        // The same runs without the all-reduce: what the combine and the ranks' skew cost.
+        let reduce_only = timing::time_rank(
+            comm,
+            "the shard's reduction",
+            WARMUP,
+            reps,
+            true,
+            mine,
+            || {
+                reducer.sum_into(gpu, &view, partial)?;
+                Ok(())
+            },
+        )?;
         let depths = comm.gather_host(&[depth])?;
         let depth = depths.iter().map(|d| d[0]).max().unwrap_or(0) + k as u64 - 1;
-        Ok(Point { sum, depth, timing })
+        Ok(Point {
+            sum,
+            depth,
+            timing,
+            reduce_only,
+        })
     }
 }
 
@@ -286,7 +306,9 @@ fn rank_scaling(
              k ranks (ncclCommSplit); each run after a barrier of every rank on the GPU, timed \
              between CUDA events on each rank's own stream, the sample being the slowest rank's; \
              median of {reps} reps; checked against the CPU's f64 sum within (depth + k - 1) f64 \
-             roundings of sum|x|",
+             roundings of sum|x|; 'reduce only' times the shards' reductions without the \
+             all-reduce the same way, 'combine' is the difference of the medians (the 8-byte \
+             all-reduce and the ranks' skew), 'bound' the speedup with a free combine",
             bytes as f64 / (1u64 << 30) as f64
         ),
         ChartKind::Bars,
@@ -297,6 +319,9 @@ fn rank_scaling(
             "speedup vs 1 GPU",
             "GB/s total",
             "GB/s per GPU",
+            "reduce only ms",
+            "combine us",
+            "bound",
             "sum",
             "|error| / bound",
             "verdict",
@@ -320,7 +345,7 @@ fn rank_scaling(
         // Rank 0 holds the reference: its verdict is every rank's.
         let check = rank0_verdict(comm, reference::check_sum(p.sum, whole.0, bound))?;
         failures += (r == 0 && check.is_err()) as usize;
-        let ms = p.timing.median_ms;
+        let (ms, only) = (p.timing.median_ms, p.reduce_only.median_ms);
         let base = *one.get_or_insert(ms);
         let gbps = timing::gbps(bytes, ms);
         let err = if bound > 0.0 {
@@ -335,6 +360,7 @@ fn rank_scaling(
             .error(err)
             .extra("speedup_vs_1_gpu", base / ms)
             .extra("gbps_per_gpu", gbps / k as f64)
+            .extra("reduce_only_ms", only)
             .passed(check.is_ok());
         strong.measured_row(
             [
@@ -348,6 +374,9 @@ fn rank_scaling(
                 format!("{:.2}x", base / ms),
                 format!("{gbps:.1}"),
                 format!("{:.1}", gbps / k as f64),
+                format!("{only:.4}"),
+                format!("{:.1}", (ms - only) * 1e3),
+                format!("{:.2}x", base / only),
                 format!("{:?}", p.sum),
                 format!("{err:.1e}"),
                 verdict(&check),
