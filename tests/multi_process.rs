@@ -6,10 +6,13 @@
 //! - `ranks_N::collectives`: the five collectives over several types and operators at odd
 //!   counts (1, 7, 4097, 1000003), poisoned outputs, each against the CPU's result of every
 //!   rank's input; the argument checks; a split communicator; `agree` catching ranks that
-//!   disagree.
+//!   disagree; the all-reduce over peer memory (`PeerAllReduce`) over 300 calls queued back to
+//!   back, every result bit-exact against the rank-order sum.
 //! - `ranks_N::a_rank_exits_early`: the last rank exits after making the communicator; every
 //!   other rank's all-reduce must end in an error (the watchdog's timeout, or NCCL's own) within
-//!   the 10 s timeout, the whole job within 60 s, and later calls must be refused.
+//!   the 10 s timeout, the whole job within 60 s, and later calls must be refused; then the
+//!   all-reduce over peer memory (on a communicator split before the exit) must end in
+//!   `CollectiveTimeout` within the timeout, its value NaN.
 //!
 //! Trials of N ranks are listed where at least N GPUs are visible (a line says which were
 //! left out); with no GPU (or no NCCL) they are listed as ignored. One trial runs at a time: each
@@ -22,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use cpu::Error;
 use cpu::Gpu;
-use cpu::multi_gpu::rank::{RankCommunicator, ReduceOp};
+use cpu::multi_gpu::rank::{PeerAllReduce, RankCommunicator, ReduceOp};
 use cpu::multi_gpu::rendezvous::RankEnv;
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -378,7 +381,80 @@ fn collectives() -> Check {
     if gathered != want {
         return Err(format!("gather_host: {gathered:?}, expected {want:?}"));
     }
-    split_case(&comm)
+    split_case(&comm)?;
+    peer_all_reduce_case(&comm)
+}
+
+/// Whether every pair of devices `0..n` has peer access (where the all-reduce over peer memory
+/// must be offered).
+fn peer_access_everywhere(n: usize) -> bool {
+    let device = |i: usize| {
+        let mut d = 0;
+        // SAFETY: writes one handle through the valid pointer; the driver is initialised (a
+        // communicator exists).
+        unsafe { cudarc::driver::sys::cuDeviceGet(&mut d, i as i32) };
+        d
+    };
+    (0..n).all(|a| {
+        (0..n).filter(|&b| b != a).all(|b| {
+            let mut can = 0;
+            // SAFETY: writes one int through the valid pointer; both devices exist.
+            unsafe { cudarc::driver::sys::cuDeviceCanAccessPeer(&mut can, device(a), device(b)) };
+            can == 1
+        })
+    })
+}
+
+/// `PeerAllReduce`: 300 calls queued back to back (the mailboxes' two slots reused 150 times
+/// each), rank r's value for call i a seeded random f64; every result must equal the sum in
+/// rank order, bit for bit, on every rank.
+fn peer_all_reduce_case(comm: &RankCommunicator) -> Check {
+    let (gpu, r, w) = (comm.gpu(), comm.rank(), comm.world_size());
+    let Some(mut peer) = PeerAllReduce::new(comm).map_err(err)? else {
+        if peer_access_everywhere(w) {
+            return Err("PeerAllReduce::new gave None on one machine with peer access".into());
+        }
+        eprintln!("rank {r}: no peer access between every pair of GPUs: PeerAllReduce not offered");
+        return Ok(());
+    };
+    const CALLS: usize = 300;
+    // Uniform in [-1, 1) times 10^(i % 7): sums whose rounding depends on the order.
+    let values: Vec<Vec<f64>> = (0..w)
+        .map(|q| {
+            (0..CALLS)
+                .map(|i| {
+                    let mut z = lab_tests::base_seed() ^ ((q as u64) << 32 | i as u64);
+                    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                    z ^= z >> 31;
+                    ((z >> 11) as f64 / (1u64 << 52) as f64 - 1.0) * 10f64.powi((i % 7) as i32)
+                })
+                .collect()
+        })
+        .collect();
+    let mut slots: Vec<_> = (0..CALLS)
+        .map(|i| gpu.upload(&[values[r][i]]))
+        .collect::<Result<_, _>>()
+        .map_err(err)?;
+    for slot in &mut slots {
+        peer.all_reduce_in_place(slot).map_err(err)?;
+    }
+    peer.wait().map_err(err)?;
+    for (i, slot) in slots.iter().enumerate() {
+        let got = gpu.download(slot, "a peer all-reduce").map_err(err)?[0];
+        let want = (0..w).fold(0.0f64, |acc, q| acc + values[q][i]);
+        if got.to_bits() != want.to_bits() {
+            return Err(format!(
+                "peer all-reduce call {i}: {got:e}, expected {want:e}"
+            ));
+        }
+    }
+    // A buffer of two elements is refused.
+    let mut two = gpu.zeros::<f64>(2).map_err(err)?;
+    match peer.all_reduce_in_place(&mut two) {
+        Err(Error::LengthMismatch { actual: 2, .. }) => Ok(()),
+        other => Err(format!("peer all-reduce of two elements: {other:?}")),
+    }
 }
 
 /// Arguments refused before NCCL sees them, with the values in the error.
@@ -457,6 +533,13 @@ fn a_rank_exits_early() -> Check {
     let gpu = Gpu::new(env.local_rank).map_err(err)?;
     let timeout = Duration::from_secs(10);
     let comm = RankCommunicator::new(gpu, &env, timeout).map_err(err)?;
+    // A second communicator (the same ranks) for the all-reduce over peer memory, whose
+    // timeout comes from a kernel's own clock rather than NCCL's.
+    let sub = comm
+        .split(Some(0), comm.rank() as u32)
+        .map_err(err)?
+        .ok_or("split gave no communicator")?;
+    let mut peer = PeerAllReduce::new(&sub).map_err(err)?;
     if comm.rank() == comm.world_size() - 1 {
         std::process::exit(EARLY_EXIT);
     }
@@ -476,7 +559,31 @@ fn a_rank_exits_early() -> Check {
         }
     }
     match comm.all_reduce_in_place(&mut x, ReduceOp::Sum) {
-        Err(Error::CommunicatorAborted { .. }) => Ok(()),
-        other => Err(format!("a call after the abort: {other:?}")),
+        Err(Error::CommunicatorAborted { .. }) => {}
+        other => return Err(format!("a call after the abort: {other:?}")),
+    }
+    let Some(peer) = &mut peer else {
+        return Ok(());
+    };
+    let mut value = comm.gpu().upload(&[1.0f64]).map_err(err)?;
+    let started = Instant::now();
+    let outcome = peer
+        .all_reduce_in_place(&mut value)
+        .and_then(|()| peer.wait());
+    let waited = started.elapsed();
+    match outcome {
+        Err(Error::CollectiveTimeout { .. }) if waited < timeout * 2 => {}
+        other => {
+            return Err(format!(
+                "peer all-reduce after {waited:?}: expected a timeout, got {other:?}"
+            ));
+        }
+    }
+    let got = comm.gpu().download(&value, "the peer all-reduce's value");
+    match got {
+        Ok(v) if v[0].is_nan() => Ok(()),
+        other => Err(format!(
+            "a timed-out peer all-reduce left {other:?}, not NaN"
+        )),
     }
 }

@@ -173,9 +173,10 @@ pub use index::{
 };
 pub use memory::{
     RelaxedLoad, clock64, copy_async_16, copy_async_commit, copy_async_wait_all,
-    copy_async_wait_prior, load_global_ca, load_global_cg, load_global_nc, load_global_nc_v4_u32,
-    load_global_v4, load_global_v4_u32, load_relaxed_gpu, load_relaxed_gpu_words,
-    load_shared_v4_u32, store_global_v4, store_global_v4_u32, store_shared_v4_u32, tex1d_fetch_f32,
+    copy_async_wait_prior, globaltimer, load_global_ca, load_global_cg, load_global_nc,
+    load_global_nc_v4_u32, load_global_v4, load_global_v4_u32, load_relaxed_gpu,
+    load_relaxed_gpu_words, load_shared_v4_u32, store_global_v4, store_global_v4_u32,
+    store_shared_v4_u32, tex1d_fetch_f32,
 };
 pub use shared::{DynamicShared, SharedArray};
 #[doc(hidden)]

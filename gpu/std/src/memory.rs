@@ -93,6 +93,19 @@ pub fn clock64() -> u64 {
     cycles
 }
 
+/// The GPU's global nanosecond timer (`%globaltimer`, as `cuda::std::chrono::system_clock`
+/// reads it): the same clock on every SM, for deadlines and waits measured in time rather than
+/// cycles. Its resolution is about a microsecond (the register is updated every 32 ns to 1 us,
+/// depending on the GPU).
+#[inline(always)]
+#[crate::gpu_only]
+pub fn globaltimer() -> u64 {
+    let ns: u64;
+    // SAFETY: reads a special register. Not `pure`: each read must happen where it is written.
+    unsafe { core::arch::asm!("mov.u64 {t}, %globaltimer;", t = out(reg64) ns, options(nostack)) }
+    ns
+}
+
 /// Loads four consecutive 32-bit words with one 16-byte access (`uint4` load, PTX
 /// `ld.global.v4.u32`). Works on device memory and on mapped (zero-copy) host memory.
 ///

@@ -22,6 +22,10 @@
 //! # }
 //! ```
 //!
+//! For the latency-bound all-reduce of one `f64` (a sharded sum's partials) between the ranks
+//! of one machine, [`PeerAllReduce`] reads every rank's mailbox over peer memory in one small
+//! kernel: about 2 us where NCCL's all-reduce of 8 bytes takes 10-14 us.
+//!
 //! # A rank that dies never hangs the others
 //! NCCL's kernels wait on the GPU for their peers' data; a peer that has exited never sends
 //! it, and a plain `cuStreamSynchronize` would wait forever. Every wait here is bounded by the
@@ -59,9 +63,11 @@ use cudarc::nccl::sys as nccl_sys;
 
 mod config;
 mod host;
+mod peer;
 mod types;
 mod watchdog;
 
+pub use peer::PeerAllReduce;
 pub use types::{NcclType, ReduceOp};
 
 use config::nccl_config;

@@ -11,12 +11,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use cpu::multi_gpu::rank::{RankCommunicator, ReduceOp};
+use cpu::multi_gpu::rank::{PeerAllReduce, RankCommunicator, ReduceOp};
 use cpu::multi_gpu::rendezvous::RankEnv;
 use cpu::multi_gpu::{self, ring};
 use cpu::reduce::{ReduceSum, SumF32F64, reference};
 use cpu::verify::Mismatch;
-use cudarc::driver::{CudaSlice, CudaView, LaunchConfig};
+use cudarc::driver::CudaSlice;
 
 use super::*;
 use crate::engine::harness::{require_memory, verdict};
@@ -189,28 +189,42 @@ struct Point {
     sum: f64,
     depth: u64,
     timing: timing::Timing,
+    /// The same with NCCL's all-reduce as the combine.
+    with_nccl: timing::Timing,
     /// The shard's reduction alone (no all-reduce), timed the same way.
     reduce_only: timing::Timing,
+    /// Whether `timing`'s combine is the all-reduce over peer memory.
+    peer: bool,
 }
 
-/// Queues one sharded sum on this rank: its shard into the partial, then the all-reduce of the
-/// partials over `sub`.
-fn sum_once(
-    reducer: &mut ReduceSum<SumF32F64>,
-    partial: &mut CudaSlice<f64>,
-    gpu: &Gpu,
-    sub: &RankCommunicator,
-    shard: &CudaView<'_, f32>,
-) -> cpu::Result<LaunchConfig> {
-    let cfg = reducer.sum_into(gpu, shard, partial)?;
-    sub.all_reduce_in_place(partial, ReduceOp::Sum)?;
-    Ok(cfg)
+/// The combine of the shards' partials on this rank: the all-reduce over peer memory where the
+/// ranks offer it (one machine, peer access), else NCCL's.
+enum Combine<'c> {
+    Peer(PeerAllReduce<'c>),
+    Nccl(&'c RankCommunicator),
+}
+
+impl Combine<'_> {
+    fn queue(&mut self, partial: &mut CudaSlice<f64>) -> cpu::Result<()> {
+        match self {
+            Combine::Peer(p) => p.all_reduce_in_place(partial),
+            Combine::Nccl(c) => c.all_reduce_in_place(partial, ReduceOp::Sum),
+        }
+    }
+
+    fn wait(&self, sub: &RankCommunicator) -> cpu::Result<()> {
+        match self {
+            Combine::Peer(p) => p.wait(),
+            Combine::Nccl(_) => sub.synchronize("the sharded sum"),
+        }
+    }
 }
 
 impl Scaling<'_> {
     /// The sum of `shard` (this rank's, on ranks `0..k`) over a communicator of ranks `0..k`
     /// (split from the job's), checked once, then timed with a barrier of every rank before
-    /// each run.
+    /// each run: with the all-reduce over peer memory (or NCCL's where it is not offered), with
+    /// NCCL's all-reduce, and without any.
     fn measure(&mut self, k: usize, shard: Range<usize>, reps: usize) -> Result<Point> {
         let (comm, copy) = (self.comm, self.copy);
         let mine = comm.rank() < k;
@@ -218,46 +232,66 @@ impl Scaling<'_> {
         let gpu = comm.gpu();
         let view = copy.slice(shard.clone());
         let (mut sum, mut depth) = (0.0, 0);
-        if let Some(sub) = &sub {
-            let cfg = sum_once(&mut self.reducer, &mut self.partial, gpu, sub, &view)?;
-            sub.synchronize("the sharded sum")?;
-            sum = gpu.download(&self.partial, "the sharded sum")?[0];
+        let mut combine = match &sub {
+            Some(s) => Some(match PeerAllReduce::new(s)? {
+                Some(p) => Combine::Peer(p),
+                None => Combine::Nccl(s),
+            }),
+            None => None,
+        };
+        let (reducer, partial) = (&mut self.reducer, &mut self.partial);
+        if let (Some(s), Some(c)) = (&sub, &mut combine) {
+            let cfg = reducer.sum_into(gpu, &view, partial)?;
+            c.queue(partial)?;
+            c.wait(s)?;
+            sum = gpu.download(partial, "the sharded sum")?[0];
             depth = reference::reduce_sum_depth(shard.len(), &cfg);
         }
-        let (reducer, partial) = (&mut self.reducer, &mut self.partial);
-        let timing =
-            timing::time_rank(
-                comm,
-                "the sharded sum",
-                WARMUP,
-                reps,
-                true,
-                mine,
-                || match &sub {
-                    Some(s) => sum_once(reducer, partial, gpu, s, &view).map(drop),
-                    None => Ok(()),
-                },
-            )?;
+        let peer = matches!(combine, Some(Combine::Peer(_)));
+        let time = |during: &str, mut run: Box<dyn FnMut() -> cpu::Result<()> + '_>| {
+            timing::time_rank(comm, during, WARMUP, reps, true, mine, || run())
+        };
+        let timing = time(
+            "the sharded sum",
+            Box::new(|| match &mut combine {
+                Some(c) => {
+                    reducer.sum_into(gpu, &view, partial)?;
+                    c.queue(partial)
+                }
+                None => Ok(()),
+            }),
+        )?;
+        if let (Some(s), Some(c)) = (&sub, &combine) {
+            c.wait(s)?;
+        }
+        let with_nccl = time(
+            "the sharded sum with NCCL's all-reduce",
+            Box::new(|| match &sub {
+                Some(s) => {
+                    reducer.sum_into(gpu, &view, partial)?;
+                    s.all_reduce_in_place(partial, ReduceOp::Sum)
+                }
+                None => Ok(()),
+            }),
+        )?;
         // The same runs without the all-reduce: what the combine and the ranks' skew cost.
-        let reduce_only = timing::time_rank(
-            comm,
+        let reduce_only = time(
             "the shard's reduction",
-            WARMUP,
-            reps,
-            true,
-            mine,
-            || {
+            Box::new(|| {
                 reducer.sum_into(gpu, &view, partial)?;
                 Ok(())
-            },
+            }),
         )?;
+        drop(combine);
         let depths = comm.gather_host(&[depth])?;
         let depth = depths.iter().map(|d| d[0]).max().unwrap_or(0) + k as u64 - 1;
         Ok(Point {
             sum,
             depth,
             timing,
+            with_nccl,
             reduce_only,
+            peer,
         })
     }
 }
@@ -296,19 +330,39 @@ fn rank_scaling(
     };
     let reps = opts.reps as usize;
     let bytes = reference::bytes_read(size);
+    let points = (1..=w)
+        .map(|k| {
+            let shard = if r < k {
+                ring::aligned_chunk(size, k, r)
+            } else {
+                0..0
+            };
+            ws.measure(k, shard, reps)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let combine = match points.iter().filter(|p| p.peer).count() {
+        0 => "NCCL's all-reduce (the all-reduce over peer memory is not offered here)",
+        n if n == points.len() => {
+            "PeerAllReduce, the all-reduce over peer memory (one warp per GPU reads every rank's \
+             partial over NVLink through CUDA IPC)"
+        }
+        _ => "PeerAllReduce where offered, else NCCL's all-reduce",
+    };
     let mut strong = Table::new(
         "rank-scaling",
         format!(
             "strong scaling, one process per GPU: the sum of {size} f32 ({:.2} GiB, uniform in \
              [-1, 1)) sharded over ranks 0..k (shards start on 128-byte boundaries, \
              ring::aligned_chunk), each rank reducing its shard with reduce_sum_f32_f64 into an \
-             f64 partial, then one NCCL all-reduce of the partials over a communicator of those \
-             k ranks (ncclCommSplit); each run after a barrier of every rank on the GPU, timed \
-             between CUDA events on each rank's own stream, the sample being the slowest rank's; \
-             median of {reps} reps; checked against the CPU's f64 sum within (depth + k - 1) f64 \
-             roundings of sum|x|; 'reduce only' times the shards' reductions without the \
-             all-reduce the same way, 'combine' is the difference of the medians (the 8-byte \
-             all-reduce and the ranks' skew), 'bound' the speedup with a free combine",
+             f64 partial, then one all-reduce of the partials over a communicator of those k \
+             ranks (ncclCommSplit): {combine}; each run after a barrier of every rank on the \
+             GPU, timed between CUDA events on each rank's own stream, the sample being the \
+             slowest rank's; median of {reps} reps; checked against the CPU's f64 sum within \
+             (depth + k - 1) f64 roundings of sum|x|. 'reduce only': the same runs without the \
+             all-reduce; 'combine': the difference of the medians (the all-reduce and the \
+             ranks' skew); 'with NCCL': the same runs with NCCL's all-reduce of the 8-byte \
+             partials as the combine, its speedup over its own 1-GPU row; 'bound': the speedup \
+             with a free combine",
             bytes as f64 / (1u64 << 30) as f64
         ),
         ChartKind::Bars,
@@ -321,6 +375,8 @@ fn rank_scaling(
             "GB/s per GPU",
             "reduce only ms",
             "combine us",
+            "with NCCL ms",
+            "speedup with NCCL",
             "bound",
             "sum",
             "|error| / bound",
@@ -330,13 +386,7 @@ fn rank_scaling(
     let mut failures = 0;
     let mut sums = Vec::new();
     let mut one = None;
-    for k in 1..=w {
-        let shard = if r < k {
-            ring::aligned_chunk(size, k, r)
-        } else {
-            0..0
-        };
-        let p = ws.measure(k, shard, reps)?;
+    for (p, k) in points.iter().zip(1..) {
         sums.push(p.sum);
         let lengths: Vec<usize> = (0..k)
             .map(|q| ring::aligned_chunk(size, k, q).len())
@@ -346,7 +396,8 @@ fn rank_scaling(
         let check = rank0_verdict(comm, reference::check_sum(p.sum, whole.0, bound))?;
         failures += (r == 0 && check.is_err()) as usize;
         let (ms, only) = (p.timing.median_ms, p.reduce_only.median_ms);
-        let base = *one.get_or_insert(ms);
+        let nccl = p.with_nccl.median_ms;
+        let (base, nccl_base) = *one.get_or_insert((ms, nccl));
         let gbps = timing::gbps(bytes, ms);
         let err = if bound > 0.0 {
             (p.sum - whole.0).abs() / bound
@@ -361,6 +412,7 @@ fn rank_scaling(
             .extra("speedup_vs_1_gpu", base / ms)
             .extra("gbps_per_gpu", gbps / k as f64)
             .extra("reduce_only_ms", only)
+            .extra("with_nccl_ms", nccl)
             .passed(check.is_ok());
         strong.measured_row(
             [
@@ -376,6 +428,8 @@ fn rank_scaling(
                 format!("{:.1}", gbps / k as f64),
                 format!("{only:.4}"),
                 format!("{:.1}", (ms - only) * 1e3),
+                format!("{nccl:.4}"),
+                format!("{:.2}x", nccl_base / nccl),
                 format!("{:.2}x", base / only),
                 format!("{:?}", p.sum),
                 format!("{err:.1e}"),
