@@ -6,6 +6,8 @@
 #   STEP=g  the multi-process tests, run.sh multi-process, the one-process demo with this run's
 #           peer, memcheck over 2 ranks, then one GPU's sharded-sum row at the shard lengths.
 #   STEP=h  run.sh tests (every test executable).
+#   STEP=i  the multi-process tests, demo multi-gpu --processes N up to 1 MiB, the four
+#           compute-sanitizer tools over 2 ranks.
 # Logs go to $OUT.
 set -u
 cd "$(dirname "$0")/../../.."
@@ -149,5 +151,24 @@ case "${STEP:-a}" in
     timeout 570 ./run.sh tests > "$OUT/tests.log" 2>&1
     echo "exit $?" >> "$OUT/tests.log"
     grep -E "^== |test result|FAILED|failed|exit|all passed" "$OUT/tests.log" | head -60
+    ;;
+  i)
+    n=$(nvidia-smi -L | wc -l)
+    echo "== tests-multi_process"
+    timeout 150 tests/tests-multi_process --include-ignored > "$OUT/multi_process_tests.log" 2>&1
+    echo "exit $?" >> "$OUT/multi_process_tests.log"
+    grep -E "^test |test result|rank|Error|panicked" "$OUT/multi_process_tests.log" | head -20
+    echo "== demo multi-gpu --processes $n (up to 1 MiB)"
+    timeout 150 bin/demo multi-gpu --processes "$n" --max-bytes 1048576 --out "$OUT/processes" > "$OUT/processes.log" 2>&1
+    echo "exit $?" >> "$OUT/processes.log"
+    grep -E "^\| [1-8] |^\| GPUs|results:|exit|error" "$OUT/processes.log" | head -20
+    for tool in memcheck racecheck synccheck initcheck; do
+      echo "== compute-sanitizer $tool, 2 ranks (NCCL's kernels excluded)"
+      timeout 120 compute-sanitizer --tool $tool --target-processes all --report-api-errors no \
+        --kernel-name-exclude kns=nccl --print-limit 20 \
+        bin/demo multi-gpu --processes 2 --size 100003 --max-bytes 4096 --reps 2 > "$OUT/$tool.log" 2>&1
+      echo "exit $?" >> "$OUT/$tool.log"
+      grep -E "ERROR SUMMARY|^exit" "$OUT/$tool.log" | head -4
+    done
     ;;
 esac

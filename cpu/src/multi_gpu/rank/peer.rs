@@ -135,7 +135,7 @@ impl<'c> PeerAllReduce<'c> {
     }
 
     /// Queues the all-reduce (sum) of `value` (one `f64` on the communicator's GPU) over every
-    /// rank, in place. Not waited for: [`PeerAllReduce::wait`] (or any wait on the stream, then
+    /// rank, in place (over one rank, nothing: the value is the sum). Not waited for: [`PeerAllReduce::wait`] (or any wait on the stream, then
     /// [`PeerAllReduce::wait`] for the verdict).
     ///
     /// # Errors
@@ -148,6 +148,10 @@ impl<'c> PeerAllReduce<'c> {
         crate::error::expect_len("peer all-reduce value", 1, value.len())?;
         let gpu = self.comm.gpu();
         gpu.check_buffer("peer all-reduce value", value)?;
+        if self.comm.world_size() == 1 {
+            // The sum over one rank is its value: nothing to launch.
+            return Ok(());
+        }
         self.epoch += 1;
         let timeout_ns = u64::try_from(self.comm.timeout().as_nanos()).unwrap_or(u64::MAX);
         let cfg = launch::linear(1, PEER_ALL_REDUCE_MAX_RANKS, 0);

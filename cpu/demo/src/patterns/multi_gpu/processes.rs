@@ -249,7 +249,7 @@ impl Scaling<'_> {
         }
         let peer = matches!(combine, Some(Combine::Peer(_)));
         let time = |during: &str, mut run: Box<dyn FnMut() -> cpu::Result<()> + '_>| {
-            timing::time_rank(comm, during, WARMUP, reps, true, mine, || run())
+            timing::time_rank(comm, during, WARMUP, reps, true, mine, &mut run)
         };
         let timing = time(
             "the sharded sum",
