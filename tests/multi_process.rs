@@ -452,9 +452,69 @@ fn peer_all_reduce_case(comm: &RankCommunicator) -> Check {
     // A buffer of two elements is refused.
     let mut two = gpu.zeros::<f64>(2).map_err(err)?;
     match peer.all_reduce_in_place(&mut two) {
-        Err(Error::LengthMismatch { actual: 2, .. }) => Ok(()),
-        other => Err(format!("peer all-reduce of two elements: {other:?}")),
+        Err(Error::LengthMismatch { actual: 2, .. }) => {}
+        other => return Err(format!("peer all-reduce of two elements: {other:?}")),
     }
+    peer_sum_case(comm, &mut peer)
+}
+
+/// `PeerAllReduce::sum_f32_into`, the sharded sum in one launch: shards of different odd
+/// lengths per rank (one empty), each sum queued 20 times between scalar all-reduces (the
+/// epochs of both kinds of call interleaved), into poisoned results; every result within the
+/// rounding bound of the CPU's f64 sum of every shard, and the same bits on every rank.
+fn peer_sum_case(comm: &RankCommunicator, peer: &mut PeerAllReduce<'_>) -> Check {
+    use cpu::reduce::reference;
+    let (gpu, r, w) = (comm.gpu(), comm.rank(), comm.world_size());
+    let lengths: Vec<usize> = (0..w)
+        .map(|q| if q == 1 { 0 } else { 1_000_003 + 4097 * q })
+        .collect();
+    let shards: Vec<Vec<f32>> = lengths
+        .iter()
+        .enumerate()
+        .map(|(q, &n)| {
+            (0..n)
+                .map(|i| (value(lab_tests::base_seed() ^ 0x51ed, q, i) as f32 - 3.0) * 0.37)
+                .collect()
+        })
+        .collect();
+    let (sum, sum_abs) = shards
+        .iter()
+        .map(|x| reference::reference_f32(x))
+        .fold((0.0, 0.0), |(s, a), (x, y)| (s + x, a + y));
+    let shard = gpu.upload(&shards[r]).map_err(err)?;
+    let mut scalar = gpu.upload(&[1.0f64]).map_err(err)?;
+    let mut results: Vec<_> = (0..20)
+        .map(|_| gpu.upload(&[f64::from_bits(0x7ff8_dead_beef_0000)]))
+        .collect::<Result<_, _>>()
+        .map_err(err)?;
+    let mut cfg = None;
+    for result in &mut results {
+        cfg = Some(peer.sum_f32_into(&shard, result).map_err(err)?);
+        peer.all_reduce_in_place(&mut scalar).map_err(err)?;
+    }
+    peer.wait().map_err(err)?;
+    let depth = cfg.map_or(0, |c| reference::reduce_sum_depth(shard.len(), &c));
+    let depth = comm.gather_host(&[depth]).map_err(err)?;
+    let depth = depth.iter().map(|d| d[0]).max().unwrap_or(0) + w as u64 - 1;
+    let total: usize = lengths.iter().sum();
+    let bound = reference::sum_error_bound(total, depth, f64::EPSILON, sum_abs);
+    let mut bits = Vec::new();
+    for (i, result) in results.iter().enumerate() {
+        let got = gpu.download(result, "a sharded sum").map_err(err)?[0];
+        reference::check_sum(got, sum, bound)
+            .map_err(|m| format!("sharded sum over peer memory, call {i}: {m:?}"))?;
+        bits.push(got.to_bits());
+    }
+    let every = comm.gather_host(&bits).map_err(err)?;
+    if every.iter().any(|b| *b != bits) {
+        return Err("the sharded sums over peer memory differ between ranks".into());
+    }
+    // 20 in-place all-reduces of a scalar that starts at 1.0 leave w^20 (exact in f64).
+    let s = gpu.download(&scalar, "the scalar").map_err(err)?[0];
+    if s != (w as f64).powi(20) {
+        return Err(format!("20 peer all-reduces of 1.0 over {w} ranks: {s}"));
+    }
+    Ok(())
 }
 
 /// Arguments refused before NCCL sees them, with the values in the error.

@@ -29,8 +29,12 @@ pub const PEER_MAILBOX_WORDS: usize = 4;
 pub mod kernels {
     use core::sync::atomic::Ordering;
     use gpu_std::atomic::mid::{atomic_load_64_system, atomic_store_64_system};
-    use gpu_std::kernel;
+    use gpu_std::reduce::device_reduce_last;
     use gpu_std::warp::shfl_idx_sync;
+    use gpu_std::{kernel, static_shared};
+
+    use super::PEER_ALL_REDUCE_MAX_RANKS;
+    use crate::reduce::sum::WideF32;
     use gpu_std::{
         DisjointSlice, global_index_x, globaltimer, grid_stride, grid_stride_x, load_global_v4,
         store_global_v4, thread_idx,
@@ -183,19 +187,96 @@ pub mod kernels {
         timeout_ns: u64,
         status: *mut u32,
     ) {
+        // SAFETY: `value` is one f64 of this GPU's memory (the caller's contract).
+        let mine = unsafe { *value };
+        // SAFETY: the whole block (one warp) calls it; the caller's contract covers the rest.
+        let total = unsafe { peer_exchange(mine, mailboxes, k, rank, epoch, timeout_ns) };
+        if thread_idx().x == 0 {
+            // SAFETY: `value` and `status` are one element each of this GPU's memory.
+            unsafe { finish(total, value, status) };
+        }
+    }
+
+    /// The sharded sum of `f32` across the ranks of one machine in one launch: this GPU's
+    /// `reduce_sum_f32_f64` (the lab's one-launch reduction, `gpu_std::reduce`), whose last
+    /// block then runs [`peer_all_reduce_f64`]'s exchange in its first warp, so the grid's
+    /// total goes to the other ranks without a second kernel (no launch gap between the
+    /// reduction and the combine). `*result` receives the sum of every rank's shard, the same
+    /// bits on every rank (each rank's total, added in rank order).
+    ///
+    /// Launch: as `reduce_sum_f32_f64` (blocks of a multiple of 32 threads, at most one wave of
+    /// resident blocks).
+    ///
+    /// # Safety
+    /// As `reduce_sum_f32_f64` for `input`, `n`, `partials`, `counter` and `result`, and as
+    /// [`peer_all_reduce_f64`] for `mailboxes`, `k`, `rank`, `epoch`, `timeout_ns` and
+    /// `status`.
+    ///
+    /// Performance: reads each element once (4 bytes), bound by DRAM bandwidth; then one
+    /// round trip over the links.
+    #[kernel]
+    pub unsafe fn reduce_sum_peer_f32_f64(
+        input: *const f32,
+        n: usize,
+        partials: *mut f64,
+        counter: *mut u32,
+        result: *mut f64,
+        mailboxes: *const u64,
+        k: u32,
+        rank: u32,
+        epoch: u64,
+        timeout_ns: u64,
+        status: *mut u32,
+    ) {
+        let warp_totals = static_shared!(s_reduce_sum_peer: [f64; 32]);
+        // SAFETY: forwarded to the caller's contract.
+        let last =
+            unsafe { device_reduce_last::<WideF32>(input, n, partials, counter, &warp_totals) };
+        let Some(total) = last else {
+            return;
+        };
+        if thread_idx().x >= PEER_ALL_REDUCE_MAX_RANKS {
+            return;
+        }
+        // Thread 0 holds the grid's total; warp 0 exchanges it.
+        let mine = shfl_idx_sync(u32::MAX, total, 0);
+        // SAFETY: the whole of warp 0 calls it; the caller's contract covers the rest.
+        let sum = unsafe { peer_exchange(mine, mailboxes, k, rank, epoch, timeout_ns) };
+        if thread_idx().x == 0 {
+            // SAFETY: `result` and `status` are one element each of this GPU's memory.
+            unsafe { finish(sum, result, status) };
+        }
+    }
+
+    /// The exchange of [`peer_all_reduce_f64`], run by one whole warp: lane 0 publishes `mine`
+    /// in this rank's mailbox, lane `q < k` waits for rank `q`'s, and every lane returns the
+    /// `k` values added in rank order, or `None` if some rank did not publish in time.
+    ///
+    /// # Safety
+    /// Every lane of the warp calls it with the same arguments; `mailboxes`, `k`, `rank` and
+    /// `epoch` as [`peer_all_reduce_f64`] requires.
+    #[inline(always)]
+    unsafe fn peer_exchange(
+        mine: f64,
+        mailboxes: *const u64,
+        k: u32,
+        rank: u32,
+        epoch: u64,
+        timeout_ns: u64,
+    ) -> Option<f64> {
         let started = globaltimer();
-        let lane = thread_idx().x;
+        let lane = thread_idx().x % 32;
         let slot = 2 * (epoch & 1) as usize;
         if lane == 0 {
-            // SAFETY: the caller's contract: `value` is one readable f64; entry `rank` of
-            // `mailboxes` is this rank's own mailbox, written by this kernel only.
+            // SAFETY: entry `rank` of `mailboxes` is this rank's own mailbox, written by this
+            // kernel only (the caller's contract).
             unsafe {
                 let own = *mailboxes.add(rank as usize) as *mut u64;
-                atomic_store_64_system(own.add(slot), Ordering::Relaxed, (*value).to_bits());
+                atomic_store_64_system(own.add(slot), Ordering::Relaxed, mine.to_bits());
                 atomic_store_64_system(own.add(slot + 1), Ordering::Release, epoch);
             }
         }
-        let mut mine = 0.0f64;
+        let mut theirs_value = 0.0f64;
         let mut late = false;
         if lane < k {
             // SAFETY: entry `lane < k` of `mailboxes` is rank `lane`'s mailbox, readable here;
@@ -204,7 +285,7 @@ pub mod kernels {
                 let theirs = *mailboxes.add(lane as usize) as *mut u64;
                 loop {
                     if atomic_load_64_system(theirs.add(slot + 1), Ordering::Acquire) == epoch {
-                        mine = f64::from_bits(atomic_load_64_system(
+                        theirs_value = f64::from_bits(atomic_load_64_system(
                             theirs.add(slot),
                             Ordering::Relaxed,
                         ));
@@ -219,17 +300,28 @@ pub mod kernels {
         }
         let mut total = 0.0f64;
         for q in 0..k {
-            total += shfl_idx_sync(u32::MAX, mine, q);
+            total += shfl_idx_sync(u32::MAX, theirs_value, q);
         }
-        let any_late = gpu_std::warp::ballot_sync(u32::MAX, late) != 0;
-        if lane == 0 {
-            // SAFETY: `value` and `status` are one element each of this GPU's memory.
-            unsafe {
-                if any_late {
+        if gpu_std::warp::ballot_sync(u32::MAX, late) != 0 {
+            None
+        } else {
+            Some(total)
+        }
+    }
+
+    /// Writes the exchange's outcome: the sum over `value`, or NaN and `status = 1`.
+    ///
+    /// # Safety
+    /// `value` and `status` point to one element each of this GPU's memory.
+    #[inline(always)]
+    unsafe fn finish(total: Option<f64>, value: *mut f64, status: *mut u32) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            match total {
+                Some(t) => *value = t,
+                None => {
                     *status = 1;
                     *value = f64::NAN;
-                } else {
-                    *value = total;
                 }
             }
         }

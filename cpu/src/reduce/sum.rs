@@ -132,6 +132,25 @@ pub struct Reduce<K: ReduceKind> {
     kind: PhantomData<fn() -> K>,
 }
 
+/// The launch of a one-launch reduction (`gpu_std::reduce::device_reduce`) of `n` elements of
+/// `elem_size` bytes on a device of `sms` SMs whose one-wave grid is `max_grid` blocks: as
+/// [`Reduce::launch_config`] says.
+pub(crate) fn one_launch_config(
+    n: usize,
+    elem_size: usize,
+    sms: u32,
+    max_grid: u32,
+) -> LaunchConfig {
+    let per_load = (16 / elem_size.clamp(1, 16)).max(1);
+    let per_block = |block: u32| block as usize * per_load * k::REDUCE_SUM_UNROLL;
+    let mut block = k::REDUCE_SUM_BLOCK;
+    if n.div_ceil(per_block(block)) < sms as usize {
+        block /= 2;
+    }
+    let grid = n.div_ceil(per_block(block)).clamp(1, max_grid as usize) as u32;
+    launch::linear(grid, block, 0)
+}
+
 /// The sums' name for [`Reduce`].
 pub type ReduceSum<K> = Reduce<K>;
 
@@ -165,16 +184,7 @@ impl<K: ReduceKind> Reduce<K> {
     /// on an H200), so that small inputs still spread over every SM; one block per tile of
     /// `REDUCE_SUM_UNROLL` 16-byte loads per thread, at most the one-wave grid.
     pub fn launch_config(&self, n: usize) -> LaunchConfig {
-        let per_load = (16 / size_of::<K::Input>().clamp(1, 16)).max(1);
-        let per_block = |block: u32| block as usize * per_load * k::REDUCE_SUM_UNROLL;
-        let mut block = k::REDUCE_SUM_BLOCK;
-        if n.div_ceil(per_block(block)) < self.sms as usize {
-            block /= 2;
-        }
-        let grid = n
-            .div_ceil(per_block(block))
-            .clamp(1, self.max_grid as usize) as u32;
-        launch::linear(grid, block, 0)
+        one_launch_config(n, size_of::<K::Input>(), self.sms, self.max_grid)
     }
 
     /// Queues the reduction of `input` into the device scalar `result` (one element), one

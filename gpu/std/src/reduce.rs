@@ -195,6 +195,32 @@ pub unsafe fn device_reduce<R: Reduction>(
     result: *mut R::Acc,
     warp_totals: &SharedArray<R::Acc, 32>,
 ) {
+    // SAFETY: forwarded to the caller's contract.
+    if let Some(total) =
+        unsafe { device_reduce_last::<R>(input, n, partials, counter, warp_totals) }
+        && thread_idx().x == 0
+    {
+        // SAFETY: `result` points to one accumulator (the caller's contract).
+        unsafe { *result = total };
+    }
+}
+
+/// [`device_reduce`] without the final write: `Some(total)` in every thread of the last block
+/// to finish (the total is thread 0's; the other threads hold their share of the last block
+/// reduction), `None` in every other block's threads, which may return at once. For a kernel
+/// that does more with the grid's total than store it (a sharded sum that all-reduces it
+/// across GPUs in the same launch).
+///
+/// # Safety
+/// As [`device_reduce`], without `result`.
+#[inline(always)]
+pub unsafe fn device_reduce_last<R: Reduction>(
+    input: *const R::Item,
+    n: usize,
+    partials: *mut R::Acc,
+    counter: *mut u32,
+    warp_totals: &SharedArray<R::Acc, 32>,
+) -> Option<R::Acc> {
     let tid = thread_idx().x as usize;
     let block = block_dim().x as usize;
     let bid = block_idx().x as usize;
@@ -221,7 +247,7 @@ pub unsafe fn device_reduce<R: Reduction>(
         }
         // The barrier carries thread 0's acquire to the whole (last) block.
         if !syncthreads_or(last) {
-            return;
+            return None;
         }
         // Every partial, in a fixed order for a given grid: two relaxed loads in flight per
         // thread and trip, served by the L2, then the block reduction.
@@ -239,10 +265,10 @@ pub unsafe fn device_reduce<R: Reduction>(
         }
         let total = block_reduce::<R>(R::combine(acc0, acc1), warp_totals);
         if tid == 0 {
-            *result = total;
             // Ready for the next launch.
             counter.write_volatile(0);
         }
+        Some(total)
     }
 }
 

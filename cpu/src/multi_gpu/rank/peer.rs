@@ -11,12 +11,15 @@
 //! [`PeerAllReduce::new`] returns `None`, on every rank alike, where that cannot work: ranks on
 //! several machines, more than 32 ranks, or a pair of GPUs without peer access.
 
-use cudarc::driver::{CudaSlice, DevicePtrMut, sys};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig, sys};
 use gpu::multi_gpu::{PEER_ALL_REDUCE_MAX_RANKS, PEER_MAILBOX_WORDS, kernels};
+use gpu::reduce::REDUCE_SUM_BLOCK;
 
 use super::RankCommunicator;
 use crate::error::{DriverContext, Result};
 use crate::launch;
+use crate::reduce::sum::one_launch_config;
+use crate::reduce::{ReduceSum, SumF32F64};
 
 /// Bytes of one rank's mailbox.
 const MAILBOX_BYTES: usize = PEER_MAILBOX_WORDS * 8;
@@ -42,6 +45,19 @@ pub struct PeerAllReduce<'c> {
     table: CudaSlice<u64>,
     status: CudaSlice<u32>,
     epoch: u64,
+    /// The sharded sum's workspace, made on its first call.
+    sum: Option<SumWorkspace>,
+}
+
+/// [`PeerAllReduce::sum_f32_into`]'s reduction workspace: one `f64` partial per block of the
+/// fused kernel's one-wave grid and the last-block counter; over one rank, the plain
+/// reduction's workspace.
+struct SumWorkspace {
+    partials: CudaSlice<f64>,
+    counter: CudaSlice<u32>,
+    sms: u32,
+    max_grid: u32,
+    alone: ReduceSum<SumF32F64>,
 }
 
 impl<'c> PeerAllReduce<'c> {
@@ -80,6 +96,7 @@ impl<'c> PeerAllReduce<'c> {
             table,
             status,
             epoch: 0,
+            sum: None,
         };
         let mut handle = sys::CUipcMemHandle { reserved: [0; 64] };
         // SAFETY: `own` is a live allocation of `MAILBOX_BYTES` in the bound context; the
@@ -175,6 +192,78 @@ impl<'c> PeerAllReduce<'c> {
                 ),
             )
         }
+    }
+
+    /// Queues the sharded sum: `result` (one `f64` on the communicator's GPU) receives the sum
+    /// of every rank's `shard`, on every rank, in one launch
+    /// (`gpu::multi_gpu::reduce_sum_peer_f32_f64`): this GPU's reduction of its shard (`f32`
+    /// accumulated in `f64`, as [`ReduceSum<SumF32F64>`](crate::reduce::ReduceSum)), whose last
+    /// block exchanges the shard's total with the other ranks, so the combine costs no second
+    /// kernel. Over one rank, the plain reduction. Returns the launch (for the rounding bound:
+    /// [`reference::reduce_sum_depth`](crate::reduce::reference::reduce_sum_depth), plus
+    /// `k - 1` roundings of the rank-order sum). Not waited for: [`PeerAllReduce::wait`].
+    ///
+    /// Launch: as [`ReduceSum`](crate::reduce::ReduceSum): blocks of 512 threads (256 for
+    /// small shards), at most one wave of the fused kernel's resident blocks.
+    ///
+    /// # Errors
+    /// As [`PeerAllReduce::all_reduce_in_place`]; [`Error::OutOfMemory`](crate::Error::OutOfMemory)
+    /// for the workspace on the first call.
+    pub fn sum_f32_into(
+        &mut self,
+        shard: &impl DevicePtr<f32>,
+        result: &mut impl DevicePtrMut<f64>,
+    ) -> Result<LaunchConfig> {
+        self.comm.check_alive()?;
+        crate::error::expect_len("sharded sum result", 1, result.len())?;
+        let gpu = self.comm.gpu();
+        gpu.check_buffer("shard", shard)?;
+        gpu.check_buffer("sharded sum result", result)?;
+        let ws = match &mut self.sum {
+            Some(ws) => ws,
+            None => {
+                let name = kernels::reduce_sum_peer_f32_f64.name();
+                let max_grid = gpu.one_wave(name, REDUCE_SUM_BLOCK, 0)?;
+                self.sum.insert(SumWorkspace {
+                    partials: gpu.zeros(max_grid as usize)?,
+                    counter: gpu.zeros(1)?,
+                    sms: gpu.sm_count()?,
+                    max_grid,
+                    alone: ReduceSum::new(gpu)?,
+                })
+            }
+        };
+        if self.comm.world_size() == 1 {
+            return ws.alone.sum_into(gpu, shard, result);
+        }
+        self.epoch += 1;
+        let timeout_ns = u64::try_from(self.comm.timeout().as_nanos()).unwrap_or(u64::MAX);
+        let cfg = one_launch_config(shard.len(), 4, ws.sms, ws.max_grid);
+        // SAFETY: `shard` is `len` f32 of this GPU (checked), 4-byte aligned, not written
+        // during the launch (borrowed); `partials` holds `max_grid >= grid` accumulators;
+        // `counter` is 0 (zeroed, and each launch leaves it 0) and used by this workspace's
+        // launches only, which one stream orders; `result` and `status` are one element each;
+        // the mailboxes as in `all_reduce_in_place`.
+        unsafe {
+            gpu.launch_unchecked(
+                kernels::reduce_sum_peer_f32_f64,
+                cfg,
+                (
+                    shard,
+                    shard.len(),
+                    &mut ws.partials,
+                    &mut ws.counter,
+                    result,
+                    &self.table,
+                    self.comm.world_size() as u32,
+                    self.comm.rank() as u32,
+                    self.epoch,
+                    timeout_ns,
+                    &mut self.status,
+                ),
+            )?;
+        }
+        Ok(cfg)
     }
 
     /// Waits for the stream (as [`RankCommunicator::synchronize`]) and says whether every call

@@ -16,7 +16,7 @@ use cpu::multi_gpu::rendezvous::RankEnv;
 use cpu::multi_gpu::{self, ring};
 use cpu::reduce::{ReduceSum, SumF32F64, reference};
 use cpu::verify::Mismatch;
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, CudaView, LaunchConfig};
 
 use super::*;
 use crate::engine::harness::{require_memory, verdict};
@@ -200,15 +200,27 @@ struct Point {
 /// The combine of the shards' partials on this rank: the all-reduce over peer memory where the
 /// ranks offer it (one machine, peer access), else NCCL's.
 enum Combine<'c> {
-    Peer(PeerAllReduce<'c>),
+    Peer(Box<PeerAllReduce<'c>>),
     Nccl(&'c RankCommunicator),
 }
 
 impl Combine<'_> {
-    fn queue(&mut self, partial: &mut CudaSlice<f64>) -> cpu::Result<()> {
+    /// Queues the sharded sum of `shard` into `partial`: with the peer all-reduce, one fused
+    /// launch ([`PeerAllReduce::sum_f32_into`]); else the reduction, then NCCL's all-reduce.
+    fn sum(
+        &mut self,
+        reducer: &mut ReduceSum<SumF32F64>,
+        gpu: &Gpu,
+        shard: &CudaView<'_, f32>,
+        partial: &mut CudaSlice<f64>,
+    ) -> cpu::Result<LaunchConfig> {
         match self {
-            Combine::Peer(p) => p.all_reduce_in_place(partial),
-            Combine::Nccl(c) => c.all_reduce_in_place(partial, ReduceOp::Sum),
+            Combine::Peer(p) => p.sum_f32_into(shard, partial),
+            Combine::Nccl(c) => {
+                let cfg = reducer.sum_into(gpu, shard, partial)?;
+                c.all_reduce_in_place(partial, ReduceOp::Sum)?;
+                Ok(cfg)
+            }
         }
     }
 
@@ -234,15 +246,14 @@ impl Scaling<'_> {
         let (mut sum, mut depth) = (0.0, 0);
         let mut combine = match &sub {
             Some(s) => Some(match PeerAllReduce::new(s)? {
-                Some(p) => Combine::Peer(p),
+                Some(p) => Combine::Peer(Box::new(p)),
                 None => Combine::Nccl(s),
             }),
             None => None,
         };
         let (reducer, partial) = (&mut self.reducer, &mut self.partial);
         if let (Some(s), Some(c)) = (&sub, &mut combine) {
-            let cfg = reducer.sum_into(gpu, &view, partial)?;
-            c.queue(partial)?;
+            let cfg = c.sum(reducer, gpu, &view, partial)?;
             c.wait(s)?;
             sum = gpu.download(partial, "the sharded sum")?[0];
             depth = reference::reduce_sum_depth(shard.len(), &cfg);
@@ -254,10 +265,7 @@ impl Scaling<'_> {
         let timing = time(
             "the sharded sum",
             Box::new(|| match &mut combine {
-                Some(c) => {
-                    reducer.sum_into(gpu, &view, partial)?;
-                    c.queue(partial)
-                }
+                Some(c) => c.sum(reducer, gpu, &view, partial).map(drop),
                 None => Ok(()),
             }),
         )?;
@@ -343,8 +351,9 @@ fn rank_scaling(
     let combine = match points.iter().filter(|p| p.peer).count() {
         0 => "NCCL's all-reduce (the all-reduce over peer memory is not offered here)",
         n if n == points.len() => {
-            "PeerAllReduce, the all-reduce over peer memory (one warp per GPU reads every rank's \
-             partial over NVLink through CUDA IPC)"
+            "PeerAllReduce::sum_f32_into, one launch per GPU whose last block exchanges the \
+             shard's total with every rank over peer memory (one warp reads every rank's partial \
+             over NVLink through CUDA IPC)"
         }
         _ => "PeerAllReduce where offered, else NCCL's all-reduce",
     };
