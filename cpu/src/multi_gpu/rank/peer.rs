@@ -169,8 +169,7 @@ impl<'c> PeerAllReduce<'c> {
             // The sum over one rank is its value: nothing to launch.
             return Ok(());
         }
-        self.epoch += 1;
-        let timeout_ns = u64::try_from(self.comm.timeout().as_nanos()).unwrap_or(u64::MAX);
+        let (k, rank, epoch, timeout_ns) = self.next_call();
         let cfg = launch::linear(1, PEER_ALL_REDUCE_MAX_RANKS, 0);
         // SAFETY: `table` holds k <= 32 mailbox addresses readable from this GPU (this rank's
         // own, and the peers' mapped through IPC with peer access), each `MAILBOX_BYTES`,
@@ -184,9 +183,9 @@ impl<'c> PeerAllReduce<'c> {
                 (
                     value,
                     &self.table,
-                    self.comm.world_size() as u32,
-                    self.comm.rank() as u32,
-                    self.epoch,
+                    k,
+                    rank,
+                    epoch,
                     timeout_ns,
                     &mut self.status,
                 ),
@@ -216,28 +215,30 @@ impl<'c> PeerAllReduce<'c> {
     ) -> Result<LaunchConfig> {
         self.comm.check_alive()?;
         crate::error::expect_len("sharded sum result", 1, result.len())?;
-        let gpu = self.comm.gpu();
+        let comm = self.comm;
+        let gpu = comm.gpu();
         gpu.check_buffer("shard", shard)?;
         gpu.check_buffer("sharded sum result", result)?;
-        let ws = match &mut self.sum {
+        let ws = match self.sum.take() {
             Some(ws) => ws,
             None => {
                 let name = kernels::reduce_sum_peer_f32_f64.name();
                 let max_grid = gpu.one_wave(name, REDUCE_SUM_BLOCK, 0)?;
-                self.sum.insert(SumWorkspace {
+                SumWorkspace {
                     partials: gpu.zeros(max_grid as usize)?,
                     counter: gpu.zeros(1)?,
                     sms: gpu.sm_count()?,
                     max_grid,
                     alone: ReduceSum::new(gpu)?,
-                })
+                }
             }
         };
-        if self.comm.world_size() == 1 {
+        // The epoch counts launches only (over one rank there is none).
+        let call = (comm.world_size() > 1).then(|| self.next_call());
+        let ws = self.sum.insert(ws);
+        let Some((k, rank, epoch, timeout_ns)) = call else {
             return ws.alone.sum_into(gpu, shard, result);
-        }
-        self.epoch += 1;
-        let timeout_ns = u64::try_from(self.comm.timeout().as_nanos()).unwrap_or(u64::MAX);
+        };
         let cfg = one_launch_config(shard.len(), 4, ws.sms, ws.max_grid);
         // SAFETY: `shard` is `len` f32 of this GPU (checked), 4-byte aligned, not written
         // during the launch (borrowed); `partials` holds `max_grid >= grid` accumulators;
@@ -255,15 +256,28 @@ impl<'c> PeerAllReduce<'c> {
                     &mut ws.counter,
                     result,
                     &self.table,
-                    self.comm.world_size() as u32,
-                    self.comm.rank() as u32,
-                    self.epoch,
+                    k,
+                    rank,
+                    epoch,
                     timeout_ns,
                     &mut self.status,
                 ),
             )?;
         }
         Ok(cfg)
+    }
+
+    /// The next call's kernel arguments: the ranks, this rank, the call's epoch (counted from
+    /// 1) and the timeout in nanoseconds.
+    fn next_call(&mut self) -> (u32, u32, u64, u64) {
+        self.epoch += 1;
+        let timeout_ns = u64::try_from(self.comm.timeout().as_nanos()).unwrap_or(u64::MAX);
+        (
+            self.comm.world_size() as u32,
+            self.comm.rank() as u32,
+            self.epoch,
+            timeout_ns,
+        )
     }
 
     /// Waits for the stream (as [`RankCommunicator::synchronize`]) and says whether every call
