@@ -163,7 +163,7 @@ pub mod kernels {
     /// (`%globaltimer`) ends the wait: `value` becomes NaN and `status` 1 (the host reads it),
     /// so a missing rank costs a timeout, never a hang.
     ///
-    /// Launch: one block of [`PEER_ALL_REDUCE_MAX_RANKS`](super::PEER_ALL_REDUCE_MAX_RANKS)
+    /// Launch: one block of [`PEER_ALL_REDUCE_MAX_RANKS`]
     /// (32) threads.
     ///
     /// # Safety
