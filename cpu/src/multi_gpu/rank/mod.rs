@@ -76,7 +76,7 @@ use watchdog::{Backoff, CommPtr, Shared, WatchState, watch};
 use super::rendezvous::{RankEnv, UNIQUE_ID_BYTES};
 use super::{nccl_error, require_nccl, require_nvls_setting};
 use crate::context::Gpu;
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{DriverContext, Error, Result, expect_len};
 
 /// The watchdog's default deadline for the rendezvous, the communicator's initialisation and
 /// every wait: long enough for a 4 GiB collective on a slow link, short enough that a job
@@ -729,19 +729,6 @@ impl Drop for RankCommunicator {
         if let Some(watchdog) = self.watchdog.take() {
             let _ = watchdog.join();
         }
-    }
-}
-
-/// [`Error::LengthMismatch`] unless `actual == expected`.
-fn expect_len(what: &'static str, expected: usize, actual: usize) -> Result<()> {
-    if actual == expected {
-        Ok(())
-    } else {
-        Err(Error::LengthMismatch {
-            what,
-            expected,
-            actual,
-        })
     }
 }
 

@@ -16,7 +16,7 @@ use gpu::multi_gpu::{PEER_ALL_REDUCE_MAX_RANKS, PEER_MAILBOX_WORDS, kernels};
 use gpu::reduce::REDUCE_SUM_BLOCK;
 
 use super::RankCommunicator;
-use crate::error::{DriverContext, Result};
+use crate::error::{DriverContext, Result, expect_len};
 use crate::launch;
 use crate::reduce::sum::one_launch_config;
 use crate::reduce::{ReduceSum, SumF32F64};
@@ -49,15 +49,18 @@ pub struct PeerAllReduce<'c> {
     sum: Option<SumWorkspace>,
 }
 
-/// [`PeerAllReduce::sum_f32_into`]'s reduction workspace: one `f64` partial per block of the
-/// fused kernel's one-wave grid and the last-block counter; over one rank, the plain
-/// reduction's workspace.
-struct SumWorkspace {
-    partials: CudaSlice<f64>,
-    counter: CudaSlice<u32>,
-    sms: u32,
-    max_grid: u32,
-    alone: ReduceSum<SumF32F64>,
+/// [`PeerAllReduce::sum_f32_into`]'s reduction workspace.
+enum SumWorkspace {
+    /// Over one rank: the plain reduction.
+    Alone(ReduceSum<SumF32F64>),
+    /// The fused kernel's: one `f64` partial per block of its one-wave grid and the last-block
+    /// counter.
+    Fused {
+        partials: CudaSlice<f64>,
+        counter: CudaSlice<u32>,
+        sms: u32,
+        max_grid: u32,
+    },
 }
 
 impl<'c> PeerAllReduce<'c> {
@@ -162,14 +165,14 @@ impl<'c> PeerAllReduce<'c> {
     /// [`Error::Driver`](crate::Error::Driver) if the launch fails.
     pub fn all_reduce_in_place(&mut self, value: &mut impl DevicePtrMut<f64>) -> Result<()> {
         self.comm.check_alive()?;
-        crate::error::expect_len("peer all-reduce value", 1, value.len())?;
+        expect_len("peer all-reduce value", 1, value.len())?;
         let gpu = self.comm.gpu();
         gpu.check_buffer("peer all-reduce value", value)?;
         if self.comm.world_size() == 1 {
             // The sum over one rank is its value: nothing to launch.
             return Ok(());
         }
-        let (k, rank, epoch, timeout_ns) = self.next_call();
+        let (k, rank, epoch, timeout_ns) = next_call(&mut self.epoch, self.comm);
         let cfg = launch::linear(1, PEER_ALL_REDUCE_MAX_RANKS, 0);
         // SAFETY: `table` holds k <= 32 mailbox addresses readable from this GPU (this rank's
         // own, and the peers' mapped through IPC with peer access), each `MAILBOX_BYTES`,
@@ -214,32 +217,36 @@ impl<'c> PeerAllReduce<'c> {
         result: &mut impl DevicePtrMut<f64>,
     ) -> Result<LaunchConfig> {
         self.comm.check_alive()?;
-        crate::error::expect_len("sharded sum result", 1, result.len())?;
+        expect_len("sharded sum result", 1, result.len())?;
         let comm = self.comm;
         let gpu = comm.gpu();
         gpu.check_buffer("shard", shard)?;
         gpu.check_buffer("sharded sum result", result)?;
         let ws = match self.sum.take() {
             Some(ws) => ws,
+            None if comm.world_size() == 1 => SumWorkspace::Alone(ReduceSum::new(gpu)?),
             None => {
                 let name = kernels::reduce_sum_peer_f32_f64.name();
                 let max_grid = gpu.one_wave(name, REDUCE_SUM_BLOCK, 0)?;
-                SumWorkspace {
+                SumWorkspace::Fused {
                     partials: gpu.zeros(max_grid as usize)?,
                     counter: gpu.zeros(1)?,
                     sms: gpu.sm_count()?,
                     max_grid,
-                    alone: ReduceSum::new(gpu)?,
                 }
             }
         };
-        // The epoch counts launches only (over one rank there is none).
-        let call = (comm.world_size() > 1).then(|| self.next_call());
-        let ws = self.sum.insert(ws);
-        let Some((k, rank, epoch, timeout_ns)) = call else {
-            return ws.alone.sum_into(gpu, shard, result);
+        let (partials, counter, sms, max_grid) = match self.sum.insert(ws) {
+            SumWorkspace::Alone(alone) => return alone.sum_into(gpu, shard, result),
+            SumWorkspace::Fused {
+                partials,
+                counter,
+                sms,
+                max_grid,
+            } => (partials, counter, *sms, *max_grid),
         };
-        let cfg = one_launch_config(shard.len(), 4, ws.sms, ws.max_grid);
+        let (k, rank, epoch, timeout_ns) = next_call(&mut self.epoch, comm);
+        let cfg = one_launch_config(shard.len(), 4, sms, max_grid);
         // SAFETY: `shard` is `len` f32 of this GPU (checked), 4-byte aligned, not written
         // during the launch (borrowed); `partials` holds `max_grid >= grid` accumulators;
         // `counter` is 0 (zeroed, and each launch leaves it 0) and used by this workspace's
@@ -252,8 +259,8 @@ impl<'c> PeerAllReduce<'c> {
                 (
                     shard,
                     shard.len(),
-                    &mut ws.partials,
-                    &mut ws.counter,
+                    partials,
+                    counter,
                     result,
                     &self.table,
                     k,
@@ -265,19 +272,6 @@ impl<'c> PeerAllReduce<'c> {
             )?;
         }
         Ok(cfg)
-    }
-
-    /// The next call's kernel arguments: the ranks, this rank, the call's epoch (counted from
-    /// 1) and the timeout in nanoseconds.
-    fn next_call(&mut self) -> (u32, u32, u64, u64) {
-        self.epoch += 1;
-        let timeout_ns = u64::try_from(self.comm.timeout().as_nanos()).unwrap_or(u64::MAX);
-        (
-            self.comm.world_size() as u32,
-            self.comm.rank() as u32,
-            self.epoch,
-            timeout_ns,
-        )
     }
 
     /// Waits for the stream (as [`RankCommunicator::synchronize`]) and says whether every call
@@ -320,6 +314,19 @@ impl Drop for PeerAllReduce<'_> {
             let _ = sys::cuMemFree_v2(self.own);
         }
     }
+}
+
+/// A call's kernel arguments: the ranks, this rank, the call's epoch (`epoch` counts the
+/// launches from 1) and the timeout in nanoseconds.
+fn next_call(epoch: &mut u64, comm: &RankCommunicator) -> (u32, u32, u64, u64) {
+    *epoch += 1;
+    let timeout_ns = u64::try_from(comm.timeout().as_nanos()).unwrap_or(u64::MAX);
+    (
+        comm.world_size() as u32,
+        comm.rank() as u32,
+        *epoch,
+        timeout_ns,
+    )
 }
 
 /// This machine's identity: a hash of its host name and boot id (Linux), 0 where unknown.

@@ -224,10 +224,10 @@ impl Combine<'_> {
         }
     }
 
-    fn wait(&self, sub: &RankCommunicator) -> cpu::Result<()> {
+    fn wait(&self) -> cpu::Result<()> {
         match self {
             Combine::Peer(p) => p.wait(),
-            Combine::Nccl(_) => sub.synchronize("the sharded sum"),
+            Combine::Nccl(c) => c.synchronize("the sharded sum"),
         }
     }
 }
@@ -252,9 +252,9 @@ impl Scaling<'_> {
             None => None,
         };
         let (reducer, partial) = (&mut self.reducer, &mut self.partial);
-        if let (Some(s), Some(c)) = (&sub, &mut combine) {
+        if let Some(c) = &mut combine {
             let cfg = c.sum(reducer, gpu, &view, partial)?;
-            c.wait(s)?;
+            c.wait()?;
             sum = gpu.download(partial, "the sharded sum")?[0];
             depth = reference::reduce_sum_depth(shard.len(), &cfg);
         }
@@ -269,8 +269,8 @@ impl Scaling<'_> {
                 None => Ok(()),
             }),
         )?;
-        if let (Some(s), Some(c)) = (&sub, &combine) {
-            c.wait(s)?;
+        if let Some(c) = &combine {
+            c.wait()?;
         }
         let with_nccl = time(
             "the sharded sum with NCCL's all-reduce",
