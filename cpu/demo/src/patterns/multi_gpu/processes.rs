@@ -340,11 +340,7 @@ fn rank_scaling(
     let bytes = reference::bytes_read(size);
     let points = (1..=w)
         .map(|k| {
-            let shard = if r < k {
-                ring::aligned_chunk(size, k, r)
-            } else {
-                0..0
-            };
+            let shard = if r < k { ring::shard(size, k, r) } else { 0..0 };
             ws.measure(k, shard, reps)
         })
         .collect::<Result<Vec<_>>>()?;
@@ -361,8 +357,8 @@ fn rank_scaling(
         "rank-scaling",
         format!(
             "strong scaling, one process per GPU: the sum of {size} f32 ({:.2} GiB, uniform in \
-             [-1, 1)) sharded over ranks 0..k (shards start on 128-byte boundaries, \
-             ring::aligned_chunk), each rank reducing its shard with reduce_sum_f32_f64 into an \
+             [-1, 1)) sharded over ranks 0..k (shards start on 2 MiB pages where \
+             each spans at least 512 MiB, else on 128-byte boundaries: ring::shard), each rank reducing its shard with reduce_sum_f32_f64 into an \
              f64 partial, then one all-reduce of the partials over a communicator of those k \
              ranks (ncclCommSplit): {combine}; each run after a barrier of every rank on the \
              GPU, timed between CUDA events on each rank's own stream, the sample being the \
@@ -397,9 +393,7 @@ fn rank_scaling(
     let mut one = None;
     for (p, k) in points.iter().zip(1..) {
         sums.push(p.sum);
-        let lengths: Vec<usize> = (0..k)
-            .map(|q| ring::aligned_chunk(size, k, q).len())
-            .collect();
+        let lengths: Vec<usize> = (0..k).map(|q| ring::shard(size, k, q).len()).collect();
         let bound = reference::sum_error_bound(size, p.depth, f64::EPSILON, whole.1);
         // Rank 0 holds the reference: its verdict is every rank's.
         let check = rank0_verdict(comm, reference::check_sum(p.sum, whole.0, bound))?;

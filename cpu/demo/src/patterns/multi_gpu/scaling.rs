@@ -39,7 +39,7 @@ pub(super) fn strong_scaling(
         "sharded-sum",
         format!(
             "sharded sum of {size} f32 ({:.2} GiB, uniform in [-1, 1)) over 1..{k_max} GPU(s): each GPU \
-             reduces its shard (shards start on 128-byte boundaries, ring::aligned_chunk) with reduce_sum_f32_f64 into an f64 scalar, then one NCCL all-reduce \
+             reduces its shard (shards start on 2 MiB pages where each spans at least 512 MiB, else on 128-byte boundaries: ring::shard) with reduce_sum_f32_f64 into an f64 scalar, then one NCCL all-reduce \
              of the partials; time between CUDA events on GPU 0 around the whole sum, every GPU's \
              stream forked from and joined to GPU 0's; median of {} reps; GB/s = bytes read / time; \
              checked against the CPU's f64 sum within (depth + k - 1) f64 roundings of sum|x|",
@@ -70,7 +70,7 @@ pub(super) fn strong_scaling(
             sub = GpuGroup::from_gpus(group.gpus()[..k].to_vec())?;
             &sub
         };
-        let ranges: Vec<Range<usize>> = (0..k).map(|r| ring::aligned_chunk(size, k, r)).collect();
+        let ranges: Vec<Range<usize>> = (0..k).map(|r| ring::shard(size, k, r)).collect();
         let shards: Vec<_> = copies
             .iter()
             .zip(&ranges)

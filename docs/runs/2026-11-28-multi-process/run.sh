@@ -1,0 +1,37 @@
+#!/bin/bash
+# One device call over a bundle of this checkout (packed as .gpu/b.tar.xz, the PTX from cpu/ptx),
+# on whatever GPUs the machine has (2 in this session's runs: no 4-GPU kind was lent):
+#   STEP=j  run.sh tests (every test executable, the multi-process tests at the rank counts the
+#           GPUs allow), then examples/shard_offsets (one GPU's sum at the 3-rank shard offsets,
+#           128-byte against 2 MiB aligned), then demo multi-gpu --processes N up to 64 MiB.
+# Logs go to $OUT.
+set -u
+cd "$(dirname "$0")/../../.."
+tar xJf .gpu/b.tar.xz
+cd bundle
+mkdir -p ptx && cp ../cpu/ptx/gpu_sm_*.ptx ptx/
+export NCCL_NVLS_ENABLE=0
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+nvidia-smi -L | tee "$OUT/gpus.txt"
+nvidia-smi topo -m > "$OUT/topo.txt" 2>&1
+lib=$(python3 -c 'import glob,os,nvidia; r=[os.path.dirname(p) for p in nvidia.__path__]; print(sorted(glob.glob(os.path.join(r[0],"nvidia","**","libnccl.so*"),recursive=True))[0])')
+mkdir -p /tmp/ncclink && ln -sf "$lib" /tmp/ncclink/libnccl.so
+export LD_LIBRARY_PATH=/tmp/ncclink:$(dirname "$lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+n=$(nvidia-smi -L | wc -l)
+case "${STEP:-j}" in
+  j)
+    echo "== run.sh tests"
+    timeout 390 ./run.sh tests > "$OUT/tests.log" 2>&1
+    echo "exit $?" >> "$OUT/tests.log"
+    grep -E "^== |test result|FAILED|failed|panicked|exit|all passed" "$OUT/tests.log" | head -60
+    echo "== examples/shard_offsets"
+    timeout 60 examples/shard_offsets > "$OUT/shard_offsets.log" 2>&1
+    echo "exit $?" >> "$OUT/shard_offsets.log"
+    cat "$OUT/shard_offsets.log"
+    echo "== demo multi-gpu --processes $n (up to 64 MiB)"
+    timeout 100 bin/demo multi-gpu --processes "$n" --max-bytes 67108864 --out "$OUT/processes" > "$OUT/processes.log" 2>&1
+    echo "exit $?" >> "$OUT/processes.log"
+    grep -E "^\| [1-8] |^\| GPUs|^\| [0-9]+ (KiB|MiB)|results:|lowest|exit|error" "$OUT/processes.log" | head -40
+    ;;
+esac
