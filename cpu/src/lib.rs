@@ -45,6 +45,7 @@ pub mod multi_gpu;
 pub mod ptx;
 pub mod reduce;
 pub mod scan;
+pub mod sort;
 pub mod transpose;
 pub mod vector_add;
 pub mod verify;

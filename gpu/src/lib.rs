@@ -40,6 +40,7 @@ pub mod reduce;
 pub mod saxpy;
 pub mod scan;
 pub mod smoke;
+pub mod sort;
 pub mod transpose;
 pub mod vector_add;
 

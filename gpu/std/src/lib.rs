@@ -183,7 +183,8 @@ pub use shared::{DynamicShared, SharedArray};
 pub use shared::{shared_window, static_shared_host};
 pub use sync::{syncthreads, syncthreads_or, syncwarp, threadfence, threadfence_block};
 pub use warp::{
-    Pod, WarpShuffle, ballot_sync, shfl_down_sync, shfl_idx_sync, shfl_up_sync, shfl_xor_sync,
+    Pod, WarpShuffle, ballot_sync, lanemask_lt, match_any_sync, shfl_down_sync, shfl_idx_sync,
+    shfl_up_sync, shfl_xor_sync,
 };
 
 /// Plain data a kernel may take by value: copied bit for bit into the launch's parameter

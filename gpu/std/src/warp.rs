@@ -182,3 +182,36 @@ pub fn ballot_sync(mask: u32, predicate: bool) -> u32 {
     }
     word
 }
+
+/// `__match_any_sync(mask, value)`: a word whose bit `i` is set when lane `i` (named in `mask`)
+/// passed the same `value` as this lane (PTX `match.any.sync.b32`, sm_70 and later). Each lane
+/// gets its own peers: the lanes holding one digit of a radix sort's warp-level ranking.
+///
+/// Every lane named in `mask` must execute the same match (as for the shuffles).
+#[inline(always)]
+#[crate::gpu_only]
+pub fn match_any_sync(mask: u32, value: u32) -> u32 {
+    let word: u32;
+    // SAFETY: `match.sync` reads only registers; the lanes agree on `mask` (a mismatch is
+    // undefined in CUDA too and reported by compute-sanitizer's synccheck).
+    unsafe {
+        core::arch::asm!(
+            "match.any.sync.b32 {w}, {v}, {m};",
+            w = out(reg32) word, v = in(reg32) value, m = in(reg32) mask,
+            options(nomem, nostack));
+    }
+    word
+}
+
+/// The lanes below this one, as a mask (PTX `%lanemask_lt`): `(1 << lane) - 1`.
+#[inline(always)]
+#[crate::gpu_only]
+pub fn lanemask_lt() -> u32 {
+    let word: u32;
+    // SAFETY: reads a special register.
+    unsafe {
+        core::arch::asm!("mov.u32 {w}, %lanemask_lt;", w = out(reg32) word,
+            options(nomem, nostack, pure));
+    }
+    word
+}

@@ -1,0 +1,358 @@
+//! The one-sweep LSD radix sort (Adinets and Merrill, "Onesweep: A Faster Least Significant
+//! Digit Radix Sort for GPUs", 2022; CUB's `DeviceRadixSort` since 1.15): the sort a user
+//! should call: per 8-bit digit, one read and one write of every key (and value), plus one
+//! read of the keys up front for the digit counts of every pass.
+//!
+//! **[`sort_histogram`]** reads the keys once and counts, for every pass at once, how many
+//! keys have each digit value: one sub-histogram of 256 bins per pass in shared memory (one
+//! `red.shared.add` per key and pass), added to the global counts with one atomic per nonzero
+//! bin and block.
+//!
+//! **[`sort_onesweep`]**, one launch per pass, one tile of
+//! [`ONESWEEP_TILE`](super::ONESWEEP_TILE) keys per block, tiles handed out in the order blocks
+//! start (an atomic ticket):
+//! 1. *Load*: each warp loads its 512 consecutive keys, 32 at a time (one coalesced 128-byte
+//!    load of 4-byte keys per step).
+//! 2. *Rank* (the warp-level multisplit of CUB's `BlockRadixRankMatch`): for each of its 16
+//!    keys in turn, a lane finds the lanes with the same digit (`match.any.sync`); the highest
+//!    of them adds their number to the warp's counter of that digit in shared memory and hands
+//!    the old count to the others with one shuffle: each key's rank among the warp's keys of
+//!    its digit, in input order.
+//! 3. *Count and look back*: thread `d` adds the warps' counters of digit `d` (exclusive, so
+//!    each warp knows where its keys of `d` start in the tile), publishes the tile's count of
+//!    `d` in its status word, then reads the status words of digit `d` of the tiles before it,
+//!    nearest first, adding their counts until one has published its inclusive prefix (tile 0
+//!    publishes the digit's global start from the histogram plus its count at once), and
+//!    publishes its own inclusive prefix. An exclusive scan over the digits gives where each
+//!    digit's run starts in the tile.
+//! 4. *Scatter*: every key goes to its place in the tile, sorted by digit, in shared memory;
+//!    then the block writes the tile out in order, each key to its digit's global start plus
+//!    its place in the digit's run: consecutive threads write consecutive addresses within a
+//!    run. Values follow their keys through the same shared memory.
+//!
+//! The sort is stable: within a tile the ranks follow the input order (warp, then key, then
+//! lane, which is the order of the warp-striped loads), and tiles take their places in tile
+//! order.
+
+use super::{
+    HISTOGRAM_UNROLL, ONESWEEP_ITEMS, ONESWEEP_TILE, Pair, RADIX, RadixBits, STATUS_AGGREGATE,
+    STATUS_PREFIX, STATUS_VALUE, SortPair, ValueBits,
+};
+use crate::scan::lookback::take_ticket;
+use gpu_std::{
+    FULL_MASK, SharedArray, block_dim, block_idx, grid_dim, kernel, lanemask_lt, match_any_sync,
+    red_global_add, red_shared_add, shfl_idx_sync, shfl_up_sync, static_shared, syncthreads,
+    syncwarp, thread_idx,
+};
+
+/// Warps per block of [`sort_onesweep`].
+const WARPS: usize = RADIX / 32;
+/// The most passes (64-bit keys).
+const MAX_PASSES: usize = 8;
+
+/// The digit counts of every pass: `counts[p * 256 + d] += #{i < n : digit_p(key i) == d}`,
+/// where pass `p`'s digit is the `mask`-wide field at bit `begin_bit + 8 p` of the key's
+/// ordered pattern ([`RadixBits::ordered`] with `kind` and `flip`).
+///
+/// Launch: blocks of [`HISTOGRAM_BLOCK`](super::HISTOGRAM_BLOCK) threads (any count), any
+/// grid (the host launches one wave, fewer blocks for short inputs); 8 KiB of static shared
+/// memory.
+///
+/// Parameters: `passes` at most 8, `end_bit <= B::BITS`; the last pass's digit is
+/// `end_bit - (begin_bit + 8 (passes - 1))` bits wide.
+///
+/// # Safety
+/// `keys` is valid for `n` elements; `counts` for `passes * 256` `u32`, added to (the host
+/// zeroes them and refuses `n` past [`MAX_SORT_LEN`](super::MAX_SORT_LEN)).
+#[kernel(launch_bounds(256, 4), instantiate(B = u8, u16, u32, u64))]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sort_histogram<B: RadixBits>(
+    keys: *const B,
+    n: usize,
+    kind: u32,
+    flip: B,
+    begin_bit: u32,
+    end_bit: u32,
+    passes: u32,
+    counts: *mut u32,
+) {
+    let hist = static_shared!(s_sort_histogram: [u32; MAX_PASSES * RADIX]);
+    let passes = (passes as usize).min(MAX_PASSES);
+    let tid = thread_idx().x as usize;
+    let threads = block_dim().x as usize;
+    // SAFETY: `i < passes * 256 <= 2048` indexes `hist`; every key read is `< n`; every count
+    // written is `< passes * 256`.
+    unsafe {
+        let mut i = tid;
+        while i < passes * RADIX {
+            hist.write(i, 0);
+            i += threads;
+        }
+        syncthreads();
+        let base = hist.shared_address();
+        let count = |key: B| {
+            let o = key.ordered(kind, flip);
+            let mut shift = begin_bit;
+            for p in 0..passes {
+                let width = (end_bit - shift).min(super::RADIX_BITS);
+                let d = o.digit(shift, (1 << width) - 1);
+                red_shared_add(base + 4 * (p * RADIX) as u32 + 4 * d, 1u32);
+                shift += super::RADIX_BITS;
+            }
+        };
+        let stride = threads * grid_dim().x as usize;
+        let mut i = block_idx().x as usize * threads + tid;
+        while i + (HISTOGRAM_UNROLL - 1) * stride < n {
+            let mut k = [B::ZERO; HISTOGRAM_UNROLL];
+            for (u, k) in k.iter_mut().enumerate() {
+                *k = *keys.add(i + u * stride);
+            }
+            for k in k {
+                count(k);
+            }
+            i += HISTOGRAM_UNROLL * stride;
+        }
+        while i < n {
+            count(*keys.add(i));
+            i += stride;
+        }
+        syncthreads();
+        let mut i = tid;
+        while i < passes * RADIX {
+            let c = hist.read(i);
+            if c != 0 {
+                red_global_add(counts.add(i), c);
+            }
+            i += threads;
+        }
+    }
+}
+
+/// The inclusive sum of `value` over the lanes up to this one.
+#[inline(always)]
+fn warp_inclusive_sum(mut value: u32, lane: u32) -> u32 {
+    let mut delta = 1;
+    while delta < 32 {
+        let up = shfl_up_sync(FULL_MASK, value, delta);
+        if lane >= delta {
+            value += up;
+        }
+        delta *= 2;
+    }
+    value
+}
+
+/// The exclusive sum of `value` over the threads of a block of 256 before this one, and the
+/// block's total (every thread must call it).
+///
+/// # Safety
+/// `totals` is this block's shared array, not in use by another call between the barriers.
+#[inline(always)]
+unsafe fn block_exclusive_sum(
+    value: u32,
+    tid: usize,
+    totals: &SharedArray<u32, WARPS>,
+) -> (u32, u32) {
+    let lane = tid as u32 & 31;
+    let warp = tid / 32;
+    let inclusive = warp_inclusive_sum(value, lane);
+    // SAFETY: `warp < WARPS` and `lane < WARPS` index `totals`.
+    unsafe {
+        if lane == 31 {
+            totals.write(warp, inclusive);
+        }
+        syncthreads();
+        let t = if (lane as usize) < WARPS {
+            totals.read(lane as usize)
+        } else {
+            0
+        };
+        let scanned = warp_inclusive_sum(t, lane);
+        let before = shfl_idx_sync(FULL_MASK, scanned, (warp as u32).wrapping_sub(1) & 31);
+        let total = shfl_idx_sync(FULL_MASK, scanned, WARPS as u32 - 1);
+        syncthreads();
+        (
+            if warp == 0 { 0 } else { before } + inclusive - value,
+            total,
+        )
+    }
+}
+
+/// One pass of the one-sweep radix sort (see the [module docs](self)): the keys of
+/// `keys_in` stably sorted by their digit at bit `shift` (`mask` its width's mask) of the
+/// ordered pattern ([`RadixBits::ordered`] with `kind` and `flip`) into `keys_out`, and their
+/// values with them into `values_out` unless it is null: the values of `values_in`, or where
+/// `values_in` is null each key's index in `keys_in` (an argsort's first pass).
+///
+/// Launch: blocks of [`ONESWEEP_BLOCK`](super::ONESWEEP_BLOCK) threads (exactly 256), one
+/// block per tile of [`ONESWEEP_TILE`] keys (`ceil(n / 4096)`, at least 1); 42 KiB of static
+/// shared memory.
+///
+/// Parameters: `digit_counts` holds this pass's 256 counts (from [`sort_histogram`]);
+/// `status` 256 words per tile, all 0; `counter` a `u32` that is 0 (it is 0 again when the
+/// kernel ends).
+///
+/// # Safety
+/// `keys_in` and `keys_out` are valid for `n` keys and do not overlap; so are `values_in` and
+/// `values_out` where they are not null (`values_in` is read only if `values_out` is not
+/// null); `n <= MAX_SORT_LEN`; `digit_counts` are the counts
+/// of this digit over exactly these `n` keys; `status` holds `256 * gridDim.x` zeroed words and
+/// `counter` a zero word that no concurrent launch uses; the grid is `ceil(n / 4096)` blocks of
+/// 256 threads.
+#[kernel(launch_bounds(256, 2), instantiate(P =
+    Pair<u8, u32> as u8_v32, Pair<u16, u32> as u16_v32, Pair<u32, u32> as u32_v32,
+    Pair<u64, u32> as u64_v32, Pair<u8, u64> as u8_v64, Pair<u16, u64> as u16_v64,
+    Pair<u32, u64> as u32_v64, Pair<u64, u64> as u64_v64,
+))]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sort_onesweep<P: SortPair>(
+    keys_in: *const P::Bits,
+    keys_out: *mut P::Bits,
+    values_in: *const P::Value,
+    values_out: *mut P::Value,
+    n: usize,
+    kind: u32,
+    flip: P::Bits,
+    shift: u32,
+    mask: u32,
+    digit_counts: *const u32,
+    status: *mut u32,
+    counter: *mut u32,
+) {
+    let ticket = static_shared!(s_sort_ticket: [u32; 1]);
+    let warp_counts = static_shared!(s_sort_warp_counts: [u32; WARPS * RADIX]);
+    let local_start = static_shared!(s_sort_local_start: [u32; RADIX]);
+    let offset = static_shared!(s_sort_offset: [u32; RADIX]);
+    let totals = static_shared!(s_sort_totals: [u32; WARPS]);
+    let exchange = static_shared!(s_sort_exchange: [u64; ONESWEEP_TILE]);
+    let tid = thread_idx().x as usize;
+    let lane = tid as u32 & 31;
+    let warp = tid / 32;
+    // SAFETY: every shared index is in range (`warp * 256 + d < 2048`, `pos < 4096`); every
+    // global index read or written is `< n` (keys, values) or `< 256 * gridDim.x` (status);
+    // the exchange buffer holds 4096 8-byte words, room for a tile of keys or values of up to
+    // 8 bytes; the rest is the caller's contract.
+    unsafe {
+        let tile = take_ticket(counter, &ticket);
+        let base = tile * ONESWEEP_TILE;
+        let tile_len = (n - base).min(ONESWEEP_TILE);
+        let mut d = tid;
+        while d < WARPS * RADIX {
+            warp_counts.write(d, 0);
+            d += RADIX;
+        }
+        // 1. Load: warp `w` holds keys `base + 512 w + 32 i + lane`.
+        let first = warp * 32 * ONESWEEP_ITEMS + lane as usize;
+        let mut keys = [P::Bits::ZERO; ONESWEEP_ITEMS];
+        for (i, k) in keys.iter_mut().enumerate() {
+            let at = first + 32 * i;
+            if at < tile_len {
+                *k = *keys_in.add(base + at);
+            }
+        }
+        syncthreads();
+        // 2. Rank within the warp.
+        let counters = warp_counts.as_ptr().add(warp * RADIX);
+        let below = lanemask_lt();
+        let mut place = [0u32; ONESWEEP_ITEMS];
+        for i in 0..ONESWEEP_ITEMS {
+            let valid = first + 32 * i < tile_len;
+            let d = keys[i].ordered(kind, flip).digit(shift, mask);
+            let peers = match_any_sync(FULL_MASK, if valid { d } else { u32::MAX });
+            let leader = 31 - peers.leading_zeros();
+            let mut old = 0;
+            if valid && lane == leader {
+                old = *counters.add(d as usize);
+                *counters.add(d as usize) = old + peers.count_ones();
+            }
+            syncwarp(FULL_MASK);
+            place[i] = shfl_idx_sync(FULL_MASK, old, leader) + (peers & below).count_ones();
+        }
+        syncthreads();
+        // 3. Thread `d`: the warps' counts of digit `d`, exclusive over the warps, and the
+        // tile's count, published at once for the tiles after this one.
+        let d = tid;
+        let mut count = 0u32;
+        for w in 0..WARPS {
+            let c = warp_counts.read(w * RADIX + d);
+            warp_counts.write(w * RADIX + d, count);
+            count += c;
+        }
+        let word = status.add(tile * RADIX + d);
+        let global_start = if tile == 0 {
+            let (start, _) = block_exclusive_sum(*digit_counts.add(d), tid, &totals);
+            core::ptr::write_volatile(word, STATUS_PREFIX | (start + count));
+            start
+        } else {
+            core::ptr::write_volatile(word, STATUS_AGGREGATE | count);
+            0
+        };
+        let (tile_start, _) = block_exclusive_sum(count, tid, &totals);
+        local_start.write(d, tile_start);
+        let global_start = if tile == 0 {
+            global_start
+        } else {
+            // The look-back over digit `d` of the tiles before this one.
+            let mut before = 0u32;
+            let mut t = tile - 1;
+            loop {
+                let s = core::ptr::read_volatile(status.add(t * RADIX + d));
+                if s == 0 {
+                    continue;
+                }
+                before += s & STATUS_VALUE;
+                if s & STATUS_PREFIX != 0 {
+                    break;
+                }
+                t -= 1;
+            }
+            core::ptr::write_volatile(word, STATUS_PREFIX | (before + count));
+            before
+        };
+        // Where digit `d`'s run of this tile goes: its global start, less its start in the tile.
+        offset.write(d, global_start.wrapping_sub(tile_start));
+        syncthreads();
+        // Every key's place in the tile, sorted by digit.
+        let key_slots = exchange.as_ptr() as *mut P::Bits;
+        for i in 0..ONESWEEP_ITEMS {
+            if first + 32 * i < tile_len {
+                let d = keys[i].ordered(kind, flip).digit(shift, mask) as usize;
+                place[i] += warp_counts.read(warp * RADIX + d) + local_start.read(d);
+                *key_slots.add(place[i] as usize) = keys[i];
+            }
+        }
+        syncthreads();
+        // 4. Write the tile out in order: each key to its run's global start plus its place.
+        let mut out = [0u32; ONESWEEP_ITEMS];
+        for (j, out) in out.iter_mut().enumerate() {
+            let at = j * RADIX + tid;
+            if at < tile_len {
+                let k = *key_slots.add(at);
+                let d = k.ordered(kind, flip).digit(shift, mask) as usize;
+                *out = offset.read(d).wrapping_add(at as u32);
+                *keys_out.add(*out as usize) = k;
+            }
+        }
+        if !values_out.is_null() {
+            let value_slots = exchange.as_ptr() as *mut P::Value;
+            syncthreads();
+            for (i, &p) in place.iter().enumerate() {
+                let at = first + 32 * i;
+                if at < tile_len {
+                    *value_slots.add(p as usize) = if values_in.is_null() {
+                        P::Value::from_index(base + at)
+                    } else {
+                        *values_in.add(base + at)
+                    };
+                }
+            }
+            syncthreads();
+            for (j, &o) in out.iter().enumerate() {
+                let at = j * RADIX + tid;
+                if at < tile_len {
+                    *values_out.add(o as usize) = *value_slots.add(at);
+                }
+            }
+        }
+    }
+}
