@@ -51,6 +51,7 @@ modules![
     histogram,
     md,
     multi_gpu,
+    sort,
 ];
 
 /// Named sizes: empty, one element, around one block of 256, not a power of two, large.

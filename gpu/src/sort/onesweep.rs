@@ -42,7 +42,7 @@ use crate::scan::lookback::take_ticket;
 use gpu_std::{
     FULL_MASK, SharedArray, block_dim, block_idx, grid_dim, kernel, lanemask_lt, match_any_sync,
     red_global_add, red_shared_add, shfl_idx_sync, shfl_up_sync, static_shared, syncthreads,
-    syncwarp, thread_idx,
+    syncwarp, thread_idx, unroll,
 };
 
 /// Warps per block of [`sort_onesweep`].
@@ -244,18 +244,18 @@ pub unsafe fn sort_onesweep<P: SortPair>(
         // 1. Load: warp `w` holds keys `base + 512 w + 32 i + lane`.
         let first = warp * 32 * ONESWEEP_ITEMS + lane as usize;
         let mut keys = [P::Bits::ZERO; ONESWEEP_ITEMS];
-        for (i, k) in keys.iter_mut().enumerate() {
+        unroll!(i < ONESWEEP_ITEMS => {
             let at = first + 32 * i;
             if at < tile_len {
-                *k = *keys_in.add(base + at);
+                keys[i] = *keys_in.add(base + at);
             }
-        }
+        });
         syncthreads();
         // 2. Rank within the warp.
         let counters = warp_counts.as_ptr().add(warp * RADIX);
         let below = lanemask_lt();
         let mut place = [0u32; ONESWEEP_ITEMS];
-        for i in 0..ONESWEEP_ITEMS {
+        unroll!(i < ONESWEEP_ITEMS => {
             let valid = first + 32 * i < tile_len;
             let d = keys[i].ordered(kind, flip).digit(shift, mask);
             let peers = match_any_sync(FULL_MASK, if valid { d } else { u32::MAX });
@@ -267,7 +267,7 @@ pub unsafe fn sort_onesweep<P: SortPair>(
             }
             syncwarp(FULL_MASK);
             place[i] = shfl_idx_sync(FULL_MASK, old, leader) + (peers & below).count_ones();
-        }
+        });
         syncthreads();
         // 3. Thread `d`: the warps' counts of digit `d`, exclusive over the warps, and the
         // tile's count, published at once for the tiles after this one.
@@ -314,45 +314,45 @@ pub unsafe fn sort_onesweep<P: SortPair>(
         syncthreads();
         // Every key's place in the tile, sorted by digit.
         let key_slots = exchange.as_ptr() as *mut P::Bits;
-        for i in 0..ONESWEEP_ITEMS {
+        unroll!(i < ONESWEEP_ITEMS => {
             if first + 32 * i < tile_len {
                 let d = keys[i].ordered(kind, flip).digit(shift, mask) as usize;
                 place[i] += warp_counts.read(warp * RADIX + d) + local_start.read(d);
                 *key_slots.add(place[i] as usize) = keys[i];
             }
-        }
+        });
         syncthreads();
         // 4. Write the tile out in order: each key to its run's global start plus its place.
         let mut out = [0u32; ONESWEEP_ITEMS];
-        for (j, out) in out.iter_mut().enumerate() {
+        unroll!(j < ONESWEEP_ITEMS => {
             let at = j * RADIX + tid;
             if at < tile_len {
                 let k = *key_slots.add(at);
                 let d = k.ordered(kind, flip).digit(shift, mask) as usize;
-                *out = offset.read(d).wrapping_add(at as u32);
-                *keys_out.add(*out as usize) = k;
+                out[j] = offset.read(d).wrapping_add(at as u32);
+                *keys_out.add(out[j] as usize) = k;
             }
-        }
+        });
         if !values_out.is_null() {
             let value_slots = exchange.as_ptr() as *mut P::Value;
             syncthreads();
-            for (i, &p) in place.iter().enumerate() {
+            unroll!(i < ONESWEEP_ITEMS => {
                 let at = first + 32 * i;
                 if at < tile_len {
-                    *value_slots.add(p as usize) = if values_in.is_null() {
+                    *value_slots.add(place[i] as usize) = if values_in.is_null() {
                         P::Value::from_index(base + at)
                     } else {
                         *values_in.add(base + at)
                     };
                 }
-            }
+            });
             syncthreads();
-            for (j, &o) in out.iter().enumerate() {
+            unroll!(j < ONESWEEP_ITEMS => {
                 let at = j * RADIX + tid;
                 if at < tile_len {
-                    *values_out.add(o as usize) = *value_slots.add(at);
+                    *values_out.add(out[j] as usize) = *value_slots.add(at);
                 }
-            }
+            });
         }
     }
 }

@@ -205,3 +205,30 @@ macro_rules! device_copy {
 device_copy!(
     u8, i8, u16, i16, u32, i32, u64, i64, usize, isize, f32, f64, bool
 );
+
+/// Runs `$body` with `$i` bound to each of `0..$n` (`$n` a constant up to 32), one copy per
+/// index: a loop written out, so that every index into a per-thread array in it is a constant
+/// and the array stays in registers (LLVM leaves a loop with a long body rolled, and the arrays
+/// it indexes then go to local memory).
+///
+/// ```ignore
+/// let mut keys = [0u32; 16];
+/// gpu_std::unroll!(i < 16 => { keys[i] = *input.add(32 * i + lane); });
+/// ```
+#[macro_export]
+macro_rules! unroll {
+    ($i:ident < $n:expr => $body:block) => {
+        $crate::unroll!(@ $i, $n, $body,
+            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31)
+    };
+    (@ $i:ident, $n:expr, $body:block, $($k:literal)*) => {
+        const _: () = assert!($n <= 32, "unroll! writes out at most 32 copies");
+        $(
+            #[allow(clippy::reversed_empty_ranges, unused_comparisons)]
+            if $k < $n {
+                let $i: usize = $k;
+                $body
+            }
+        )*
+    };
+}

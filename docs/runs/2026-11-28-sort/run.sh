@@ -1,0 +1,37 @@
+#!/bin/bash
+# One device call over a bundle of this checkout (packed as .gpu/b.tar.xz, the PTX from cpu/ptx):
+#   STEP=a  the sort's GPU trials (tests-gpu sort::), examples/sort_throughput, the peers
+#           (peers_sort.py: CuPy's CUB sort, torch.sort, torch.argsort), compute-sanitizer's four
+#           tools over a short sort_throughput.
+# Logs go to $OUT.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../../.."
+tar xJf .gpu/b.tar.xz
+cd bundle
+mkdir -p ptx && cp ../cpu/ptx/gpu_sm_*.ptx ptx/
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+nvidia-smi -L | tee "$OUT/gpus.txt"
+case "${STEP:-a}" in
+  a)
+    echo "== tests-gpu sort::"
+    timeout 240 tests/tests-gpu sort:: --include-ignored > "$OUT/tests_sort.log" 2>&1
+    echo "exit $?" >> "$OUT/tests_sort.log"
+    grep -E "FAILED|failed|panicked|test result|^exit" "$OUT/tests_sort.log" | head -30
+    echo "== examples/sort_throughput"
+    timeout 120 examples/sort_throughput > "$OUT/sort_throughput.log" 2>&1
+    echo "exit $?" >> "$OUT/sort_throughput.log"
+    cat "$OUT/sort_throughput.log"
+    echo "== peers"
+    timeout 120 python3 "$here/peers_sort.py" > "$OUT/peers.log" 2>&1
+    echo "exit $?" >> "$OUT/peers.log"
+    cat "$OUT/peers.log"
+    for tool in memcheck racecheck synccheck initcheck; do
+      echo "== compute-sanitizer $tool (sort_throughput up to 2^20)"
+      timeout 100 compute-sanitizer --tool $tool --print-limit 10 examples/sort_throughput 1048576 2 > "$OUT/$tool.log" 2>&1
+      echo "exit $?" >> "$OUT/$tool.log"
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^exit" "$OUT/$tool.log" | head -4
+    done
+    ;;
+esac
