@@ -462,7 +462,9 @@ impl RadixSort {
                 ),
             )?;
         }
-        let cfg = launch::linear(tiles as u32, k::ONESWEEP_BLOCK, 0);
+        let value_bytes = if with_values { size_of::<V>() } else { 0 };
+        let smem = k::onesweep_shared_bytes(size_of::<K>(), value_bytes);
+        let cfg = launch::linear(tiles as u32, k::ONESWEEP_BLOCK, smem as u32);
         let status_words = tiles * k::RADIX;
         let (mut keys_in, mut values_in) = (plan.keys_in, plan.values_in);
         for p in 0..passes {
@@ -482,7 +484,8 @@ impl RadixSort {
             // `values_in` is (indices); `counts` are this pass's digit counts of these keys
             // (the histogram's of the same multiset of keys, which each pass keeps); `status`
             // holds `256 * tiles` zeroed words; `counter` is 0 (zeroed at allocation, left 0 by
-            // each launch); the grid is one 256-thread block per tile.
+            // each launch); the grid is one 256-thread block per tile, with the dynamic shared
+            // memory of a tile of keys and values (`onesweep_shared_bytes`).
             unsafe {
                 gpu.launch_unchecked(
                     V::Bits::onesweep::<K::Bits>(),

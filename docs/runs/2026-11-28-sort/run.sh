@@ -3,6 +3,7 @@
 #   STEP=a  the sort's GPU trials (tests-gpu sort::), examples/sort_throughput, the peers
 #           (peers_sort.py: CuPy's CUB sort, torch.sort, torch.argsort), compute-sanitizer's four
 #           tools over a short sort_throughput.
+#   STEP=b  ncu over the first sort::keys u32 of 2^24 keys.
 # Logs go to $OUT.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,5 +34,15 @@ case "${STEP:-a}" in
       echo "exit $?" >> "$OUT/$tool.log"
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^exit" "$OUT/$tool.log" | head -4
     done
+    ;;
+esac
+case "${STEP:-a}" in
+  b)
+    echo "== ncu: the first sort::keys u32 of 2^24 keys (histogram and 4 passes)"
+    timeout 400 ncu -k regex:sort_ --launch-skip 120 --launch-count 5 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+      examples/sort_throughput 16777216 1 > "$OUT/ncu.log" 2>&1
+    echo "exit $?" >> "$OUT/ncu.log"
+    grep -E "sort_|Duration|Memory Throughput|DRAM Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Limit|Stall|Warp Cycles Per Issued|^exit" "$OUT/ncu.log" | head -120
     ;;
 esac

@@ -35,6 +35,17 @@ pub const ONESWEEP_BLOCK: u32 = RADIX as u32;
 pub const ONESWEEP_ITEMS: usize = 16;
 /// Keys per tile (per block) of [`onesweep::sort_onesweep`]: 4096.
 pub const ONESWEEP_TILE: usize = ONESWEEP_BLOCK as usize * ONESWEEP_ITEMS;
+/// Bytes of dynamic shared memory [`onesweep::sort_onesweep`] takes for keys of `key_bytes`
+/// and values of `value_bytes` (0 for none): a tile of the larger of the two.
+pub const fn onesweep_shared_bytes(key_bytes: usize, value_bytes: usize) -> usize {
+    ONESWEEP_TILE
+        * if key_bytes > value_bytes {
+            key_bytes
+        } else {
+            value_bytes
+        }
+}
+
 /// Threads per block of [`onesweep::sort_histogram`].
 pub const HISTOGRAM_BLOCK: u32 = 256;
 /// Keys per thread per step of [`onesweep::sort_histogram`]'s block-stride loop.

@@ -104,12 +104,12 @@ pub unsafe fn sort_histogram<B: RadixBits>(
         let mut i = block_idx().x as usize * threads + tid;
         while i + (HISTOGRAM_UNROLL - 1) * stride < n {
             let mut k = [B::ZERO; HISTOGRAM_UNROLL];
-            for (u, k) in k.iter_mut().enumerate() {
-                *k = *keys.add(i + u * stride);
-            }
-            for k in k {
-                count(k);
-            }
+            unroll!(u < HISTOGRAM_UNROLL => {
+                k[u] = *keys.add(i + u * stride);
+            });
+            unroll!(u < HISTOGRAM_UNROLL => {
+                count(k[u]);
+            });
             i += HISTOGRAM_UNROLL * stride;
         }
         while i < n {
@@ -185,8 +185,8 @@ unsafe fn block_exclusive_sum(
 /// `values_in` is null each key's index in `keys_in` (an argsort's first pass).
 ///
 /// Launch: blocks of [`ONESWEEP_BLOCK`](super::ONESWEEP_BLOCK) threads (exactly 256), one
-/// block per tile of [`ONESWEEP_TILE`] keys (`ceil(n / 4096)`, at least 1); 42 KiB of static
-/// shared memory.
+/// block per tile of [`ONESWEEP_TILE`] keys (`ceil(n / 4096)`, at least 1); 10 KiB of static
+/// shared memory and [`onesweep_shared_bytes`] of dynamic (4096 keys or values, the larger).
 ///
 /// Parameters: `digit_counts` holds this pass's 256 counts (from [`sort_histogram`]);
 /// `status` 256 words per tile, all 0; `counter` a `u32` that is 0 (it is 0 again when the
@@ -198,7 +198,8 @@ unsafe fn block_exclusive_sum(
 /// null); `n <= MAX_SORT_LEN`; `digit_counts` are the counts
 /// of this digit over exactly these `n` keys; `status` holds `256 * gridDim.x` zeroed words and
 /// `counter` a zero word that no concurrent launch uses; the grid is `ceil(n / 4096)` blocks of
-/// 256 threads.
+/// 256 threads with `onesweep_shared_bytes(size_of::<P::Bits>(), size_of::<P::Value>())` bytes
+/// of dynamic shared memory (or the keys' alone when `values_out` is null).
 #[kernel(launch_bounds(256, 2), instantiate(P =
     Pair<u8, u32> as u8_v32, Pair<u16, u32> as u16_v32, Pair<u32, u32> as u32_v32,
     Pair<u64, u32> as u64_v32, Pair<u8, u64> as u8_v64, Pair<u16, u64> as u16_v64,
@@ -220,20 +221,103 @@ pub unsafe fn sort_onesweep<P: SortPair>(
     counter: *mut u32,
 ) {
     let ticket = static_shared!(s_sort_ticket: [u32; 1]);
-    let warp_counts = static_shared!(s_sort_warp_counts: [u32; WARPS * RADIX]);
-    let local_start = static_shared!(s_sort_local_start: [u32; RADIX]);
-    let offset = static_shared!(s_sort_offset: [u32; RADIX]);
-    let totals = static_shared!(s_sort_totals: [u32; WARPS]);
-    let exchange = static_shared!(s_sort_exchange: [u64; ONESWEEP_TILE]);
+    let shared = Shared {
+        warp_counts: &static_shared!(s_sort_warp_counts: [u32; WARPS * RADIX]),
+        tile_counts: &static_shared!(s_sort_tile_counts: [u32; RADIX]),
+        local_start: &static_shared!(s_sort_local_start: [u32; RADIX]),
+        offset: &static_shared!(s_sort_offset: [u32; RADIX]),
+        totals: &static_shared!(s_sort_totals: [u32; WARPS]),
+    };
+    let pass = Pass::<P> {
+        keys_in,
+        keys_out,
+        values_in,
+        values_out,
+        n,
+        kind,
+        flip,
+        shift,
+        mask,
+        digit_counts,
+        status,
+    };
+    // SAFETY: the caller's contract; `shared` holds this block's arrays.
+    unsafe {
+        let tile = take_ticket(counter, &ticket);
+        // Every tile but the last is whole: its keys need no bounds checks.
+        if n - tile * ONESWEEP_TILE >= ONESWEEP_TILE {
+            onesweep_tile::<P, true>(&pass, &shared, tile);
+        } else {
+            onesweep_tile::<P, false>(&pass, &shared, tile);
+        }
+    }
+}
+
+/// The parameters of one launch of [`sort_onesweep`].
+struct Pass<P: SortPair> {
+    keys_in: *const P::Bits,
+    keys_out: *mut P::Bits,
+    values_in: *const P::Value,
+    values_out: *mut P::Value,
+    n: usize,
+    kind: u32,
+    flip: P::Bits,
+    shift: u32,
+    mask: u32,
+    digit_counts: *const u32,
+    status: *mut u32,
+}
+
+/// The block's shared arrays in [`sort_onesweep`].
+struct Shared<'a> {
+    warp_counts: &'a SharedArray<u32, { WARPS * RADIX }>,
+    tile_counts: &'a SharedArray<u32, RADIX>,
+    local_start: &'a SharedArray<u32, RADIX>,
+    offset: &'a SharedArray<u32, RADIX>,
+    totals: &'a SharedArray<u32, WARPS>,
+}
+
+/// One tile of [`sort_onesweep`] (see the [module docs](self)); `FULL`: the tile holds
+/// [`ONESWEEP_TILE`] keys.
+///
+/// # Safety
+/// As [`sort_onesweep`]; `tile` is this block's ticket, `shared` this block's arrays.
+#[inline(always)]
+unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
+    pass: &Pass<P>,
+    shared: &Shared,
+    tile: usize,
+) {
+    let Pass {
+        keys_in,
+        keys_out,
+        values_in,
+        values_out,
+        n,
+        kind,
+        flip,
+        shift,
+        mask,
+        digit_counts,
+        status,
+    } = *pass;
+    let Shared {
+        warp_counts,
+        tile_counts,
+        local_start,
+        offset,
+        totals,
+    } = *shared;
+    // The tile in digit order: keys, then values (dynamic, 4096 of the larger of the two).
+    let exchange = gpu_std::shared::dynamic_shared_mem::<u64>();
     let tid = thread_idx().x as usize;
     let lane = tid as u32 & 31;
     let warp = tid / 32;
-    // SAFETY: every shared index is in range (`warp * 256 + d < 2048`, `pos < 4096`); every
-    // global index read or written is `< n` (keys, values) or `< 256 * gridDim.x` (status);
-    // the exchange buffer holds 4096 8-byte words, room for a tile of keys or values of up to
-    // 8 bytes; the rest is the caller's contract.
+    // SAFETY: every shared index is in range (`warp * 256 + d < 2048`, `d < 256`, a place
+    // `< 4096` in the dynamic buffer of 4096 keys or values); every global index read or
+    // written is `< n` (keys, values) or `< 256 * gridDim.x` (status); the rest is the
+    // caller's contract.
     unsafe {
-        let tile = take_ticket(counter, &ticket);
         let base = tile * ONESWEEP_TILE;
         let tile_len = (n - base).min(ONESWEEP_TILE);
         let mut d = tid;
@@ -241,23 +325,48 @@ pub unsafe fn sort_onesweep<P: SortPair>(
             warp_counts.write(d, 0);
             d += RADIX;
         }
-        // 1. Load: warp `w` holds keys `base + 512 w + 32 i + lane`.
+        tile_counts.write(tid, 0);
+        // 1. Load: warp `w` holds keys `base + 512 w + 32 i + lane`; each key's digit is
+        // kept in the low 8 bits of `place` (its rank goes above them).
         let first = warp * 32 * ONESWEEP_ITEMS + lane as usize;
         let mut keys = [P::Bits::ZERO; ONESWEEP_ITEMS];
         unroll!(i < ONESWEEP_ITEMS => {
             let at = first + 32 * i;
-            if at < tile_len {
+            if FULL || at < tile_len {
                 keys[i] = *keys_in.add(base + at);
             }
         });
-        syncthreads();
-        // 2. Rank within the warp.
-        let counters = warp_counts.as_ptr().add(warp * RADIX);
-        let below = lanemask_lt();
         let mut place = [0u32; ONESWEEP_ITEMS];
         unroll!(i < ONESWEEP_ITEMS => {
-            let valid = first + 32 * i < tile_len;
-            let d = keys[i].ordered(kind, flip).digit(shift, mask);
+            place[i] = keys[i].ordered(kind, flip).digit(shift, mask);
+        });
+        syncthreads();
+        // 2. The tile's count of each digit, published at once for the tiles after this one
+        // (CUB's early counts): one shared atomic per key.
+        let counts_at = tile_counts.shared_address();
+        unroll!(i < ONESWEEP_ITEMS => {
+            if FULL || first + 32 * i < tile_len {
+                red_shared_add(counts_at + 4 * place[i], 1u32);
+            }
+        });
+        syncthreads();
+        let d = tid;
+        let count = tile_counts.read(d);
+        let word = status.add(tile * RADIX + d);
+        let global_start = if tile == 0 {
+            let (start, _) = block_exclusive_sum(*digit_counts.add(d), tid, totals);
+            core::ptr::write_volatile(word, STATUS_PREFIX | (start + count));
+            start
+        } else {
+            core::ptr::write_volatile(word, STATUS_AGGREGATE | count);
+            0
+        };
+        // 3. Rank within the warp.
+        let counters = warp_counts.as_ptr().add(warp * RADIX);
+        let below = lanemask_lt();
+        unroll!(i < ONESWEEP_ITEMS => {
+            let valid = FULL || first + 32 * i < tile_len;
+            let d = place[i];
             let peers = match_any_sync(FULL_MASK, if valid { d } else { u32::MAX });
             let leader = 31 - peers.leading_zeros();
             let mut old = 0;
@@ -266,28 +375,18 @@ pub unsafe fn sort_onesweep<P: SortPair>(
                 *counters.add(d as usize) = old + peers.count_ones();
             }
             syncwarp(FULL_MASK);
-            place[i] = shfl_idx_sync(FULL_MASK, old, leader) + (peers & below).count_ones();
+            let rank = shfl_idx_sync(FULL_MASK, old, leader) + (peers & below).count_ones();
+            place[i] = rank << 8 | d;
         });
         syncthreads();
-        // 3. Thread `d`: the warps' counts of digit `d`, exclusive over the warps, and the
-        // tile's count, published at once for the tiles after this one.
-        let d = tid;
-        let mut count = 0u32;
+        // 4. Thread `d`: the warps' counts of digit `d`, exclusive over the warps.
+        let mut running = 0u32;
         for w in 0..WARPS {
             let c = warp_counts.read(w * RADIX + d);
-            warp_counts.write(w * RADIX + d, count);
-            count += c;
+            warp_counts.write(w * RADIX + d, running);
+            running += c;
         }
-        let word = status.add(tile * RADIX + d);
-        let global_start = if tile == 0 {
-            let (start, _) = block_exclusive_sum(*digit_counts.add(d), tid, &totals);
-            core::ptr::write_volatile(word, STATUS_PREFIX | (start + count));
-            start
-        } else {
-            core::ptr::write_volatile(word, STATUS_AGGREGATE | count);
-            0
-        };
-        let (tile_start, _) = block_exclusive_sum(count, tid, &totals);
+        let (tile_start, _) = block_exclusive_sum(count, tid, totals);
         local_start.write(d, tile_start);
         let global_start = if tile == 0 {
             global_start
@@ -313,32 +412,33 @@ pub unsafe fn sort_onesweep<P: SortPair>(
         offset.write(d, global_start.wrapping_sub(tile_start));
         syncthreads();
         // Every key's place in the tile, sorted by digit.
-        let key_slots = exchange.as_ptr() as *mut P::Bits;
+        let key_slots = exchange as *mut P::Bits;
         unroll!(i < ONESWEEP_ITEMS => {
-            if first + 32 * i < tile_len {
-                let d = keys[i].ordered(kind, flip).digit(shift, mask) as usize;
-                place[i] += warp_counts.read(warp * RADIX + d) + local_start.read(d);
+            if FULL || first + 32 * i < tile_len {
+                let d = (place[i] & 0xff) as usize;
+                place[i] = (place[i] >> 8) + warp_counts.read(warp * RADIX + d) + local_start.read(d);
                 *key_slots.add(place[i] as usize) = keys[i];
             }
         });
         syncthreads();
         // 4. Write the tile out in order: each key to its run's global start plus its place.
-        let mut out = [0u32; ONESWEEP_ITEMS];
+        // The digits of this thread's slots, four to a word, for the values' pass.
+        let mut slot_digits = [0u32; ONESWEEP_ITEMS / 4];
         unroll!(j < ONESWEEP_ITEMS => {
             let at = j * RADIX + tid;
-            if at < tile_len {
+            if FULL || at < tile_len {
                 let k = *key_slots.add(at);
-                let d = k.ordered(kind, flip).digit(shift, mask) as usize;
-                out[j] = offset.read(d).wrapping_add(at as u32);
-                *keys_out.add(out[j] as usize) = k;
+                let d = k.ordered(kind, flip).digit(shift, mask);
+                slot_digits[j / 4] |= d << (8 * (j % 4));
+                *keys_out.add(offset.read(d as usize).wrapping_add(at as u32) as usize) = k;
             }
         });
         if !values_out.is_null() {
-            let value_slots = exchange.as_ptr() as *mut P::Value;
+            let value_slots = exchange as *mut P::Value;
             syncthreads();
             unroll!(i < ONESWEEP_ITEMS => {
                 let at = first + 32 * i;
-                if at < tile_len {
+                if FULL || at < tile_len {
                     *value_slots.add(place[i] as usize) = if values_in.is_null() {
                         P::Value::from_index(base + at)
                     } else {
@@ -349,8 +449,10 @@ pub unsafe fn sort_onesweep<P: SortPair>(
             syncthreads();
             unroll!(j < ONESWEEP_ITEMS => {
                 let at = j * RADIX + tid;
-                if at < tile_len {
-                    *values_out.add(out[j] as usize) = *value_slots.add(at);
+                if FULL || at < tile_len {
+                    let d = (slot_digits[j / 4] >> (8 * (j % 4))) & 0xff;
+                    let to = offset.read(d as usize).wrapping_add(at as u32);
+                    *values_out.add(to as usize) = *value_slots.add(at);
                 }
             });
         }
