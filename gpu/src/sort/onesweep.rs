@@ -45,6 +45,8 @@ use gpu_std::{
     syncwarp, thread_idx, unroll,
 };
 
+/// Status words each thread of [`sort_onesweep`]'s look-back reads at once.
+const LOOK_BACK_WINDOW: usize = 8;
 /// Warps per block of [`sort_onesweep`].
 const WARPS: usize = RADIX / 32;
 /// The most passes (64-bit keys).
@@ -391,19 +393,30 @@ unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
         let global_start = if tile == 0 {
             global_start
         } else {
-            // The look-back over digit `d` of the tiles before this one.
+            // The look-back over digit `d` of the tiles before this one, `LOOK_BACK_WINDOW`
+            // status words at a time (independent loads: one round trip per window), nearest
+            // first, up to the nearest inclusive prefix; a window is read again from its first
+            // word that is not yet published.
             let mut before = 0u32;
-            let mut t = tile - 1;
-            loop {
-                let s = core::ptr::read_volatile(status.add(t * RADIX + d));
-                if s == 0 {
-                    continue;
-                }
-                before += s & STATUS_VALUE;
-                if s & STATUS_PREFIX != 0 {
-                    break;
-                }
-                t -= 1;
+            let mut end = tile; // tiles `< end` are still to be read
+            'look: loop {
+                let mut s = [0u32; LOOK_BACK_WINDOW];
+                unroll!(j < LOOK_BACK_WINDOW => {
+                    if end > j {
+                        s[j] = core::ptr::read_volatile(status.add((end - 1 - j) * RADIX + d));
+                    }
+                });
+                let mut read = 0;
+                unroll!(j < LOOK_BACK_WINDOW => {
+                    if read == j && end > j && s[j] != 0 {
+                        before += s[j] & STATUS_VALUE;
+                        read = j + 1;
+                        if s[j] & STATUS_PREFIX != 0 {
+                            break 'look;
+                        }
+                    }
+                });
+                end -= read;
             }
             core::ptr::write_volatile(word, STATUS_PREFIX | (before + count));
             before
