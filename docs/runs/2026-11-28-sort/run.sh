@@ -4,6 +4,7 @@
 #           (peers_sort.py: CuPy's CUB sort, torch.sort, torch.argsort), compute-sanitizer's four
 #           tools over a short sort_throughput.
 #   STEP=b  ncu over the first sort::keys u32 of 2^24 keys.
+#   STEP=c  ncu --set detailed over one pass of it.
 # Logs go to $OUT.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,5 +45,14 @@ case "${STEP:-a}" in
       examples/sort_throughput 16777216 1 > "$OUT/ncu.log" 2>&1
     echo "exit $?" >> "$OUT/ncu.log"
     grep -E "sort_|Duration|Memory Throughput|DRAM Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Limit|Stall|Warp Cycles Per Issued|^exit" "$OUT/ncu.log" | head -120
+    ;;
+esac
+case "${STEP:-a}" in
+  c)
+    echo "== ncu --set detailed: the second pass of the first sort::keys u32 of 2^24 keys"
+    timeout 300 ncu -k regex:sort_onesweep --launch-skip 97 --launch-count 1 --set detailed \
+      examples/sort_throughput 16777216 1 > "$OUT/ncu_detailed.log" 2>&1
+    echo "exit $?" >> "$OUT/ncu_detailed.log"
+    grep -E "Duration|Throughput|Executed Ipc|Issue Slots|Instructions|Bank|Conflict|Occupancy|Stall|Warp Cycles|Shared|L1|L2|^exit" "$OUT/ncu_detailed.log" | head -90
     ;;
 esac
