@@ -155,11 +155,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ms,
             reference::bytes_moved(n, 4, 4, 4) - 4 * n as u64,
         );
-        // Check the last results against the CPU.
-        let got = gpu.download(&indices, "argsort")?;
-        let want = reference::argsort(&floats, Order::Ascending);
-        if got.iter().zip(&want).any(|(&a, &b)| a as usize != b) {
-            return Err(format!("argsort of {n} keys differs from the CPU's").into());
+        // Check the last results against the CPU (up to 2^24 keys: the CPU's sort of 2^28 takes
+        // longer than the GPU rows together; the GPU trials cover the long inputs).
+        if n <= 1 << 24 {
+            let got = gpu.download(&indices, "argsort")?;
+            let want = reference::argsort(&floats, Order::Ascending);
+            if got.iter().zip(&want).any(|(&a, &b)| a as usize != b) {
+                return Err(format!("argsort of {n} keys differs from the CPU's").into());
+            }
         }
         n *= 4;
     }

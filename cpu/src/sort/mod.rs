@@ -371,18 +371,16 @@ impl RadixSort {
         indices: &mut impl DevicePtrMut<u32>,
         order: Order,
     ) -> Result<()> {
-        let n = keys.len();
-        let keys = gpu.bind(keys);
-        let out = gpu.bind_mut(sorted);
-        let indices = gpu.bind_mut(indices);
-        let plan = Plan {
-            keys_in: keys.address(),
-            keys_out: out.address(),
-            values_in: 0,
-            values_out: indices.address(),
-            n,
-        };
-        self.run::<K, u32>(gpu, plan, order, all_bits::<K>())
+        let room = sorted.len() * 8 / size_of::<K>();
+        // SAFETY: `sorted` is 8-byte aligned, which covers `K`'s alignment, and any bits are a
+        // valid `K` to overwrite; `transmute_mut` checks that it holds `n` of them.
+        let view = unsafe { sorted.transmute_mut::<K>(keys.len()) };
+        let mut view = view.ok_or(Error::LengthMismatch {
+            what: "the argsort's workspace",
+            expected: keys.len(),
+            actual: room,
+        })?;
+        self.sort_with_indices(gpu, keys, &mut view, indices, order)
     }
 
     /// Queues the sort of `plan` (its buffers checked and bound by the caller).

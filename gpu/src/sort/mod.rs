@@ -3,8 +3,8 @@
 //! ("Onesweep: A Faster Least Significant Digit Radix Sort for GPUs", 2022).
 //!
 //! - [`onesweep`]: the sort a user should call. One launch reads the keys once and counts the
-//!   digits of every pass ([`onesweep::sort_histogram`]); then one launch per 8-bit digit
-//!   ([`onesweep::sort_onesweep`]) reads each key once and writes it once to its place: each
+//!   digits of every pass ([`sort_histogram_u32`](onesweep::sort_histogram_u32) and the other key widths); then one launch per 8-bit digit
+//!   ([`sort_onesweep_u32_v32`](onesweep::sort_onesweep_u32_v32) and the others) reads each key once and writes it once to its place: each
 //!   block ranks its tile's keys by digit in shared memory, learns where each digit's run of
 //!   the tile starts in the output by a decoupled look-back over the digit counts of the tiles
 //!   before it, and scatters the tile from shared memory in digit order.
@@ -29,13 +29,13 @@ use gpu_std::Pod;
 pub const RADIX_BITS: u32 = 8;
 /// Digit values per pass (and the one-sweep kernel's block size: one thread per digit).
 pub const RADIX: usize = 1 << RADIX_BITS;
-/// Threads per block of [`onesweep::sort_onesweep`] (one per digit value).
+/// Threads per block of `sort_onesweep` (one per digit value).
 pub const ONESWEEP_BLOCK: u32 = RADIX as u32;
-/// Keys per thread of [`onesweep::sort_onesweep`].
+/// Keys per thread of `sort_onesweep`.
 pub const ONESWEEP_ITEMS: usize = 16;
-/// Keys per tile (per block) of [`onesweep::sort_onesweep`]: 4096.
+/// Keys per tile (per block) of `sort_onesweep`: 4096.
 pub const ONESWEEP_TILE: usize = ONESWEEP_BLOCK as usize * ONESWEEP_ITEMS;
-/// Bytes of dynamic shared memory [`onesweep::sort_onesweep`] takes for keys of `key_bytes`
+/// Bytes of dynamic shared memory `sort_onesweep` takes for keys of `key_bytes`
 /// and values of `value_bytes` (0 for none): a tile of the larger of the two.
 pub const fn onesweep_shared_bytes(key_bytes: usize, value_bytes: usize) -> usize {
     ONESWEEP_TILE
@@ -46,9 +46,9 @@ pub const fn onesweep_shared_bytes(key_bytes: usize, value_bytes: usize) -> usiz
         }
 }
 
-/// Threads per block of [`onesweep::sort_histogram`].
+/// Threads per block of `sort_histogram`.
 pub const HISTOGRAM_BLOCK: u32 = 256;
-/// Keys per thread per step of [`onesweep::sort_histogram`]'s block-stride loop.
+/// Keys per thread per step of `sort_histogram`'s block-stride loop.
 pub const HISTOGRAM_UNROLL: usize = 4;
 
 /// The longest input the sort takes: digit counts and positions live in the 30 low bits of a
@@ -132,7 +132,7 @@ pub const fn float_exponent_bits(bits: u32) -> u32 {
     }
 }
 
-/// The key bits and the value type one instance of [`onesweep::sort_onesweep`] moves:
+/// The key bits and the value type one instance of `sort_onesweep` moves:
 /// `Pair<u32, u32>` sorts 32-bit keys with 4-byte values (or none: a null `values_in`).
 pub struct Pair<B, V>(PhantomData<(B, V)>);
 

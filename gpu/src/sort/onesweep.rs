@@ -3,13 +3,14 @@
 //! should call: per 8-bit digit, one read and one write of every key (and value), plus one
 //! read of the keys up front for the digit counts of every pass.
 //!
-//! **[`sort_histogram`]** reads the keys once and counts, for every pass at once, how many
+//! **`sort_histogram`** ([`sort_histogram_u32`] and the other key widths) reads the keys once and counts, for every pass at once, how many
 //! keys have each digit value: one sub-histogram of 256 bins per pass in shared memory (one
 //! `red.shared.add` per key and pass), added to the global counts with one atomic per nonzero
 //! bin and block.
 //!
-//! **[`sort_onesweep`]**, one launch per pass, one tile of
-//! [`ONESWEEP_TILE`](super::ONESWEEP_TILE) keys per block, tiles handed out in the order blocks
+//! **`sort_onesweep`** ([`sort_onesweep_u32_v32`] and the other key and value widths), one
+//! launch per pass, one tile of
+//! [`ONESWEEP_TILE`] keys per block, tiles handed out in the order blocks
 //! start (an atomic ticket):
 //! 1. *Load*: each warp loads its 512 consecutive keys, 32 at a time (one coalesced 128-byte
 //!    load of 4-byte keys per step).
@@ -45,9 +46,9 @@ use gpu_std::{
     syncwarp, thread_idx, unroll,
 };
 
-/// Status words each thread of [`sort_onesweep`]'s look-back reads at once.
+/// Status words each thread of `sort_onesweep`'s look-back reads at once.
 const LOOK_BACK_WINDOW: usize = 8;
-/// Warps per block of [`sort_onesweep`].
+/// Warps per block of `sort_onesweep`.
 const WARPS: usize = RADIX / 32;
 /// The most passes (64-bit keys).
 const MAX_PASSES: usize = 8;
@@ -188,9 +189,9 @@ unsafe fn block_exclusive_sum(
 ///
 /// Launch: blocks of [`ONESWEEP_BLOCK`](super::ONESWEEP_BLOCK) threads (exactly 256), one
 /// block per tile of [`ONESWEEP_TILE`] keys (`ceil(n / 4096)`, at least 1); 10 KiB of static
-/// shared memory and [`onesweep_shared_bytes`] of dynamic (4096 keys or values, the larger).
+/// shared memory and [`onesweep_shared_bytes`](super::onesweep_shared_bytes) of dynamic (4096 keys or values, the larger).
 ///
-/// Parameters: `digit_counts` holds this pass's 256 counts (from [`sort_histogram`]);
+/// Parameters: `digit_counts` holds this pass's 256 counts (from `sort_histogram`);
 /// `status` 256 words per tile, all 0; `counter` a `u32` that is 0 (it is 0 again when the
 /// kernel ends).
 ///
@@ -255,7 +256,7 @@ pub unsafe fn sort_onesweep<P: SortPair>(
     }
 }
 
-/// The parameters of one launch of [`sort_onesweep`].
+/// The parameters of one launch of `sort_onesweep`.
 struct Pass<P: SortPair> {
     keys_in: *const P::Bits,
     keys_out: *mut P::Bits,
@@ -270,7 +271,7 @@ struct Pass<P: SortPair> {
     status: *mut u32,
 }
 
-/// The block's shared arrays in [`sort_onesweep`].
+/// The block's shared arrays in `sort_onesweep`.
 struct Shared<'a> {
     warp_counts: &'a SharedArray<u32, { WARPS * RADIX }>,
     tile_counts: &'a SharedArray<u32, RADIX>,
@@ -279,11 +280,11 @@ struct Shared<'a> {
     totals: &'a SharedArray<u32, WARPS>,
 }
 
-/// One tile of [`sort_onesweep`] (see the [module docs](self)); `FULL`: the tile holds
+/// One tile of `sort_onesweep` (see the [module docs](self)); `FULL`: the tile holds
 /// [`ONESWEEP_TILE`] keys.
 ///
 /// # Safety
-/// As [`sort_onesweep`]; `tile` is this block's ticket, `shared` this block's arrays.
+/// As `sort_onesweep`; `tile` is this block's ticket, `shared` this block's arrays.
 #[inline(always)]
 unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
     pass: &Pass<P>,
