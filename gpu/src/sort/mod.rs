@@ -27,10 +27,11 @@ use gpu_std::Pod;
 
 /// Bits per digit: one pass per 8 bits of the key.
 pub const RADIX_BITS: u32 = 8;
-/// Digit values per pass (and the one-sweep kernel's block size: one thread per digit).
+/// Digit values per pass.
 pub const RADIX: usize = 1 << RADIX_BITS;
-/// Threads per block of `sort_onesweep` (one per digit value).
-pub const ONESWEEP_BLOCK: u32 = RADIX as u32;
+/// Threads per block of `sort_onesweep`: at least [`RADIX`], a multiple of 32 (threads
+/// `d < 256` each own digit `d` for the counts and the look-back).
+pub const ONESWEEP_BLOCK: u32 = 256;
 /// Keys per thread of `sort_onesweep`.
 pub const ONESWEEP_ITEMS: usize = 16;
 /// Keys per tile (per block) of `sort_onesweep`: 4096.

@@ -9,47 +9,49 @@
 //! bin and block.
 //!
 //! **`sort_onesweep`** ([`sort_onesweep_u32_v32`] and the other key and value widths), one
-//! launch per pass, one tile of
-//! [`ONESWEEP_TILE`] keys per block, tiles handed out in the order blocks
-//! start (an atomic ticket):
-//! 1. *Load*: each warp loads its 512 consecutive keys, 32 at a time (one coalesced 128-byte
-//!    load of 4-byte keys per step).
-//! 2. *Rank* (the warp-level multisplit of CUB's `BlockRadixRankMatch`): for each of its 16
-//!    keys in turn, a lane finds the lanes with the same digit (`match.any.sync`); the highest
-//!    of them adds their number to the warp's counter of that digit in shared memory and hands
-//!    the old count to the others with one shuffle: each key's rank among the warp's keys of
-//!    its digit, in input order.
-//! 3. *Count and look back*: thread `d` adds the warps' counters of digit `d` (exclusive, so
-//!    each warp knows where its keys of `d` start in the tile), publishes the tile's count of
-//!    `d` in its status word, then reads the status words of digit `d` of the tiles before it,
-//!    nearest first, adding their counts until one has published its inclusive prefix (tile 0
-//!    publishes the digit's global start from the histogram plus its count at once), and
-//!    publishes its own inclusive prefix. An exclusive scan over the digits gives where each
-//!    digit's run starts in the tile.
-//! 4. *Scatter*: every key goes to its place in the tile, sorted by digit, in shared memory;
-//!    then the block writes the tile out in order, each key to its digit's global start plus
-//!    its place in the digit's run: consecutive threads write consecutive addresses within a
-//!    run. Values follow their keys through the same shared memory.
+//! launch per pass, one tile of [`ONESWEEP_TILE`] keys per block of [`ONESWEEP_BLOCK`] threads,
+//! tiles handed out in the order blocks start (an atomic ticket):
+//! 1. *Load*: each warp loads its `32 * ONESWEEP_ITEMS` consecutive keys, 32 at a time (one
+//!    coalesced 128-byte load of 4-byte keys per step). Only the keys' digits stay in
+//!    registers; the keys are read again (from L1) when they are placed.
+//! 2. *Rank* (the warp-level multisplit of CUB's `BlockRadixRankMatch`): for each of its keys in
+//!    turn, a lane finds the lanes with the same digit with one ballot per digit bit
+//!    ([`match_bits_sync`]: `match.any.sync` measured 1.45x slower over the whole sort); the
+//!    lowest of them adds their number to the warp's counter of that digit with one shared
+//!    atomic that returns the old count, and a shuffle hands it to the others: each key's rank
+//!    among the warp's keys of its digit, in input order. The keys' atomics do not wait for
+//!    each other, so their rounds overlap.
+//! 3. *Count*: thread `d < 256` adds the warps' counters of digit `d`, publishes the tile's
+//!    count of `d` in its status word (tile 0 publishes the digit's global start from the
+//!    histogram plus its count), and an exclusive scan over the digits gives where each digit's
+//!    run, and each warp's part of it, starts in the tile.
+//! 4. *Place*: every key goes to its place in the tile, sorted by digit, in shared memory.
+//! 5. *Look back*, while the other warps still place their keys: thread `d` reads the status
+//!    words of digit `d` of the tiles before it, eight at a time, nearest first, adding their
+//!    counts until one has published its inclusive prefix, and publishes its own.
+//! 6. *Scatter*: the block writes the tile out in order, each key to its digit's global start
+//!    plus its place in the digit's run: consecutive threads write consecutive addresses within
+//!    a run. Values follow their keys through the same shared memory.
 //!
 //! The sort is stable: within a tile the ranks follow the input order (warp, then key, then
 //! lane, which is the order of the warp-striped loads), and tiles take their places in tile
 //! order.
 
 use super::{
-    HISTOGRAM_UNROLL, ONESWEEP_ITEMS, ONESWEEP_TILE, Pair, RADIX, RadixBits, STATUS_AGGREGATE,
-    STATUS_PREFIX, STATUS_VALUE, SortPair, ValueBits,
+    HISTOGRAM_UNROLL, ONESWEEP_BLOCK, ONESWEEP_ITEMS, ONESWEEP_TILE, Pair, RADIX, RADIX_BITS,
+    RadixBits, STATUS_AGGREGATE, STATUS_PREFIX, STATUS_VALUE, SortPair, ValueBits,
 };
 use crate::scan::lookback::take_ticket;
 use gpu_std::{
-    FULL_MASK, SharedArray, block_dim, block_idx, grid_dim, kernel, lanemask_lt, match_any_sync,
-    red_global_add, red_shared_add, shfl_idx_sync, shfl_up_sync, static_shared, syncthreads,
-    syncwarp, thread_idx, unroll,
+    FULL_MASK, SharedArray, atomic_shared_add, ballot_sync, block_dim, block_idx, grid_dim, kernel,
+    lanemask_lt, match_bits_sync, red_global_add, red_shared_add, shfl_idx_sync, shfl_up_sync,
+    static_shared, syncthreads, thread_idx, unroll,
 };
 
 /// Status words each thread of `sort_onesweep`'s look-back reads at once.
 const LOOK_BACK_WINDOW: usize = 8;
 /// Warps per block of `sort_onesweep`.
-const WARPS: usize = RADIX / 32;
+const WARPS: usize = ONESWEEP_BLOCK as usize / 32;
 /// The most passes (64-bit keys).
 const MAX_PASSES: usize = 8;
 
@@ -145,39 +147,32 @@ fn warp_inclusive_sum(mut value: u32, lane: u32) -> u32 {
     value
 }
 
-/// The exclusive sum of `value` over the threads of a block of 256 before this one, and the
-/// block's total (every thread must call it).
+/// The exclusive sum of `value` over the threads of the block before this one (every thread
+/// of a block of [`ONESWEEP_BLOCK`] must call it).
 ///
 /// # Safety
 /// `totals` is this block's shared array, not in use by another call between the barriers.
 #[inline(always)]
-unsafe fn block_exclusive_sum(
-    value: u32,
-    tid: usize,
-    totals: &SharedArray<u32, WARPS>,
-) -> (u32, u32) {
+unsafe fn block_exclusive_sum(value: u32, tid: usize, totals: &SharedArray<u32, WARPS>) -> u32 {
     let lane = tid as u32 & 31;
     let warp = tid / 32;
     let inclusive = warp_inclusive_sum(value, lane);
     // SAFETY: `warp < WARPS` and `lane < WARPS` index `totals`.
     unsafe {
         if lane == 31 {
-            totals.write(warp, inclusive);
+            totals.write_unchecked(warp, inclusive);
         }
         syncthreads();
         let t = if (lane as usize) < WARPS {
-            totals.read(lane as usize)
+            totals.read_unchecked(lane as usize)
         } else {
             0
         };
         let scanned = warp_inclusive_sum(t, lane);
         let before = shfl_idx_sync(FULL_MASK, scanned, (warp as u32).wrapping_sub(1) & 31);
-        let total = shfl_idx_sync(FULL_MASK, scanned, WARPS as u32 - 1);
         syncthreads();
-        (
-            if warp == 0 { 0 } else { before } + inclusive - value,
-            total,
-        )
+        let before = if warp == 0 { 0 } else { before };
+        before + inclusive - value
     }
 }
 
@@ -187,9 +182,10 @@ unsafe fn block_exclusive_sum(
 /// values with them into `values_out` unless it is null: the values of `values_in`, or where
 /// `values_in` is null each key's index in `keys_in` (an argsort's first pass).
 ///
-/// Launch: blocks of [`ONESWEEP_BLOCK`](super::ONESWEEP_BLOCK) threads (exactly 256), one
-/// block per tile of [`ONESWEEP_TILE`] keys (`ceil(n / 4096)`, at least 1); 10 KiB of static
-/// shared memory and [`onesweep_shared_bytes`](super::onesweep_shared_bytes) of dynamic (4096 keys or values, the larger).
+/// Launch: blocks of [`ONESWEEP_BLOCK`] threads exactly, one block per tile of
+/// [`ONESWEEP_TILE`] keys (`ceil(n / ONESWEEP_TILE)`, at least 1); about 10 KiB of static
+/// shared memory and [`onesweep_shared_bytes`](super::onesweep_shared_bytes) of dynamic (a tile
+/// of keys or values, the larger).
 ///
 /// Parameters: `digit_counts` holds this pass's 256 counts (from `sort_histogram`);
 /// `status` 256 words per tile, all 0; `counter` a `u32` that is 0 (it is 0 again when the
@@ -200,10 +196,11 @@ unsafe fn block_exclusive_sum(
 /// `values_out` where they are not null (`values_in` is read only if `values_out` is not
 /// null); `n <= MAX_SORT_LEN`; `digit_counts` are the counts
 /// of this digit over exactly these `n` keys; `status` holds `256 * gridDim.x` zeroed words and
-/// `counter` a zero word that no concurrent launch uses; the grid is `ceil(n / 4096)` blocks of
-/// 256 threads with `onesweep_shared_bytes(size_of::<P::Bits>(), size_of::<P::Value>())` bytes
-/// of dynamic shared memory (or the keys' alone when `values_out` is null).
-#[kernel(launch_bounds(256, 2), instantiate(P =
+/// `counter` a zero word that no concurrent launch uses; the grid is `ceil(n / ONESWEEP_TILE)`
+/// blocks of `ONESWEEP_BLOCK` threads with
+/// `onesweep_shared_bytes(size_of::<P::Bits>(), size_of::<P::Value>())` bytes of dynamic shared
+/// memory (or the keys' alone when `values_out` is null).
+#[kernel(launch_bounds(256, 3), instantiate(P =
     Pair<u8, u32> as u8_v32, Pair<u16, u32> as u16_v32, Pair<u32, u32> as u32_v32,
     Pair<u64, u32> as u64_v32, Pair<u8, u64> as u8_v64, Pair<u16, u64> as u16_v64,
     Pair<u32, u64> as u32_v64, Pair<u64, u64> as u64_v64,
@@ -225,9 +222,7 @@ pub unsafe fn sort_onesweep<P: SortPair>(
 ) {
     let ticket = static_shared!(s_sort_ticket: [u32; 1]);
     let shared = Shared {
-        warp_counts: &static_shared!(s_sort_warp_counts: [u32; WARPS * RADIX]),
-        tile_counts: &static_shared!(s_sort_tile_counts: [u32; RADIX]),
-        local_start: &static_shared!(s_sort_local_start: [u32; RADIX]),
+        warp_offsets: &static_shared!(s_sort_warp_offsets: [u32; WARPS * RADIX]),
         offset: &static_shared!(s_sort_offset: [u32; RADIX]),
         totals: &static_shared!(s_sort_totals: [u32; WARPS]),
     };
@@ -273,11 +268,48 @@ struct Pass<P: SortPair> {
 
 /// The block's shared arrays in `sort_onesweep`.
 struct Shared<'a> {
-    warp_counts: &'a SharedArray<u32, { WARPS * RADIX }>,
-    tile_counts: &'a SharedArray<u32, RADIX>,
-    local_start: &'a SharedArray<u32, RADIX>,
+    /// Per warp and digit: the warp's count of the digit, then where the warp's keys of that
+    /// digit start in the tile sorted by digit.
+    warp_offsets: &'a SharedArray<u32, { WARPS * RADIX }>,
+    /// Per digit: its run's global start less its start in the tile.
     offset: &'a SharedArray<u32, RADIX>,
     totals: &'a SharedArray<u32, WARPS>,
+}
+
+/// The look-back over digit `d` of the tiles before `tile` (`tile > 0`): the sum of their
+/// counts of `d` plus the digit's global start, read [`LOOK_BACK_WINDOW`] status words at a
+/// time (independent loads: one round trip per window), nearest first, up to the nearest
+/// inclusive prefix; a window is read again from its first word that is not yet published.
+///
+/// # Safety
+/// `status` holds the status words of tiles `0..tile`, each published by its block.
+#[inline(always)]
+unsafe fn look_back(status: *const u32, tile: usize, d: usize) -> u32 {
+    let mut before = 0u32;
+    let mut end = tile; // tiles `< end` are still to be read
+    // SAFETY: every word read is of a tile `< tile` (`end > j`).
+    unsafe {
+        'look: loop {
+            let mut s = [0u32; LOOK_BACK_WINDOW];
+            unroll!(j < LOOK_BACK_WINDOW => {
+                if end > j {
+                    s[j] = core::ptr::read_volatile(status.add((end - 1 - j) * RADIX + d));
+                }
+            });
+            let mut read = 0;
+            unroll!(j < LOOK_BACK_WINDOW => {
+                if read == j && end > j && s[j] != 0 {
+                    before += s[j] & STATUS_VALUE;
+                    read = j + 1;
+                    if s[j] & STATUS_PREFIX != 0 {
+                        break 'look;
+                    }
+                }
+            });
+            end -= read;
+        }
+    }
+    before
 }
 
 /// One tile of `sort_onesweep` (see the [module docs](self)); `FULL`: the tile holds
@@ -305,149 +337,131 @@ unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
         status,
     } = *pass;
     let Shared {
-        warp_counts,
-        tile_counts,
-        local_start,
+        warp_offsets,
         offset,
         totals,
     } = *shared;
-    // The tile in digit order: keys, then values (dynamic, 4096 of the larger of the two).
+    // The tile in digit order: keys, then values (dynamic, a tile of the larger of the two).
     let exchange = gpu_std::shared::dynamic_shared_mem::<u64>();
     let tid = thread_idx().x as usize;
     let lane = tid as u32 & 31;
     let warp = tid / 32;
-    // SAFETY: every shared index is in range (`warp * 256 + d < 2048`, `d < 256`, a place
-    // `< 4096` in the dynamic buffer of 4096 keys or values); every global index read or
-    // written is `< n` (keys, values) or `< 256 * gridDim.x` (status); the rest is the
+    // Threads `d < 256` each own digit `d` for the counts and the look-back.
+    let d = tid;
+    let owns_digit = d < RADIX;
+    let digit_of = |key: P::Bits| key.ordered(kind, flip).digit(shift, mask);
+    // SAFETY: every shared index is in range (`w * 256 + d < WARPS * 256`, `d < 256`, a place
+    // `< ONESWEEP_TILE` in the dynamic buffer of a tile of keys or values); every global index
+    // read or written is `< n` (keys, values) or `< 256 * gridDim.x` (status); the rest is the
     // caller's contract.
     unsafe {
         let base = tile * ONESWEEP_TILE;
         let tile_len = (n - base).min(ONESWEEP_TILE);
-        let mut d = tid;
-        while d < WARPS * RADIX {
-            warp_counts.write(d, 0);
-            d += RADIX;
-        }
-        tile_counts.write(tid, 0);
-        // 1. Load: warp `w` holds keys `base + 512 w + 32 i + lane`; each key's digit is
-        // kept in the low 8 bits of `place` (its rank goes above them).
+        unroll!(j < RADIX / 32 => {
+            warp_offsets.write_unchecked(j * ONESWEEP_BLOCK as usize + tid, 0);
+        });
+        // 1. Load: warp `w` holds keys `base + 32 * ITEMS * w + 32 i + lane`. Only their digits
+        // stay in registers (the low 8 bits of `place`; the rank goes above them): the keys
+        // are read again, from L1, when they are placed.
         let first = warp * 32 * ONESWEEP_ITEMS + lane as usize;
-        let mut keys = [P::Bits::ZERO; ONESWEEP_ITEMS];
+        let mut place = [0u32; ONESWEEP_ITEMS];
         unroll!(i < ONESWEEP_ITEMS => {
             let at = first + 32 * i;
             if FULL || at < tile_len {
-                keys[i] = *keys_in.add(base + at);
-            }
-        });
-        let mut place = [0u32; ONESWEEP_ITEMS];
-        unroll!(i < ONESWEEP_ITEMS => {
-            place[i] = keys[i].ordered(kind, flip).digit(shift, mask);
-        });
-        syncthreads();
-        // 2. The tile's count of each digit, published at once for the tiles after this one
-        // (CUB's early counts): one shared atomic per key.
-        let counts_at = tile_counts.shared_address();
-        unroll!(i < ONESWEEP_ITEMS => {
-            if FULL || first + 32 * i < tile_len {
-                red_shared_add(counts_at + 4 * place[i], 1u32);
+                place[i] = digit_of(*keys_in.add(base + at));
             }
         });
         syncthreads();
-        let d = tid;
-        let count = tile_counts.read(d);
-        let word = status.add(tile * RADIX + d);
-        let global_start = if tile == 0 {
-            let (start, _) = block_exclusive_sum(*digit_counts.add(d), tid, totals);
-            core::ptr::write_volatile(word, STATUS_PREFIX | (start + count));
-            start
-        } else {
-            core::ptr::write_volatile(word, STATUS_AGGREGATE | count);
-            0
-        };
-        // 3. Rank within the warp.
-        let counters = warp_counts.as_ptr().add(warp * RADIX);
+        // 2. Rank within the warp: the lanes holding the same digit are found with one ballot
+        // per digit bit; the lowest of them adds their number to the warp's counter of the
+        // digit and hands the old count to the others. Atomics that do not wait for each other:
+        // the keys' rounds overlap.
+        let counters = warp_offsets.shared_address() + (4 * warp * RADIX) as u32;
         let below = lanemask_lt();
         unroll!(i < ONESWEEP_ITEMS => {
             let valid = FULL || first + 32 * i < tile_len;
-            let d = place[i];
-            let peers = match_any_sync(FULL_MASK, if valid { d } else { u32::MAX });
-            let leader = 31 - peers.leading_zeros();
+            let digit = place[i];
+            let mut peers = match_bits_sync::<RADIX_BITS>(digit);
+            if !FULL {
+                peers &= ballot_sync(FULL_MASK, valid);
+            }
+            let ahead = peers & below;
             let mut old = 0;
-            if valid && lane == leader {
-                old = *counters.add(d as usize);
-                *counters.add(d as usize) = old + peers.count_ones();
+            if valid && ahead == 0 {
+                old = atomic_shared_add(counters + 4 * digit, peers.count_ones());
             }
-            syncwarp(FULL_MASK);
-            let rank = shfl_idx_sync(FULL_MASK, old, leader) + (peers & below).count_ones();
-            place[i] = rank << 8 | d;
+            let rank = shfl_idx_sync(FULL_MASK, old, peers.trailing_zeros() & 31)
+                + ahead.count_ones();
+            place[i] = rank << 8 | digit;
         });
         syncthreads();
-        // 4. Thread `d`: the warps' counts of digit `d`, exclusive over the warps.
-        let mut running = 0u32;
-        for w in 0..WARPS {
-            let c = warp_counts.read(w * RADIX + d);
-            warp_counts.write(w * RADIX + d, running);
-            running += c;
+        // 3. Thread `d`: the tile's count of digit `d`, published at once for the tiles after
+        // this one, and where each warp's keys of `d` start among the tile's.
+        let mut count = 0u32;
+        let mut warp_start = [0u32; WARPS];
+        if owns_digit {
+            unroll!(w < WARPS => {
+                warp_start[w] = count;
+                count += warp_offsets.read_unchecked(w * RADIX + d);
+            });
+            if tile > 0 {
+                core::ptr::write_volatile(status.add(tile * RADIX + d), STATUS_AGGREGATE | count);
+            }
         }
-        let (tile_start, _) = block_exclusive_sum(count, tid, totals);
-        local_start.write(d, tile_start);
-        let global_start = if tile == 0 {
-            global_start
-        } else {
-            // The look-back over digit `d` of the tiles before this one, `LOOK_BACK_WINDOW`
-            // status words at a time (independent loads: one round trip per window), nearest
-            // first, up to the nearest inclusive prefix; a window is read again from its first
-            // word that is not yet published.
-            let mut before = 0u32;
-            let mut end = tile; // tiles `< end` are still to be read
-            'look: loop {
-                let mut s = [0u32; LOOK_BACK_WINDOW];
-                unroll!(j < LOOK_BACK_WINDOW => {
-                    if end > j {
-                        s[j] = core::ptr::read_volatile(status.add((end - 1 - j) * RADIX + d));
-                    }
-                });
-                let mut read = 0;
-                unroll!(j < LOOK_BACK_WINDOW => {
-                    if read == j && end > j && s[j] != 0 {
-                        before += s[j] & STATUS_VALUE;
-                        read = j + 1;
-                        if s[j] & STATUS_PREFIX != 0 {
-                            break 'look;
-                        }
-                    }
-                });
-                end -= read;
+        let mut global_start = 0;
+        if tile == 0 {
+            let total = if owns_digit { *digit_counts.add(d) } else { 0 };
+            global_start = block_exclusive_sum(total, tid, totals);
+            if owns_digit {
+                core::ptr::write_volatile(status.add(d), STATUS_PREFIX | (global_start + count));
             }
-            core::ptr::write_volatile(word, STATUS_PREFIX | (before + count));
-            before
-        };
-        // Where digit `d`'s run of this tile goes: its global start, less its start in the tile.
-        offset.write(d, global_start.wrapping_sub(tile_start));
+        }
+        let tile_start = block_exclusive_sum(count, tid, totals);
+        if owns_digit {
+            unroll!(w < WARPS => {
+                warp_offsets.write_unchecked(w * RADIX + d, tile_start + warp_start[w]);
+            });
+        }
         syncthreads();
-        // Every key's place in the tile, sorted by digit.
+        // 4. Every key to its place in the tile sorted by digit.
         let key_slots = exchange as *mut P::Bits;
+        let starts = warp_offsets.as_ptr().add(warp * RADIX);
         unroll!(i < ONESWEEP_ITEMS => {
-            if FULL || first + 32 * i < tile_len {
-                let d = (place[i] & 0xff) as usize;
-                place[i] = (place[i] >> 8) + warp_counts.read(warp * RADIX + d) + local_start.read(d);
-                *key_slots.add(place[i] as usize) = keys[i];
+            let at = first + 32 * i;
+            if FULL || at < tile_len {
+                place[i] = (place[i] >> 8) + *starts.add(place[i] as usize & 0xff);
+                *key_slots.add(place[i] as usize) = *keys_in.add(base + at);
             }
         });
+        // 5. The look-back, while the other warps still place their keys.
+        if owns_digit {
+            let global_start = if tile == 0 {
+                global_start
+            } else {
+                let before = look_back(status, tile, d);
+                core::ptr::write_volatile(
+                    status.add(tile * RADIX + d),
+                    STATUS_PREFIX | (before + count),
+                );
+                before
+            };
+            offset.write_unchecked(d, global_start.wrapping_sub(tile_start));
+        }
         syncthreads();
-        // 4. Write the tile out in order: each key to its run's global start plus its place.
-        // The digits of this thread's slots, four to a word, for the values' pass.
-        let mut slot_digits = [0u32; ONESWEEP_ITEMS / 4];
+        // 6. Write the tile out in order: each key to its run's global start plus its place.
+        // The digits of this thread's slots, four to a word, for the values.
+        let mut slot_digits = [0u32; ONESWEEP_ITEMS.div_ceil(4)];
         unroll!(j < ONESWEEP_ITEMS => {
-            let at = j * RADIX + tid;
+            let at = j * ONESWEEP_BLOCK as usize + tid;
             if FULL || at < tile_len {
                 let k = *key_slots.add(at);
-                let d = k.ordered(kind, flip).digit(shift, mask);
-                slot_digits[j / 4] |= d << (8 * (j % 4));
-                *keys_out.add(offset.read(d as usize).wrapping_add(at as u32) as usize) = k;
+                let digit = digit_of(k);
+                slot_digits[j / 4] |= digit << (8 * (j % 4));
+                *keys_out.add(offset.read_unchecked(digit as usize).wrapping_add(at as u32) as usize) = k;
             }
         });
         if !values_out.is_null() {
+            // 7. The values the same way: loaded in input order, placed by their keys' places.
             let value_slots = exchange as *mut P::Value;
             syncthreads();
             unroll!(i < ONESWEEP_ITEMS => {
@@ -462,10 +476,10 @@ unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
             });
             syncthreads();
             unroll!(j < ONESWEEP_ITEMS => {
-                let at = j * RADIX + tid;
+                let at = j * ONESWEEP_BLOCK as usize + tid;
                 if FULL || at < tile_len {
-                    let d = (slot_digits[j / 4] >> (8 * (j % 4))) & 0xff;
-                    let to = offset.read(d as usize).wrapping_add(at as u32);
+                    let digit = (slot_digits[j / 4] >> (8 * (j % 4))) & 0xff;
+                    let to = offset.read_unchecked(digit as usize).wrapping_add(at as u32);
                     *values_out.add(to as usize) = *value_slots.add(at);
                 }
             });

@@ -160,6 +160,27 @@ pub unsafe fn red_shared_add<T: ReduceAdd>(address: u32, value: T) {
     unsafe { T::red_shared_add(address, value) }
 }
 
+/// `atomicAdd` on a `u32` of shared memory that returns the old value, as PTX
+/// `atom.shared.add.u32` at a 32-bit shared-window address (what `nvcc` emits for an
+/// `atomicAdd` on `__shared__` memory whose result is used): a radix sort's warp-level ranking,
+/// where the lowest lane of each digit's peers adds their number to the warp's counter of that
+/// digit and hands the old count to the others. Relaxed; a warp's atomics on one address take
+/// effect in the order the warp issues them.
+///
+/// # Safety
+/// As [`red_shared_add`].
+#[inline(always)]
+#[crate::gpu_only]
+pub unsafe fn atomic_shared_add(address: u32, value: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller guarantees a valid, aligned shared-window address.
+    unsafe {
+        core::arch::asm!("atom.shared.add.u32 {o}, [{a}], {v};",
+            o = out(reg32) old, a = in(reg32) address, v = in(reg32) value, options(nostack));
+    }
+    old
+}
+
 /// `atomicAdd` on global memory whose result is not used, as PTX `red.global.add` (relaxed,
 /// GPU scope; what `nvcc` emits for a discarded `atomicAdd`): `u32` and `u64`.
 ///

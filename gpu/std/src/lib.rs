@@ -163,7 +163,7 @@ pub mod prelude {
 
 pub use atomic::{
     AtomicAdd, AtomicMinMax, ReduceAdd, atomic_add, atomic_add_acq_rel, atomic_cas, atomic_max,
-    atomic_min, red_global_add, red_shared_add,
+    atomic_min, atomic_shared_add, red_global_add, red_shared_add,
 };
 pub use constant::ConstWord;
 pub use disjoint::{DisjointSlice, GridStride, ThreadIndex, grid_stride, thread_index};
@@ -183,8 +183,8 @@ pub use shared::{DynamicShared, SharedArray};
 pub use shared::{shared_window, static_shared_host};
 pub use sync::{syncthreads, syncthreads_or, syncwarp, threadfence, threadfence_block};
 pub use warp::{
-    Pod, WarpShuffle, ballot_sync, lanemask_lt, match_any_sync, shfl_down_sync, shfl_idx_sync,
-    shfl_up_sync, shfl_xor_sync,
+    Pod, WarpShuffle, ballot_sync, lanemask_lt, match_any_sync, match_bits_sync, shfl_down_sync,
+    shfl_idx_sync, shfl_up_sync, shfl_xor_sync,
 };
 
 /// Plain data a kernel may take by value: copied bit for bit into the launch's parameter
