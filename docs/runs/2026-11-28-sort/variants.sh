@@ -1,7 +1,10 @@
 #!/bin/bash
 # Tile-shape variants of sort_onesweep, each an examples/sort_throughput built with its own
-# sm_90 PTX, packed as .gpu/v.tar.xz (variants/<name>); then CUB through CuPy in the same run,
-# and ncu's per-kernel durations over the first variant's sort of 2^24 keys.
+# sm_90 PTX, packed as .gpu/v.tar.xz (variants/<name>); then CUB through CuPy in the same run
+# (unless NOPEERS), and with NCU ncu's per-kernel durations over the first variant's sort of 2^24
+# keys. PROFILE=1 instead runs only ncu --set full over one sort_onesweep pass (2^24 u32 keys) of
+# the first variant and writes the SASS source page (per-instruction executed counts and stall
+# samples) as CSV.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../../.."
@@ -9,6 +12,16 @@ tar xJf .gpu/v.tar.xz
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 nvidia-smi -L | tee "$OUT/gpus.txt"
+if [ -n "${PROFILE:-}" ]; then
+  first=$(ls variants | head -1)
+  timeout 300 ncu -k regex:sort_onesweep --launch-skip 97 --launch-count 1 --set full \
+    --import-source no -o /tmp/prof variants/$first 16777216 1 > "$OUT/ncu_full.log" 2>&1
+  echo "exit $?"
+  ncu -i /tmp/prof.ncu-rep --page details > "$OUT/details.txt" 2>&1
+  ncu -i /tmp/prof.ncu-rep --page source --csv --print-source sass > "$OUT/sass.csv" 2>&1
+  grep -E "Duration|Executed Ipc|Issue Slots|Registers|Achieved Occupancy" "$OUT/details.txt" | head
+  exit 0
+fi
 for v in variants/*; do
   name=$(basename "$v")
   echo "== $name"
