@@ -16,7 +16,7 @@
 //!    registers; the keys are read again (from L1) when they are placed.
 //! 2. *Rank* (the warp-level multisplit of CUB's `BlockRadixRankMatch`): for each of its keys in
 //!    turn, a lane finds the lanes with the same digit with one ballot per digit bit
-//!    ([`match_bits_sync`]: `match.any.sync` measured 1.45x slower over the whole sort); the
+//!    ([`match_bits_sync`]: with `match.any.sync` the whole sort took 1.46x as long, r10); the
 //!    lowest of them adds their number to the warp's counter of that digit with one shared
 //!    atomic that returns the old count, and a shuffle hands it to the others: each key's rank
 //!    among the warp's keys of its digit, in input order. The keys' atomics do not wait for
