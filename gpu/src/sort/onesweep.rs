@@ -356,19 +356,30 @@ unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
     // caller's contract.
     unsafe {
         let base = tile * ONESWEEP_TILE;
-        let tile_len = (n - base).min(ONESWEEP_TILE);
+        // Positions within the tile are `u32`: fewer registers than `usize`.
+        let tile_len = (n - base).min(ONESWEEP_TILE) as u32;
+        let tile_keys = keys_in.add(base);
         unroll!(j < RADIX / 32 => {
             warp_offsets.write_unchecked(j * ONESWEEP_BLOCK as usize + tid, 0);
         });
+        // Tile 0: the digits' global starts, scanned before the keys take registers and kept
+        // in `offset` until the look-back's place.
+        if tile == 0 {
+            let total = if owns_digit { *digit_counts.add(d) } else { 0 };
+            let start = block_exclusive_sum(total, tid, totals);
+            if owns_digit {
+                offset.write_unchecked(d, start);
+            }
+        }
         // 1. Load: warp `w` holds keys `base + 32 * ITEMS * w + 32 i + lane`. Only their digits
         // stay in registers (the low 8 bits of `place`; the rank goes above them): the keys
         // are read again, from L1, when they are placed.
-        let first = warp * 32 * ONESWEEP_ITEMS + lane as usize;
+        let first = (warp * 32 * ONESWEEP_ITEMS) as u32 + lane;
         let mut place = [0u32; ONESWEEP_ITEMS];
         unroll!(i < ONESWEEP_ITEMS => {
-            let at = first + 32 * i;
+            let at = first + 32 * i as u32;
             if FULL || at < tile_len {
-                place[i] = digit_of(*keys_in.add(base + at));
+                place[i] = digit_of(*tile_keys.add(at as usize));
             }
         });
         syncthreads();
@@ -379,7 +390,7 @@ unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
         let counters = warp_offsets.shared_address() + (4 * warp * RADIX) as u32;
         let below = lanemask_lt();
         unroll!(i < ONESWEEP_ITEMS => {
-            let valid = FULL || first + 32 * i < tile_len;
+            let valid = FULL || first + 32 * (i as u32) < tile_len;
             let digit = place[i];
             let mut peers = match_bits_sync::<RADIX_BITS>(digit);
             if !FULL {
@@ -398,28 +409,25 @@ unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
         // 3. Thread `d`: the tile's count of digit `d`, published at once for the tiles after
         // this one, and where each warp's keys of `d` start among the tile's.
         let mut count = 0u32;
-        let mut warp_start = [0u32; WARPS];
         if owns_digit {
             unroll!(w < WARPS => {
-                warp_start[w] = count;
-                count += warp_offsets.read_unchecked(w * RADIX + d);
+                let c = warp_offsets.read_unchecked(w * RADIX + d);
+                warp_offsets.write_unchecked(w * RADIX + d, count);
+                count += c;
             });
             if tile > 0 {
                 core::ptr::write_volatile(status.add(tile * RADIX + d), STATUS_AGGREGATE | count);
             }
         }
-        let mut global_start = 0;
-        if tile == 0 {
-            let total = if owns_digit { *digit_counts.add(d) } else { 0 };
-            global_start = block_exclusive_sum(total, tid, totals);
-            if owns_digit {
-                core::ptr::write_volatile(status.add(d), STATUS_PREFIX | (global_start + count));
-            }
+        if tile == 0 && owns_digit {
+            let start = offset.read_unchecked(d);
+            core::ptr::write_volatile(status.add(d), STATUS_PREFIX | (start + count));
         }
         let tile_start = block_exclusive_sum(count, tid, totals);
         if owns_digit {
             unroll!(w < WARPS => {
-                warp_offsets.write_unchecked(w * RADIX + d, tile_start + warp_start[w]);
+                let start = warp_offsets.read_unchecked(w * RADIX + d);
+                warp_offsets.write_unchecked(w * RADIX + d, tile_start + start);
             });
         }
         syncthreads();
@@ -427,16 +435,16 @@ unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
         let key_slots = exchange as *mut P::Bits;
         let starts = warp_offsets.as_ptr().add(warp * RADIX);
         unroll!(i < ONESWEEP_ITEMS => {
-            let at = first + 32 * i;
+            let at = first + 32 * i as u32;
             if FULL || at < tile_len {
                 place[i] = (place[i] >> 8) + *starts.add(place[i] as usize & 0xff);
-                *key_slots.add(place[i] as usize) = *keys_in.add(base + at);
+                *key_slots.add(place[i] as usize) = *tile_keys.add(at as usize);
             }
         });
         // 5. The look-back, while the other warps still place their keys.
         if owns_digit {
             let global_start = if tile == 0 {
-                global_start
+                offset.read_unchecked(d)
             } else {
                 let before = look_back(status, tile, d);
                 core::ptr::write_volatile(
@@ -452,12 +460,12 @@ unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
         // The digits of this thread's slots, four to a word, for the values.
         let mut slot_digits = [0u32; ONESWEEP_ITEMS.div_ceil(4)];
         unroll!(j < ONESWEEP_ITEMS => {
-            let at = j * ONESWEEP_BLOCK as usize + tid;
+            let at = (j * ONESWEEP_BLOCK as usize + tid) as u32;
             if FULL || at < tile_len {
-                let k = *key_slots.add(at);
+                let k = *key_slots.add(at as usize);
                 let digit = digit_of(k);
                 slot_digits[j / 4] |= digit << (8 * (j % 4));
-                *keys_out.add(offset.read_unchecked(digit as usize).wrapping_add(at as u32) as usize) = k;
+                *keys_out.add(offset.read_unchecked(digit as usize).wrapping_add(at) as usize) = k;
             }
         });
         if !values_out.is_null() {
@@ -465,22 +473,22 @@ unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
             let value_slots = exchange as *mut P::Value;
             syncthreads();
             unroll!(i < ONESWEEP_ITEMS => {
-                let at = first + 32 * i;
+                let at = first + 32 * i as u32;
                 if FULL || at < tile_len {
                     *value_slots.add(place[i] as usize) = if values_in.is_null() {
-                        P::Value::from_index(base + at)
+                        P::Value::from_index(base + at as usize)
                     } else {
-                        *values_in.add(base + at)
+                        *values_in.add(base + at as usize)
                     };
                 }
             });
             syncthreads();
             unroll!(j < ONESWEEP_ITEMS => {
-                let at = j * ONESWEEP_BLOCK as usize + tid;
+                let at = (j * ONESWEEP_BLOCK as usize + tid) as u32;
                 if FULL || at < tile_len {
                     let digit = (slot_digits[j / 4] >> (8 * (j % 4))) & 0xff;
-                    let to = offset.read_unchecked(digit as usize).wrapping_add(at as u32);
-                    *values_out.add(to as usize) = *value_slots.add(at);
+                    let to = offset.read_unchecked(digit as usize).wrapping_add(at);
+                    *values_out.add(to as usize) = *value_slots.add(at as usize);
                 }
             });
         }
