@@ -4,6 +4,10 @@
 #   STEP=j  run.sh tests (every test executable, the multi-process tests at the rank counts the
 #           GPUs allow), then examples/shard_offsets (one GPU's sum at the 3-rank shard offsets,
 #           128-byte against 2 MiB aligned), then demo multi-gpu --processes N up to 64 MiB.
+#   STEP=k  on a 4-GPU kind, over a trimmed bundle (bin/demo, tests/tests-multi_process, run.sh
+#           and peers.py alone, stripped, so that it and the tracked tree fit the 64 MiB a call
+#           may carry): the multi-process tests at 2 and 4 ranks, then run.sh multi-process (the
+#           PyTorch peer, demo multi-gpu --processes N, the same under torchrun).
 # Logs go to $OUT.
 set -u
 cd "$(dirname "$0")/../../.."
@@ -33,5 +37,15 @@ case "${STEP:-j}" in
     timeout 100 bin/demo multi-gpu --processes "$n" --max-bytes 67108864 --out "$OUT/processes" > "$OUT/processes.log" 2>&1
     echo "exit $?" >> "$OUT/processes.log"
     grep -E "^\| [1-8] |^\| GPUs|^\| [0-9]+ (KiB|MiB)|results:|lowest|exit|error" "$OUT/processes.log" | head -40
+    ;;
+  k)
+    echo "== tests-multi_process"
+    timeout 150 tests/tests-multi_process --include-ignored > "$OUT/multi_process_tests.log" 2>&1
+    echo "exit $?" >> "$OUT/multi_process_tests.log"
+    grep -E "^test |test result|exit" "$OUT/multi_process_tests.log" | head -20
+    echo "== run.sh multi-process"
+    timeout 330 ./run.sh multi-process "$OUT/mp" > "$OUT/multi_process_demo.log" 2>&1
+    echo "exit $?" >> "$OUT/multi_process_demo.log"
+    grep -E "^\| (1|2|3|4) |^\| [0-9]+ (KiB|MiB|GiB) |results:|lowest|FAIL|failed|error|exit|same results" "$OUT/multi_process_demo.log" | head -80
     ;;
 esac
