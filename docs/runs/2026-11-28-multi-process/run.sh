@@ -8,6 +8,12 @@
 #           and peers.py alone, stripped, so that it and the tracked tree fit the 64 MiB a call
 #           may carry): the multi-process tests at 2 and 4 ranks, then run.sh multi-process (the
 #           PyTorch peer, demo multi-gpu --processes N, the same under torchrun).
+#   STEP=l  over a whole bundle (its logs over 40 KB now stored compressed, so that it fits):
+#           run.sh tests (every test executable; the multi-process tests at 2 and 4 ranks), then
+#           compute-sanitizer memcheck over demo multi-gpu --processes 2 (NCCL's kernels
+#           excluded, as run.sh sanitize does).
+#   STEP=m  run.sh multi-process (the peer, --processes N, torchrun), then the one-process demo
+#           multi-gpu beside the same peer file (NCCL's all-reduce and the lab's ring).
 # Logs go to $OUT.
 set -u
 cd "$(dirname "$0")/../../.."
@@ -47,5 +53,27 @@ case "${STEP:-j}" in
     timeout 330 ./run.sh multi-process "$OUT/mp" > "$OUT/multi_process_demo.log" 2>&1
     echo "exit $?" >> "$OUT/multi_process_demo.log"
     grep -E "^\| (1|2|3|4) |^\| [0-9]+ (KiB|MiB|GiB) |results:|lowest|FAIL|failed|error|exit|same results" "$OUT/multi_process_demo.log" | head -80
+    ;;
+  l)
+    echo "== run.sh tests"
+    timeout 420 ./run.sh tests > "$OUT/tests.log" 2>&1
+    echo "exit $?" >> "$OUT/tests.log"
+    grep -E "^== |test result|FAILED|failed|panicked|exit|all passed" "$OUT/tests.log" | head -60
+    echo "== compute-sanitizer memcheck, 2 ranks"
+    timeout 140 compute-sanitizer --tool memcheck --target-processes all --report-api-errors no \
+      --kernel-name-exclude kns=nccl --print-limit 50 \
+      bin/demo multi-gpu --processes 2 --size 100003 --max-bytes 1048576 --reps 2 > "$OUT/memcheck.log" 2>&1
+    echo "exit $?" >> "$OUT/memcheck.log"
+    grep -vE "^=========     |^========= *$" "$OUT/memcheck.log" | grep -E "=====|exit|error" | head -30
+    ;;
+  m)
+    echo "== run.sh multi-process"
+    timeout 330 ./run.sh multi-process "$OUT/mp" > "$OUT/multi_process_demo.log" 2>&1
+    echo "exit $?" >> "$OUT/multi_process_demo.log"
+    grep -E "^\| (1|2|3|4) |^\| [0-9]+ (KiB|MiB|GiB) |results:|lowest|FAIL|failed|error|exit|same results" "$OUT/multi_process_demo.log" | head -70
+    echo "== demo multi-gpu (one process), the peer of this run"
+    timeout 200 bin/demo multi-gpu --peers "$OUT/mp/peers.json" --out "$OUT/one" > "$OUT/one_process.log" 2>&1
+    echo "exit $?" >> "$OUT/one_process.log"
+    grep -E "^\||lowest|exit|error" "$OUT/one_process.log" | head -50
     ;;
 esac
