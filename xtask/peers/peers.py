@@ -33,7 +33,10 @@ padding=(r, 0)); and for the 256-bin byte histograms (uniform random bytes, and 
 minlength=256) on the uint8 tensor itself, cupy.histogram(x, 256, (0, 256)), and CUB's
 DeviceHistogram::HistogramEven through CuPy's binding (cupy.cuda.cub.device_histogram(x, y, 257),
 where the installed CuPy has that form); each histogram peer's counts are checked once against
-the byte counts (torch.bincount's against a count by sorting) before it is timed.
+the byte counts (torch.bincount's against a count by sorting) before it is timed; and for the
+radix sort (sort-keys-u32, sort-keys-f32, sort-pairs-u32, sort-argsort-f32): CUB through CuPy's
+in-place ndarray.sort on a fresh copy (the copy before the flush, untimed), cupy.argsort,
+torch.sort(x, stable=True) and torch.argsort(x, stable=True) (`sort_peers`).
 A peer call so slow that --reps runs would take more than PEER_BUDGET_MS (CuPy's correlate of a
 31 x 31 mask on 8192^2: about 45 ms a call) is timed with fewer reps, at least MIN_REPS: its row
 records the reps it ran. When a convolution is swept, cuBLAS SGEMM (torch.matmul of two 8192 x
@@ -102,9 +105,12 @@ def main():
     flush_buf = torch.zeros(max(2 * l2, 8 << 20) // 4, dtype=torch.int32, device=dev)
     gen = torch.Generator(device="cpu").manual_seed(2026)
 
-    def timed(fn, flush=False, reps=None):
+    def timed(fn, flush=False, reps=None, setup=None):
+        # setup (a fresh copy of an input sorted in place) runs before the flush, untimed.
         reps = reps or args.reps
         for _ in range(3):
+            if setup:
+                setup()
             if flush:
                 flush_buf.sum()
             fn()
@@ -114,6 +120,8 @@ def main():
             for _ in range(reps)
         ]
         for start, end in events:
+            if setup:
+                setup()
             if flush:
                 flush_buf.sum()
             start.record()
@@ -278,7 +286,9 @@ def sweep_peers(torch, args, dev, lib, timed):
                 "scan-max-f32": 16 * n,
                 "select-f32": 12 * n, "histogram-bytes": 4 * n,
                 "histogram-bytes-constant": 4 * n, "reduce-sum-i64": 8 * n,
-                "reduce-sum-f64": 12 * n}.get(pattern, 4 * n)
+                "reduce-sum-f64": 12 * n, "sort-keys-u32": 16 * n,
+                "sort-keys-f32": 16 * n, "sort-pairs-u32": 48 * n,
+                "sort-argsort-f32": 40 * n}.get(pattern, 4 * n)
         why = None
         if args.max_elements is not None and n > args.max_elements:
             why = f"more than --max-elements {args.max_elements}"
@@ -368,7 +378,8 @@ PEER_PATTERNS = ("reduce-i32", "reduce-f32", "vector-add", "transpose", "conv1d"
                  "histogram-bytes-constant", "reduce-max-f32", "reduce-min-f32",
                  "reduce-argmax-f32", "reduce-prod-f32", "reduce-max-i32", "reduce-min-i32",
                  "reduce-argmax-i32", "reduce-prod-i32", "reduce-sum-i64", "reduce-sum-f64",
-                 "scan-max-f32")
+                 "scan-max-f32", "sort-keys-u32", "sort-keys-f32", "sort-pairs-u32",
+                 "sort-argsort-f32")
 
 # The operator sweeps (`demo sweep reduce-<op>-<type>`): the torch and CuPy (CUB) calls of each
 # operator; the input type is the pattern's last word.
@@ -472,6 +483,8 @@ def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cu
             timed(lambda: torch.masked_select(x, x > 0), flush=True))
         row("torch x[x > 0]", "x[x > 0] (boolean indexing)",
             timed(lambda: x[x > 0], flush=True))
+    elif pattern.startswith("sort-"):
+        sort_peers(torch, cupy, pattern, n, timed, row, cupy_lib, gen, dev)
     elif pattern in ("histogram-bytes", "histogram-bytes-constant"):
         histogram_peers(torch, cupy, pattern, n, timed, row, cupy_lib, gen, dev)
     elif pattern == "vector-add":
@@ -538,6 +551,45 @@ def sweep_case(torch, F, cupy, pattern, shape, width, n, uniform, timed, row, cu
                                                   truncate=3.0),
                       library=cupy_lib)
             del cimg, cout
+
+
+def sort_peers(torch, cupy, pattern, n, timed, row, cupy_lib, gen, dev):
+    """The radix sort's peers (`demo sweep sort-*`), each sorting uniform random keys with the
+    L2 flushed before every run: CUB's DeviceRadixSort through CuPy's in-place ndarray.sort on a
+    fresh copy of the keys (the copy made before the flush, outside the timed region; CuPy's
+    sort is thrust::sort, which runs CUB's radix sort for primitive keys); cupy.argsort
+    (thrust::stable_sort_by_key: CUB's radix sort of pairs, int64 indices) as the pairs' and the
+    argsort's CUB peer; torch.sort (values and indices) and torch.argsort(stable=True) of f32."""
+    if pattern in ("sort-keys-u32", "sort-pairs-u32"):
+        x = torch.randint(0, 1 << 32, (n,), dtype=torch.int64, device=dev,
+                          generator=gen).to(torch.uint32)
+    else:
+        x = torch.rand(n, generator=gen, device=dev) * 2 - 1
+    if cupy is not None:
+        cx = cupy.asarray(x)
+        if pattern in ("sort-keys-u32", "sort-keys-f32"):
+            holder = [cx.copy()]
+
+            def fresh():
+                holder[0][...] = cx
+            holder[0].sort()
+            want = torch.sort(x).values if pattern == "sort-keys-f32" else None
+            if want is None or torch.equal(torch.as_tensor(holder[0], device=dev), want):
+                row("CUB (cupy sort)", "a.sort() in place on a fresh copy a[...] = x "
+                    "(thrust::sort: CUB DeviceRadixSort keys)",
+                    timed(lambda: holder[0].sort(), flush=True, setup=fresh), library=cupy_lib)
+            del holder
+        else:
+            row("CUB (cupy.argsort)", "cupy.argsort(x) (thrust::stable_sort_by_key: CUB "
+                "DeviceRadixSort pairs, int64 indices)",
+                timed(lambda: cupy.argsort(cx), flush=True), library=cupy_lib)
+        del cx
+    if pattern in ("sort-keys-f32", "sort-argsort-f32"):
+        row("torch.sort", "torch.sort(x, stable=True) (values and int64 indices)",
+            timed(lambda: torch.sort(x, stable=True), flush=True))
+        row("torch.argsort", "torch.argsort(x, stable=True) (int64 indices)",
+            timed(lambda: torch.argsort(x, stable=True), flush=True))
+    del x
 
 
 def histogram_peers(torch, cupy, pattern, n, timed, row, cupy_lib, gen, dev):

@@ -29,8 +29,8 @@ pub use engine::{registry, report, sweep, timing};
 
 use crate::engine::registry::{PatternInfo, Patterns};
 use crate::patterns::{
-    convolution, histogram, md, memory, multi_gpu, reduce, scan, smoke, square_sum, transpose,
-    vector_add,
+    convolution, histogram, md, memory, multi_gpu, reduce, scan, smoke, sort, square_sum,
+    transpose, vector_add,
 };
 
 /// Runs the `demo` command over [`PATTERNS`]: parses the command line, runs the command or the
@@ -49,6 +49,7 @@ pub static PATTERNS: &[PatternInfo] = &[
     PatternInfo::of::<square_sum::SquareSum>(),
     PatternInfo::of::<scan::Scan>(),
     PatternInfo::of::<histogram::Histogram>(),
+    PatternInfo::of::<sort::Sort>(),
     PatternInfo::of::<convolution::Conv1d>(),
     PatternInfo::of::<convolution::Conv2d>(),
     PatternInfo::of::<md::Md>(),

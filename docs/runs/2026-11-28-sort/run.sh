@@ -5,6 +5,9 @@
 #           tools over a short sort_throughput.
 #   STEP=b  ncu over the first sort::keys u32 of 2^24 keys.
 #   STEP=c  ncu --set detailed over one pass of it.
+#   STEP=d  over a mini bundle (bin/demo, peers.py): demo sort, compute-sanitizer's four tools
+#           over demo sort --size 100003, peers.py --sweep over the sort sweeps, then demo sweep
+#           of them beside those peers (REPS reps, default 20).
 # Logs go to $OUT.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,6 +19,28 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 nvidia-smi -L | tee "$OUT/gpus.txt"
 case "${STEP:-a}" in
+  d)
+    reps=${REPS:-20}
+    echo "== demo sort"
+    timeout 120 bin/demo sort --out "$OUT/demo" > "$OUT/demo_sort.log" 2>&1
+    echo "exit $?" >> "$OUT/demo_sort.log"
+    grep -E "^\||exit|error" "$OUT/demo_sort.log" | head -20
+    for tool in memcheck racecheck synccheck initcheck; do
+      echo "== compute-sanitizer $tool (demo sort --size 100003)"
+      timeout 100 compute-sanitizer --tool $tool --print-limit 10 bin/demo sort --size 100003 --reps 2 > "$OUT/$tool.log" 2>&1
+      echo "exit $?" >> "$OUT/$tool.log"
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^exit" "$OUT/$tool.log" | head -4
+    done
+    sorts="sort-keys-u32 sort-keys-f32 sort-pairs-u32 sort-argsort-f32"
+    echo "== peers.py --sweep ($sorts)"
+    timeout 200 python3 peers.py --sweep "$OUT/sweep-peers.json" --demo bin/demo --reps "$reps" --patterns $sorts > "$OUT/peers.log" 2>&1
+    echo "exit $?" >> "$OUT/peers.log"
+    tail -3 "$OUT/peers.log"
+    echo "== demo sweep $sorts"
+    timeout 240 bin/demo sweep $sorts --reps "$reps" --peers "$OUT/sweep-peers.json" --out "$OUT/sweep" > "$OUT/sweep.log" 2>&1
+    echo "exit $?" >> "$OUT/sweep.log"
+    grep -vE "^sweep: " "$OUT/sweep.log" | grep -E "^\||^#|exit|error" | head -60
+    ;;
   a)
     echo "== tests-gpu sort::"
     timeout 240 tests/tests-gpu sort:: --include-ignored > "$OUT/tests_sort.log" 2>&1

@@ -11,6 +11,7 @@ pub mod multi_gpu;
 pub mod reduce;
 pub mod scan;
 pub mod smoke;
+pub mod sort;
 pub mod square_sum;
 pub mod transpose;
 pub mod vector_add;

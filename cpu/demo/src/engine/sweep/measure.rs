@@ -161,6 +161,25 @@ impl<'a> Sweep<'a> {
         bytes: u64,
         floor: Option<Floor>,
         x: &mut X,
+        launch: impl FnMut(&mut X) -> cpu::Result<LaunchConfig>,
+        verify: impl FnOnce(&mut X, &LaunchConfig) -> Result<V>,
+    ) -> Result<()> {
+        self.measure_with_setup(case, kernel, bytes, floor, x, |_| Ok(()), launch, verify)
+    }
+
+    /// As [`Sweep::measure`], with `setup` queued before every warm-up and timed launch (before
+    /// the flush, outside the timed interval): restoring an input the entry point changes in
+    /// place, such as the keys of an in-place sort. The first, verified launch runs on `x` as
+    /// given.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn measure_with_setup<X, V: Verdict>(
+        &mut self,
+        case: Case,
+        kernel: &str,
+        bytes: u64,
+        floor: Option<Floor>,
+        x: &mut X,
+        mut setup: impl FnMut(&mut X) -> cpu::Result<()>,
         mut launch: impl FnMut(&mut X) -> cpu::Result<LaunchConfig>,
         verify: impl FnOnce(&mut X, &LaunchConfig) -> Result<V>,
     ) -> Result<()> {
@@ -170,7 +189,10 @@ impl<'a> Sweep<'a> {
             .bytes(bytes, Some(&self.copy))
             .run_with_setup(
                 &mut state,
-                |s| s.0.flush(gpu),
+                |s| {
+                    setup(s.1)?;
+                    s.0.flush(gpu)
+                },
                 |s| launch(s.1),
                 |s, cfg| verify(s.1, cfg),
             ) {
