@@ -184,8 +184,33 @@ fn type_trials<K: TestKey>(name: &str, long: bool, trials: &mut Vec<Trial>) {
     }
 }
 
+/// One trial of the ladder's one-bit-per-pass sort (u32 keys, ascending) on one input.
+fn check_ladder(input: Input, seed: u64, n: usize) -> Result<(), Failed> {
+    let gpu = gpu()?;
+    let keys = make::<u32>(input, seed, n);
+    let want = reference::sort_keys(&keys, Order::Ascending);
+    let e = |e: cpu::Error| Failed::from(e.to_string());
+    let mut d = gpu.upload(&keys).map_err(e)?;
+    sort::ladder::one_bit_per_pass(&gpu, &mut d).map_err(e)?;
+    compare("one_bit_per_pass", &gpu.download(&d, "sorted keys").map_err(e)?, &want)
+}
+
+fn ladder_trials(trials: &mut Vec<Trial>) {
+    for input in INPUTS {
+        for n in [0, 1, 2, 31, 255, 257, 4097, 100_003, 1_000_003] {
+            let trial = format!("sort::ladder::one_bit_per_pass::{input:?}::{n}").to_lowercase();
+            let seed = seed_for(&trial);
+            trials.push(gpu_trial(trial, move || {
+                check_ladder(input, seed, n)
+                    .map_err(|m| format!("n={n} seed={seed}: {}", m.message().unwrap_or("")).into())
+            }));
+        }
+    }
+}
+
 pub fn trials() -> Vec<Trial> {
     let mut trials = Vec::new();
+    ladder_trials(&mut trials);
     type_trials::<u8>("u8", false, &mut trials);
     type_trials::<u16>("u16", false, &mut trials);
     type_trials::<u32>("u32", true, &mut trials);

@@ -26,6 +26,7 @@
 //! # }
 //! ```
 
+pub mod ladder;
 pub mod reference;
 
 use std::ops::Range;

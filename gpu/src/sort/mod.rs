@@ -19,6 +19,7 @@
 //! This module holds what host and device share: the digit width, the tile and the layout of
 //! the look-back's status words.
 
+pub mod ladder;
 pub mod onesweep;
 
 use core::marker::PhantomData;

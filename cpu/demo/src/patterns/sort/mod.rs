@@ -1,6 +1,7 @@
 //! `demo sort`: the library's radix sort (`cpu::sort`, the one-sweep LSD sort with 8-bit
 //! digits) on the key kinds it takes, each output checked against the CPU's stable sort and
-//! timed beside the traffic model's floor; its sweeps ([`sweep`]).
+//! timed beside the traffic model's floor; then the ladder (`cpu::sort::ladder`: one bit per
+//! pass, PMPP 13.3) against it on the same keys; its sweeps ([`sweep`]).
 
 mod sweep;
 
@@ -78,6 +79,10 @@ impl Pattern for Sort {
     ];
 
     fn variants() -> Vec<VariantInfo> {
+        let ladder = VariantInfo {
+            name: "ladder-one-bit-per-pass".into(),
+            kernels: vec!["sort_ladder_bits", "sort_ladder_split"],
+        };
         ENTRIES
             .iter()
             .map(|(name, kernel)| VariantInfo {
@@ -91,6 +96,7 @@ impl Pattern for Sort {
                     kernel,
                 ],
             })
+            .chain([ladder])
             .collect()
     }
 
@@ -340,6 +346,7 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<()> {
         }
     }
     out.table(table);
+    failures += ladder(gpu, opts, out, &ceiling, &mut ws, &mut flush, n)?;
     if failures > 0 {
         bail!("{failures} sort entry point(s) disagree with the CPU's stable sort");
     }
@@ -347,6 +354,106 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<()> {
 }
 
 type Trial = crate::engine::harness::Trial<Result<(), verify::Mismatch>>;
+
+/// The ladder table: `sort::ladder::one_bit_per_pass` (PMPP §13.3) and the one-sweep
+/// `sort::keys` on the same u32 keys, each row's speedup over the one before. Returns the
+/// rows that disagree with the CPU.
+fn ladder(
+    gpu: &Gpu,
+    opts: &Options,
+    out: &mut Out,
+    ceiling: &Ceiling,
+    ws: &mut RadixSort,
+    flush: &mut L2Flush,
+    n: usize,
+) -> Result<usize> {
+    let keys = random_u32(opts.seed, n);
+    let index = reference_order(&keys, Order::Ascending);
+    let pristine = gpu.upload(&keys)?;
+    let mut table = Table::new(
+        "ladder",
+        format!(
+            "the radix sort ladder on {n} uniform random u32 keys, ascending: each rep sorts a fresh copy with the L2 flushed, median of {} reps; GB/s of each design's own traffic model",
+            opts.reps
+        ),
+        ChartKind::Bars,
+        [
+            "rung",
+            "passes",
+            "launches",
+            "bytes per key",
+            "median ms",
+            "Gkeys/s",
+            "GB/s",
+            "speedup over the rung before",
+            "verdict",
+        ],
+    );
+    // One bit per pass: per pass the bits (read 4n, write 4n), the scan (read 4n, write 4n, and
+    // its look-back's few bytes), the split (read 8n of keys and scan, write 4n): 28 bytes per
+    // key per pass, plus the copies in and out (16 bytes).
+    let rungs: [(&str, &str, u64, u32, u32); 2] = [
+        (
+            "one bit per pass (PMPP 13.3)",
+            "sort_ladder_split",
+            28 * 32 + 16,
+            32,
+            2 + 32 * 3,
+        ),
+        (
+            "one-sweep, 8-bit digits (sort::keys)",
+            "sort_onesweep_u32_v32",
+            36,
+            4,
+            5,
+        ),
+    ];
+    let mut failures = 0;
+    let mut before: Option<f64> = None;
+    for (i, &(label, kernel, per_key, passes, launches)) in rungs.iter().enumerate() {
+        let mut d_keys: CudaSlice<u32> = gpu.upload(&keys)?;
+        let bytes = per_key * n as u64;
+        let cfg = pass_launch(n, 4, 0);
+        let mut state = (&mut d_keys, &mut *ws, &mut *flush);
+        let trial = Plan::new(gpu, opts, label, kernel)
+            .bytes(bytes, Some(ceiling))
+            .run_with_setup(
+                &mut state,
+                |s| {
+                    restore(gpu, &pristine, s.0)?;
+                    s.2.flush(gpu)
+                },
+                |s| {
+                    if i == 0 {
+                        cpu::sort::ladder::one_bit_per_pass(gpu, s.0)
+                    } else {
+                        s.1.keys(gpu, s.0, Order::Ascending)
+                    }
+                    .map(|()| cfg)
+                },
+                |s, _| Ok(check_keys(&gpu.download(s.0, kernel)?, &keys, &index)),
+            )?;
+        failures += !trial.passed() as usize;
+        let ms = trial.timing.median_ms;
+        table.measured_row(
+            [
+                label.to_string(),
+                passes.to_string(),
+                launches.to_string(),
+                per_key.to_string(),
+                format!("{ms:.4}"),
+                format!("{:.2}", n as f64 / ms / 1e6),
+                format!("{:.1}", trial.gbps()),
+                before.map_or("-".into(), |b| format!("{:.1}x", b / ms)),
+                trial.verdict(),
+            ],
+            trial.measurement,
+        );
+        before = Some(ms);
+    }
+    out.table(table);
+    Ok(failures)
+}
 
 /// `sort::keys` of `keys` in `order`: each rep restores the input from a pristine copy and
 /// flushes the L2 before the timed sort.

@@ -1,0 +1,72 @@
+//! The textbook ladder below the one-sweep sort: the radix sorts a course builds first, each
+//! correct and each slower than the next, measured by `demo sort` beside [`super::keys`].
+//!
+//! - [`one_bit_per_pass`]: *Programming Massively Parallel Processors* (4th ed., §13.2-13.3),
+//!   one bit per pass, each pass a stable split by an exclusive scan of the bit
+//!   (`gpu::sort::ladder`): 32 passes of three launches for `u32` keys.
+
+use cudarc::driver::{CudaSlice, DevicePtrMut};
+use gpu::sort::ladder::{LADDER_BLOCK, sort_ladder_bits, sort_ladder_split};
+
+use super::{MAX_SORT_LEN, copy};
+use crate::context::Gpu;
+use crate::error::{Error, Result};
+use crate::launch;
+use crate::scan;
+
+/// Sorts `u32` keys in place, ascending and stable, one bit per pass (PMPP's first radix sort):
+/// for each of the 32 bits, `sort_ladder_bits` writes every key's bit, the library's
+/// [`scan::exclusive_sum`] counts the ones before each key, and `sort_ladder_split` moves each
+/// key to its place (the zeros first, then the ones, each in input order). Queued on `gpu`'s
+/// stream.
+///
+/// Memory: four buffers of `n` `u32` allocated per call (two for the keys, the bits, the scan);
+/// the keys are copied into the first and back at the end. Launches: two copies, and per pass
+/// two kernels of `ceil(n / 256)` blocks of 256 threads and a scan. An input of 0 or 1 key
+/// launches nothing.
+///
+/// # Errors
+/// [`Error::OutOfRange`] for more than [`MAX_SORT_LEN`] keys; [`Error::WrongContext`] if
+/// `keys` lives on another device; [`Error::OutOfMemory`] for the buffers; [`Error::Driver`]
+/// if a launch or copy fails.
+pub fn one_bit_per_pass(gpu: &Gpu, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    let n = keys.len();
+    if n > MAX_SORT_LEN {
+        return Err(Error::OutOfRange {
+            what: "keys to sort",
+            value: n as u64,
+            min: 0,
+            max: MAX_SORT_LEN as u64,
+        });
+    }
+    gpu.check_buffer("keys", keys)?;
+    if n <= 1 {
+        return Ok(());
+    }
+    let mut a: CudaSlice<u32> = gpu.zeros(n)?;
+    let mut b: CudaSlice<u32> = gpu.zeros(n)?;
+    let mut bits: CudaSlice<u32> = gpu.zeros(n)?;
+    let mut ones_before: CudaSlice<u32> = gpu.zeros(n)?;
+    let stream = gpu.stream();
+    let user = gpu.bind_mut(keys).address();
+    let bytes = n * size_of::<u32>();
+    // SAFETY: `user` holds `n` keys (its length) in this context (checked); `a` is a fresh
+    // allocation of `n` keys: they do not overlap.
+    unsafe { copy(stream, user, gpu.address(&a), bytes)? };
+    let cfg = launch::linear(n.div_ceil(LADDER_BLOCK as usize) as u32, LADDER_BLOCK, 0);
+    for shift in 0..32 {
+        gpu.launch(sort_ladder_bits, cfg, (&a, shift, &mut bits))?;
+        scan::exclusive_sum(gpu, &bits, &mut ones_before)?;
+        // SAFETY: `a`, `b` and `ones_before` hold `n >= 2` elements each in this context; `b`
+        // does not overlap `a`; `ones_before` is the exclusive sum of bit `shift` of `a` (the
+        // two launches before, queued on the same stream), as the kernel requires; the grid
+        // covers `n` with 256-thread blocks.
+        unsafe {
+            gpu.launch_unchecked(sort_ladder_split, cfg, (&a, &mut b, &ones_before, n, shift))?;
+        }
+        std::mem::swap(&mut a, &mut b);
+    }
+    // SAFETY: after 32 passes (an even count) `a` holds the sorted keys; it does not overlap
+    // the caller's buffer, which holds `n` keys.
+    unsafe { copy(stream, gpu.address(&a), user, bytes) }
+}
