@@ -8,6 +8,9 @@
 #   STEP=d  over a mini bundle (bin/demo, peers.py): demo sort, compute-sanitizer's four tools
 #           over demo sort --size 100003, peers.py --sweep over the sort sweeps, then demo sweep
 #           of them beside those peers (REPS reps, default 20).
+#   STEP=e  over a mini bundle (bin/demo, tests/tests-gpu): the sort's GPU trials (the ladder's
+#           among them), demo sort (the entry points and the ladder), compute-sanitizer's four
+#           tools over demo sort --size 100003.
 # Logs go to $OUT.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +22,22 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 nvidia-smi -L | tee "$OUT/gpus.txt"
 case "${STEP:-a}" in
+  e)
+    echo "== tests-gpu sort::"
+    timeout 240 tests/tests-gpu sort:: --include-ignored > "$OUT/tests_sort.log" 2>&1
+    echo "exit $?" >> "$OUT/tests_sort.log"
+    grep -E "FAILED|failed|panicked|test result|^exit" "$OUT/tests_sort.log" | head -30
+    echo "== demo sort"
+    timeout 150 bin/demo sort > "$OUT/demo_sort.log" 2>&1
+    echo "exit $?" >> "$OUT/demo_sort.log"
+    grep -E "^\||exit|error" "$OUT/demo_sort.log" | grep -v "^|--" | head -20
+    for tool in memcheck racecheck synccheck initcheck; do
+      echo "== compute-sanitizer $tool (demo sort --size 100003)"
+      timeout 100 compute-sanitizer --tool $tool --print-limit 10 bin/demo sort --size 100003 --reps 2 > "$OUT/$tool.log" 2>&1
+      echo "exit $?" >> "$OUT/$tool.log"
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^exit" "$OUT/$tool.log" | head -4
+    done
+    ;;
   d)
     reps=${REPS:-20}
     echo "== demo sort"
