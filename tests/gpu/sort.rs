@@ -184,7 +184,7 @@ fn type_trials<K: TestKey>(name: &str, long: bool, trials: &mut Vec<Trial>) {
     }
 }
 
-/// One trial of the ladder's one-bit-per-pass sort (u32 keys, ascending) on one input.
+/// One trial of the ladder's rungs (u32 keys, ascending) on one input.
 fn check_ladder(input: Input, seed: u64, n: usize) -> Result<(), Failed> {
     let gpu = gpu()?;
     let keys = make::<u32>(input, seed, n);
@@ -192,13 +192,16 @@ fn check_ladder(input: Input, seed: u64, n: usize) -> Result<(), Failed> {
     let e = |e: cpu::Error| Failed::from(e.to_string());
     let mut d = gpu.upload(&keys).map_err(e)?;
     sort::ladder::one_bit_per_pass(&gpu, &mut d).map_err(e)?;
-    compare("one_bit_per_pass", &gpu.download(&d, "sorted keys").map_err(e)?, &want)
+    compare("one_bit_per_pass", &gpu.download(&d, "sorted keys").map_err(e)?, &want)?;
+    let mut d = gpu.upload(&keys).map_err(e)?;
+    sort::ladder::several_bits_per_pass(&gpu, &mut d).map_err(e)?;
+    compare("several_bits_per_pass", &gpu.download(&d, "sorted keys").map_err(e)?, &want)
 }
 
 fn ladder_trials(trials: &mut Vec<Trial>) {
     for input in INPUTS {
         for n in [0, 1, 2, 31, 255, 257, 4097, 100_003, 1_000_003] {
-            let trial = format!("sort::ladder::one_bit_per_pass::{input:?}::{n}").to_lowercase();
+            let trial = format!("sort::ladder::{input:?}::{n}").to_lowercase();
             let seed = seed_for(&trial);
             trials.push(gpu_trial(trial, move || {
                 check_ladder(input, seed, n)

@@ -4,9 +4,15 @@
 //! - [`one_bit_per_pass`]: *Programming Massively Parallel Processors* (4th ed., §13.2-13.3),
 //!   one bit per pass, each pass a stable split by an exclusive scan of the bit
 //!   (`gpu::sort::ladder`): 32 passes of three launches for `u32` keys.
+//! - [`several_bits_per_pass`]: PMPP §13.4-13.5, four bits per pass: each tile of 256 keys
+//!   sorted by the digit in shared memory, the tiles' digit counts scanned, the tiles' runs
+//!   written out coalesced: 8 passes of three launches.
 
 use cudarc::driver::{CudaSlice, DevicePtrMut};
-use gpu::sort::ladder::{LADDER_BLOCK, sort_ladder_bits, sort_ladder_split};
+use gpu::sort::ladder::{
+    LADDER_BLOCK, LADDER_DIGIT_BITS, LADDER_DIGITS, LADDER_TILE, sort_ladder_bits,
+    sort_ladder_local, sort_ladder_scatter, sort_ladder_split,
+};
 
 use super::{MAX_SORT_LEN, copy};
 use crate::context::Gpu;
@@ -31,15 +37,7 @@ use crate::scan;
 /// if a launch or copy fails.
 pub fn one_bit_per_pass(gpu: &Gpu, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
     let n = keys.len();
-    if n > MAX_SORT_LEN {
-        return Err(Error::OutOfRange {
-            what: "keys to sort",
-            value: n as u64,
-            min: 0,
-            max: MAX_SORT_LEN as u64,
-        });
-    }
-    gpu.check_buffer("keys", keys)?;
+    check(gpu, keys)?;
     if n <= 1 {
         return Ok(());
     }
@@ -69,4 +67,73 @@ pub fn one_bit_per_pass(gpu: &Gpu, keys: &mut impl DevicePtrMut<u32>) -> Result<
     // SAFETY: after 32 passes (an even count) `a` holds the sorted keys; it does not overlap
     // the caller's buffer, which holds `n` keys.
     unsafe { copy(stream, gpu.address(&a), user, bytes) }
+}
+
+/// Sorts `u32` keys in place, ascending and stable, four bits per pass (PMPP §13.4-13.5): for
+/// each of the 8 digits, `sort_ladder_local` sorts every tile of 256 keys by the digit in
+/// shared memory and counts its digits, the library's [`scan::exclusive_sum`] turns the counts
+/// (digit-major) into each tile's start of each digit, and `sort_ladder_scatter` writes each
+/// tile's runs there. Queued on `gpu`'s stream.
+///
+/// Memory: two buffers of `n` `u32` and two of `16 * ceil(n / 256)` allocated per call; the keys
+/// are copied into the first and back at the end. Launches: two copies, and per pass two
+/// kernels of `ceil(n / 256)` blocks of 256 threads and a scan. An input of 0 or 1 key launches
+/// nothing.
+///
+/// # Errors
+/// As [`one_bit_per_pass`].
+pub fn several_bits_per_pass(gpu: &Gpu, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    let n = keys.len();
+    check(gpu, keys)?;
+    if n <= 1 {
+        return Ok(());
+    }
+    let blocks = n.div_ceil(LADDER_TILE);
+    let mut a: CudaSlice<u32> = gpu.zeros(n)?;
+    let mut tiles: CudaSlice<u32> = gpu.zeros(n)?;
+    let mut counts: CudaSlice<u32> = gpu.zeros(LADDER_DIGITS * blocks)?;
+    let mut starts: CudaSlice<u32> = gpu.zeros(LADDER_DIGITS * blocks)?;
+    let stream = gpu.stream();
+    let user = gpu.bind_mut(keys).address();
+    let bytes = n * size_of::<u32>();
+    // SAFETY: `user` holds `n` keys in this context (checked); `a` is a fresh allocation.
+    unsafe { copy(stream, user, gpu.address(&a), bytes)? };
+    let cfg = launch::linear(blocks as u32, LADDER_BLOCK, 0);
+    for shift in (0..32).step_by(LADDER_DIGIT_BITS as usize) {
+        // SAFETY: `a` and `tiles` hold `n` keys each and do not overlap; `counts` holds
+        // `16 * blocks` words; `shift <= 28`; the grid is `blocks` blocks of 256 threads.
+        unsafe {
+            gpu.launch_unchecked(
+                sort_ladder_local,
+                cfg,
+                (&a, &mut tiles, &mut counts, n, shift),
+            )?;
+        }
+        scan::exclusive_sum(gpu, &counts, &mut starts)?;
+        // SAFETY: `tiles` and `a` hold `n` keys each and do not overlap; `counts` are the
+        // tiles' digit counts at this `shift` and `starts` their exclusive sum (the two
+        // launches before, on the same stream); the grid is as above.
+        unsafe {
+            gpu.launch_unchecked(
+                sort_ladder_scatter,
+                cfg,
+                (&tiles, &mut a, &counts, &starts, n, shift),
+            )?;
+        }
+    }
+    // SAFETY: `a` holds the sorted keys; it does not overlap the caller's `n` keys.
+    unsafe { copy(stream, gpu.address(&a), user, bytes) }
+}
+
+/// The checks both rungs make before any device work: the length and the keys' device.
+fn check(gpu: &Gpu, keys: &impl DevicePtrMut<u32>) -> Result<()> {
+    if keys.len() > MAX_SORT_LEN {
+        return Err(Error::OutOfRange {
+            what: "keys to sort",
+            value: keys.len() as u64,
+            min: 0,
+            max: MAX_SORT_LEN as u64,
+        });
+    }
+    gpu.check_buffer("keys", keys)
 }

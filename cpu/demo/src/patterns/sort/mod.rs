@@ -1,7 +1,8 @@
 //! `demo sort`: the library's radix sort (`cpu::sort`, the one-sweep LSD sort with 8-bit
 //! digits) on the key kinds it takes, each output checked against the CPU's stable sort and
 //! timed beside the traffic model's floor; then the ladder (`cpu::sort::ladder`: one bit per
-//! pass, PMPP 13.3) against it on the same keys; its sweeps ([`sweep`]).
+//! pass, PMPP 13.3; four bits per pass with tiles sorted in shared memory, 13.4-13.5) against it
+//! on the same keys; its sweeps ([`sweep`]).
 
 mod sweep;
 
@@ -79,10 +80,16 @@ impl Pattern for Sort {
     ];
 
     fn variants() -> Vec<VariantInfo> {
-        let ladder = VariantInfo {
-            name: "ladder-one-bit-per-pass".into(),
-            kernels: vec!["sort_ladder_bits", "sort_ladder_split"],
-        };
+        let ladder = [
+            VariantInfo {
+                name: "ladder-one-bit-per-pass".into(),
+                kernels: vec!["sort_ladder_bits", "sort_ladder_split"],
+            },
+            VariantInfo {
+                name: "ladder-four-bits-per-pass".into(),
+                kernels: vec!["sort_ladder_local", "sort_ladder_scatter"],
+            },
+        ];
         ENTRIES
             .iter()
             .map(|(name, kernel)| VariantInfo {
@@ -96,7 +103,7 @@ impl Pattern for Sort {
                     kernel,
                 ],
             })
-            .chain([ladder])
+            .chain(ladder)
             .collect()
     }
 
@@ -355,8 +362,9 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<()> {
 
 type Trial = crate::engine::harness::Trial<Result<(), verify::Mismatch>>;
 
-/// The ladder table: `sort::ladder::one_bit_per_pass` (PMPP §13.3) and the one-sweep
-/// `sort::keys` on the same u32 keys, each row's speedup over the one before. Returns the
+/// The ladder table: `sort::ladder::one_bit_per_pass` (PMPP §13.3),
+/// `sort::ladder::several_bits_per_pass` (§13.4-13.5) and the one-sweep `sort::keys` on the
+/// same u32 keys, each row's speedup over the one before. Returns the
 /// rows that disagree with the CPU.
 fn ladder(
     gpu: &Gpu,
@@ -392,13 +400,23 @@ fn ladder(
     // One bit per pass: per pass the bits (read 4n, write 4n), the scan (read 4n, write 4n, and
     // its look-back's few bytes), the split (read 8n of keys and scan, write 4n): 28 bytes per
     // key per pass, plus the copies in and out (16 bytes).
-    let rungs: [(&str, &str, u64, u32, u32); 2] = [
+    // Four bits per pass: the local sort (read 4n, write 4n, the counts n / 16), the scan of
+    // the counts (n / 8), the scatter (read 4n and the counts and starts n / 8, write 4n):
+    // about 17 bytes per key per pass, plus the copies.
+    let rungs: [(&str, &str, u64, u32, u32); 3] = [
         (
             "one bit per pass (PMPP 13.3)",
             "sort_ladder_split",
             28 * 32 + 16,
             32,
             2 + 32 * 3,
+        ),
+        (
+            "four bits per pass, tiles sorted in shared memory (PMPP 13.4-13.5)",
+            "sort_ladder_local",
+            17 * 8 + 16,
+            8,
+            2 + 8 * 3,
         ),
         (
             "one-sweep, 8-bit digits (sort::keys)",
@@ -424,10 +442,10 @@ fn ladder(
                     s.2.flush(gpu)
                 },
                 |s| {
-                    if i == 0 {
-                        cpu::sort::ladder::one_bit_per_pass(gpu, s.0)
-                    } else {
-                        s.1.keys(gpu, s.0, Order::Ascending)
+                    match i {
+                        0 => cpu::sort::ladder::one_bit_per_pass(gpu, s.0),
+                        1 => cpu::sort::ladder::several_bits_per_pass(gpu, s.0),
+                        _ => s.1.keys(gpu, s.0, Order::Ascending),
                     }
                     .map(|()| cfg)
                 },
