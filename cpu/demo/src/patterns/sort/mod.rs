@@ -233,8 +233,13 @@ struct Row {
 
 fn run(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<()> {
     let ceiling = out.ceiling(gpu, opts.reps)?;
-    let mut ws = RadixSort::new(gpu)?;
-    let mut flush = L2Flush::new(gpu)?;
+    let mut b = Bench {
+        gpu,
+        opts,
+        ceiling: &ceiling,
+        ws: RadixSort::new(gpu)?,
+        flush: L2Flush::new(gpu)?,
+    };
     let mut table = Table::new(
         "entry-points",
         format!(
@@ -286,74 +291,43 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<()> {
             bytes,
         };
         let case_seed = seed ^ (i as u64 + 1);
-        match label {
+        let (row, trial) = match label {
             "keys u32" | "keys u32 descending" => {
                 let order = if label == "keys u32" {
                     Order::Ascending
                 } else {
                     Order::Descending
                 };
-                let keys = random_u32(case_seed, n);
-                let bytes = model_bytes::<u32>(n, 0);
-                let t = keys_trial(
-                    gpu,
-                    opts,
-                    &ceiling,
-                    &mut ws,
-                    &mut flush,
-                    row(bytes),
-                    &keys,
-                    order,
-                )?;
-                add(&mut table, row(bytes), t);
+                let row = row(model_bytes::<u32>(n, 0));
+                let t = b.keys(&row, &random_u32(case_seed, n), order)?;
+                (row, t)
             }
             "keys f32" => {
-                let keys = random_f32(case_seed, n);
-                let bytes = model_bytes::<f32>(n, 0);
-                let t = keys_trial(
-                    gpu,
-                    opts,
-                    &ceiling,
-                    &mut ws,
-                    &mut flush,
-                    row(bytes),
-                    &keys,
-                    Order::Ascending,
-                )?;
-                add(&mut table, row(bytes), t);
+                let row = row(model_bytes::<f32>(n, 0));
+                let t = b.keys(&row, &random_f32(case_seed, n), Order::Ascending)?;
+                (row, t)
             }
             "keys u64" => {
-                let keys = random_u64(case_seed, n);
-                let bytes = model_bytes::<u64>(n, 0);
-                let t = keys_trial(
-                    gpu,
-                    opts,
-                    &ceiling,
-                    &mut ws,
-                    &mut flush,
-                    row(bytes),
-                    &keys,
-                    Order::Ascending,
-                )?;
-                add(&mut table, row(bytes), t);
+                let row = row(model_bytes::<u64>(n, 0));
+                let t = b.keys(&row, &random_u64(case_seed, n), Order::Ascending)?;
+                (row, t)
             }
             "pairs u32/u32" => {
-                let keys = random_u32(case_seed, n);
-                let bytes = model_bytes::<u32>(n, 4);
-                let t = pairs_trial(gpu, opts, &ceiling, &mut ws, &mut flush, row(bytes), &keys)?;
-                add(&mut table, row(bytes), t);
+                let row = row(model_bytes::<u32>(n, 4));
+                let t = b.pairs(&row, &random_u32(case_seed, n))?;
+                (row, t)
             }
             _ => {
-                let keys = random_f32(case_seed, n);
                 // The first pass reads no indices: 4n fewer bytes than a sort of pairs.
-                let bytes = model_bytes::<f32>(n, 4) - 4 * n as u64;
-                let t = argsort_trial(gpu, opts, &ceiling, &mut ws, &mut flush, row(bytes), &keys)?;
-                add(&mut table, row(bytes), t);
+                let row = row(model_bytes::<f32>(n, 4) - 4 * n as u64);
+                let t = b.argsort(&row, &random_f32(case_seed, n))?;
+                (row, t)
             }
-        }
+        };
+        add(&mut table, row, trial);
     }
     out.table(table);
-    failures += ladder(gpu, opts, out, &ceiling, &mut ws, &mut flush, n)?;
+    failures += ladder(&mut b, out, n)?;
     if failures > 0 {
         bail!("{failures} sort entry point(s) disagree with the CPU's stable sort");
     }
@@ -366,15 +340,8 @@ type Trial = crate::engine::harness::Trial<Result<(), verify::Mismatch>>;
 /// `sort::ladder::several_bits_per_pass` (§13.4-13.5) and the one-sweep `sort::keys` on the
 /// same u32 keys, each row's speedup over the one before. Returns the
 /// rows that disagree with the CPU.
-fn ladder(
-    gpu: &Gpu,
-    opts: &Options,
-    out: &mut Out,
-    ceiling: &Ceiling,
-    ws: &mut RadixSort,
-    flush: &mut L2Flush,
-    n: usize,
-) -> Result<usize> {
+fn ladder(b: &mut Bench<'_>, out: &mut Out, n: usize) -> Result<usize> {
+    let (gpu, opts, ceiling) = (b.gpu, b.opts, b.ceiling);
     let keys = random_u32(opts.seed, n);
     let index = reference_order(&keys, Order::Ascending);
     let pristine = gpu.upload(&keys)?;
@@ -432,7 +399,7 @@ fn ladder(
         let mut d_keys: CudaSlice<u32> = gpu.upload(&keys)?;
         let bytes = per_key * n as u64;
         let cfg = pass_launch(n, 4, 0);
-        let mut state = (&mut d_keys, &mut *ws, &mut *flush);
+        let mut state = (&mut d_keys, &mut b.ws, &mut b.flush);
         let trial = Plan::new(gpu, opts, label, kernel)
             .bytes(bytes, Some(ceiling))
             .run_with_setup(
@@ -473,100 +440,89 @@ fn ladder(
     Ok(failures)
 }
 
-/// `sort::keys` of `keys` in `order`: each rep restores the input from a pristine copy and
-/// flushes the L2 before the timed sort.
-#[allow(clippy::too_many_arguments)]
-fn keys_trial<K: Key>(
-    gpu: &Gpu,
-    opts: &Options,
-    ceiling: &Ceiling,
-    ws: &mut RadixSort,
-    flush: &mut L2Flush,
-    row: Row,
-    keys: &[K],
-    order: Order,
-) -> Result<Trial> {
-    let pristine = gpu.upload(keys)?;
-    let mut d_keys: CudaSlice<K> = gpu.upload(keys)?;
-    let index = reference_order(keys, order);
-    let cfg = pass_launch(keys.len(), size_of::<K>(), 0);
-    let mut state = (&mut d_keys, ws, flush);
-    Plan::new(gpu, opts, row.label, row.kernel)
-        .bytes(row.bytes, Some(ceiling))
-        .run_with_setup(
-            &mut state,
-            |s| {
-                restore(gpu, &pristine, s.0)?;
-                s.2.flush(gpu)
-            },
-            |s| s.1.keys(gpu, s.0, order).map(|()| cfg),
-            |s, _| Ok(check_keys(&gpu.download(s.0, row.kernel)?, keys, &index)),
-        )
+/// What every row of `demo sort` runs with: the device, the options, the run's copy ceiling,
+/// one sort workspace and the L2 flush.
+struct Bench<'a> {
+    gpu: &'a Gpu,
+    opts: &'a Options,
+    ceiling: &'a Ceiling,
+    ws: RadixSort,
+    flush: L2Flush,
 }
 
-/// `sort::pairs` of `keys` with each key's index as its value, ascending.
-fn pairs_trial(
-    gpu: &Gpu,
-    opts: &Options,
-    ceiling: &Ceiling,
-    ws: &mut RadixSort,
-    flush: &mut L2Flush,
-    row: Row,
-    keys: &[u32],
-) -> Result<Trial> {
-    let values: Vec<u32> = (0..keys.len() as u32).collect();
-    let (pristine_keys, pristine_values) = (gpu.upload(keys)?, gpu.upload(&values)?);
-    let mut d = (gpu.upload(keys)?, gpu.upload(&values)?);
-    let index = reference_order(keys, Order::Ascending);
-    let cfg = pass_launch(keys.len(), 4, 4);
-    let mut state = (&mut d, ws, flush);
-    Plan::new(gpu, opts, row.label, row.kernel)
-        .bytes(row.bytes, Some(ceiling))
-        .run_with_setup(
-            &mut state,
-            |s| {
-                restore(gpu, &pristine_keys, &mut s.0.0)?;
-                restore(gpu, &pristine_values, &mut s.0.1)?;
-                s.2.flush(gpu)
-            },
-            |s| {
-                let (k, v) = &mut *s.0;
-                s.1.pairs(gpu, k, v, Order::Ascending).map(|()| cfg)
-            },
-            |s, _| {
-                let got = gpu.download(&s.0.0, row.kernel)?;
-                let got_values = gpu.download(&s.0.1, row.kernel)?;
-                Ok(check_keys(&got, keys, &index).and(verify::exact(&got_values, &index)))
-            },
-        )
-}
+impl Bench<'_> {
+    /// `sort::keys` of `keys` in `order`: each rep restores the input from a pristine copy and
+    /// flushes the L2 before the timed sort.
+    fn keys<K: Key>(&mut self, row: &Row, keys: &[K], order: Order) -> Result<Trial> {
+        let gpu = self.gpu;
+        let pristine = gpu.upload(keys)?;
+        let mut d_keys: CudaSlice<K> = gpu.upload(keys)?;
+        let index = reference_order(keys, order);
+        let cfg = pass_launch(keys.len(), size_of::<K>(), 0);
+        let mut state = (&mut d_keys, &mut self.ws, &mut self.flush);
+        Plan::new(gpu, self.opts, row.label, row.kernel)
+            .bytes(row.bytes, Some(self.ceiling))
+            .run_with_setup(
+                &mut state,
+                |s| {
+                    restore(gpu, &pristine, s.0)?;
+                    s.2.flush(gpu)
+                },
+                |s| s.1.keys(gpu, s.0, order).map(|()| cfg),
+                |s, _| Ok(check_keys(&gpu.download(s.0, row.kernel)?, keys, &index)),
+            )
+    }
 
-/// `sort::argsort` of `keys`, ascending, into poisoned indices.
-fn argsort_trial(
-    gpu: &Gpu,
-    opts: &Options,
-    ceiling: &Ceiling,
-    ws: &mut RadixSort,
-    flush: &mut L2Flush,
-    row: Row,
-    keys: &[f32],
-) -> Result<Trial> {
-    let d_keys = gpu.upload(keys)?;
-    let mut indices = gpu.poisoned(keys.len(), u32::MAX)?;
-    let index = reference_order(keys, Order::Ascending);
-    let cfg = pass_launch(keys.len(), 4, 4);
-    let mut state = (&mut indices, ws, flush);
-    Plan::new(gpu, opts, row.label, row.kernel)
-        .bytes(row.bytes, Some(ceiling))
-        .run_with_setup(
-            &mut state,
-            |s| s.2.flush(gpu),
-            |s| {
-                s.1.argsort(gpu, &d_keys, s.0, Order::Ascending)
-                    .map(|()| cfg)
-            },
-            |s, _| Ok(verify::exact(&gpu.download(s.0, row.kernel)?, &index)),
-        )
+    /// `sort::pairs` of `keys` with each key's index as its value, ascending.
+    fn pairs(&mut self, row: &Row, keys: &[u32]) -> Result<Trial> {
+        let gpu = self.gpu;
+        let values: Vec<u32> = (0..keys.len() as u32).collect();
+        let (pristine_keys, pristine_values) = (gpu.upload(keys)?, gpu.upload(&values)?);
+        let mut d = (gpu.upload(keys)?, gpu.upload(&values)?);
+        let index = reference_order(keys, Order::Ascending);
+        let cfg = pass_launch(keys.len(), 4, 4);
+        let mut state = (&mut d, &mut self.ws, &mut self.flush);
+        Plan::new(gpu, self.opts, row.label, row.kernel)
+            .bytes(row.bytes, Some(self.ceiling))
+            .run_with_setup(
+                &mut state,
+                |s| {
+                    restore(gpu, &pristine_keys, &mut s.0.0)?;
+                    restore(gpu, &pristine_values, &mut s.0.1)?;
+                    s.2.flush(gpu)
+                },
+                |s| {
+                    let (k, v) = &mut *s.0;
+                    s.1.pairs(gpu, k, v, Order::Ascending).map(|()| cfg)
+                },
+                |s, _| {
+                    let got = gpu.download(&s.0.0, row.kernel)?;
+                    let got_values = gpu.download(&s.0.1, row.kernel)?;
+                    Ok(check_keys(&got, keys, &index).and(verify::exact(&got_values, &index)))
+                },
+            )
+    }
+
+    /// `sort::argsort` of `keys`, ascending, into poisoned indices.
+    fn argsort(&mut self, row: &Row, keys: &[f32]) -> Result<Trial> {
+        let gpu = self.gpu;
+        let d_keys = gpu.upload(keys)?;
+        let mut indices = gpu.poisoned(keys.len(), u32::MAX)?;
+        let index = reference_order(keys, Order::Ascending);
+        let cfg = pass_launch(keys.len(), 4, 4);
+        let mut state = (&mut indices, &mut self.ws, &mut self.flush);
+        Plan::new(gpu, self.opts, row.label, row.kernel)
+            .bytes(row.bytes, Some(self.ceiling))
+            .run_with_setup(
+                &mut state,
+                |s| s.2.flush(gpu),
+                |s| {
+                    s.1.argsort(gpu, &d_keys, s.0, Order::Ascending)
+                        .map(|()| cfg)
+                },
+                |s, _| Ok(verify::exact(&gpu.download(s.0, row.kernel)?, &index)),
+            )
+    }
 }
 
 /// Queues a copy of `pristine` over `keys` on `gpu`'s stream.
