@@ -195,7 +195,10 @@ fn check_ladder(input: Input, seed: u64, n: usize) -> Result<(), Failed> {
     compare("one_bit_per_pass", &gpu.download(&d, "sorted keys").map_err(e)?, &want)?;
     let mut d = gpu.upload(&keys).map_err(e)?;
     sort::ladder::several_bits_per_pass(&gpu, &mut d).map_err(e)?;
-    compare("several_bits_per_pass", &gpu.download(&d, "sorted keys").map_err(e)?, &want)
+    compare("several_bits_per_pass", &gpu.download(&d, "sorted keys").map_err(e)?, &want)?;
+    let mut d = gpu.upload(&keys).map_err(e)?;
+    sort::ladder::reduce_then_scan(&gpu, &mut d).map_err(e)?;
+    compare("reduce_then_scan", &gpu.download(&d, "sorted keys").map_err(e)?, &want)
 }
 
 fn ladder_trials(trials: &mut Vec<Trial>) {

@@ -7,11 +7,16 @@
 //! - [`several_bits_per_pass`]: PMPP §13.4-13.5, four bits per pass: each tile of 256 keys
 //!   sorted by the digit in shared memory, the tiles' digit counts scanned, the tiles' runs
 //!   written out coalesced: 8 passes of three launches.
+//! - [`reduce_then_scan`]: CUB's design before one-sweep (Merrill and Grimshaw, 2011): per
+//!   4-bit digit an upsweep that only counts each tile's digits, the scan, and a downsweep that
+//!   sorts each tile in shared memory and scatters it, so no sorted tile goes through global
+//!   memory: 8 passes of three launches.
 
 use cudarc::driver::{CudaSlice, DevicePtrMut};
 use gpu::sort::ladder::{
     LADDER_BLOCK, LADDER_DIGIT_BITS, LADDER_DIGITS, LADDER_TILE, sort_ladder_bits,
-    sort_ladder_local, sort_ladder_scatter, sort_ladder_split,
+    sort_ladder_downsweep, sort_ladder_local, sort_ladder_scatter, sort_ladder_split,
+    sort_ladder_upsweep,
 };
 
 use super::{MAX_SORT_LEN, copy};
@@ -83,6 +88,27 @@ pub fn one_bit_per_pass(gpu: &Gpu, keys: &mut impl DevicePtrMut<u32>) -> Result<
 /// # Errors
 /// As [`one_bit_per_pass`].
 pub fn several_bits_per_pass(gpu: &Gpu, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    tiled(gpu, keys, false)
+}
+
+/// Sorts `u32` keys in place, ascending and stable, reduce-then-scan (CUB's `DeviceRadixSort`
+/// before one-sweep; Merrill and Grimshaw, "High Performance and Scalable Radix Sorting",
+/// 2011), four bits per pass: for each of the 8 digits, `sort_ladder_upsweep` counts every
+/// tile's digits, [`scan::exclusive_sum`] turns the counts into each tile's start of each
+/// digit, and `sort_ladder_downsweep` reads each tile again, sorts it in shared memory and
+/// writes its runs there. Queued on `gpu`'s stream.
+///
+/// Memory and launches: as [`several_bits_per_pass`].
+///
+/// # Errors
+/// As [`one_bit_per_pass`].
+pub fn reduce_then_scan(gpu: &Gpu, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    tiled(gpu, keys, true)
+}
+
+/// The second rung (`fused` false: the sorted tiles written between the count and the
+/// scatter) and the third (`fused` true: counted, then sorted and scattered in one launch).
+fn tiled(gpu: &Gpu, keys: &mut impl DevicePtrMut<u32>, fused: bool) -> Result<()> {
     let n = keys.len();
     check(gpu, keys)?;
     if n <= 1 {
@@ -90,7 +116,7 @@ pub fn several_bits_per_pass(gpu: &Gpu, keys: &mut impl DevicePtrMut<u32>) -> Re
     }
     let blocks = n.div_ceil(LADDER_TILE);
     let mut a: CudaSlice<u32> = gpu.zeros(n)?;
-    let mut tiles: CudaSlice<u32> = gpu.zeros(n)?;
+    let mut b: CudaSlice<u32> = gpu.zeros(n)?;
     let mut counts: CudaSlice<u32> = gpu.zeros(LADDER_DIGITS * blocks)?;
     let mut starts: CudaSlice<u32> = gpu.zeros(LADDER_DIGITS * blocks)?;
     let stream = gpu.stream();
@@ -100,32 +126,34 @@ pub fn several_bits_per_pass(gpu: &Gpu, keys: &mut impl DevicePtrMut<u32>) -> Re
     unsafe { copy(stream, user, gpu.address(&a), bytes)? };
     let cfg = launch::linear(blocks as u32, LADDER_BLOCK, 0);
     for shift in (0..32).step_by(LADDER_DIGIT_BITS as usize) {
-        // SAFETY: `a` and `tiles` hold `n` keys each and do not overlap; `counts` holds
-        // `16 * blocks` words; `shift <= 28`; the grid is `blocks` blocks of 256 threads.
+        // SAFETY: `a` and `b` hold `n` keys each and do not overlap; `counts` and `starts` hold
+        // `16 * blocks` words; `shift <= 28`; the grid is `blocks` blocks of 256 threads; the
+        // scatter's `counts` are the tiles' digit counts at this `shift` and `starts` their
+        // exclusive sum (the launches before it, on the same stream), of the tiles it reads
+        // (`b`, the sorted tiles, or `a` itself, sorted again the same way).
         unsafe {
-            gpu.launch_unchecked(
-                sort_ladder_local,
-                cfg,
-                (&a, &mut tiles, &mut counts, n, shift),
-            )?;
-        }
-        scan::exclusive_sum(gpu, &counts, &mut starts)?;
-        // SAFETY: `tiles` and `a` hold `n` keys each and do not overlap; `counts` are the
-        // tiles' digit counts at this `shift` and `starts` their exclusive sum (the two
-        // launches before, on the same stream); the grid is as above.
-        unsafe {
-            gpu.launch_unchecked(
-                sort_ladder_scatter,
-                cfg,
-                (&tiles, &mut a, &counts, &starts, n, shift),
-            )?;
+            if fused {
+                gpu.launch_unchecked(sort_ladder_upsweep, cfg, (&a, &mut counts, n, shift))?;
+            } else {
+                gpu.launch_unchecked(sort_ladder_local, cfg, (&a, &mut b, &mut counts, n, shift))?;
+            }
+            scan::exclusive_sum(gpu, &counts, &mut starts)?;
+            if fused {
+                let args = (&a, &mut b, &counts, &starts, n, shift);
+                gpu.launch_unchecked(sort_ladder_downsweep, cfg, args)?;
+                std::mem::swap(&mut a, &mut b);
+            } else {
+                let args = (&b, &mut a, &counts, &starts, n, shift);
+                gpu.launch_unchecked(sort_ladder_scatter, cfg, args)?;
+            }
         }
     }
-    // SAFETY: `a` holds the sorted keys; it does not overlap the caller's `n` keys.
+    // SAFETY: after 8 passes `a` holds the sorted keys (the fused passes swap an even number
+    // of times); it does not overlap the caller's `n` keys.
     unsafe { copy(stream, gpu.address(&a), user, bytes) }
 }
 
-/// The checks both rungs make before any device work: the length and the keys' device.
+/// The checks every rung makes before any device work: the length and the keys' device.
 fn check(gpu: &Gpu, keys: &impl DevicePtrMut<u32>) -> Result<()> {
     if keys.len() > MAX_SORT_LEN {
         return Err(Error::OutOfRange {

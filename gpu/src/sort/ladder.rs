@@ -21,10 +21,15 @@
 //! an exclusive scan of the counts, digit-major, gives each tile's start of each digit in the
 //! output; [`sort_ladder_scatter`] writes each tile's runs there, coalesced. About 17 bytes per
 //! key per pass (the keys read and written twice, the counts and their scan).
+//!
+//! **Third rung**, reduce-then-scan (CUB's design before one-sweep; Merrill and Grimshaw,
+//! 2011): [`sort_ladder_upsweep`] only counts each tile's digits; after the scan,
+//! [`sort_ladder_downsweep`] reads the tile again, sorts it in shared memory and scatters it.
+//! The sorted tile never goes to global memory: about 13 bytes per key per pass.
 
 use gpu_std::{
-    DisjointSlice, FULL_MASK, ballot_sync, block_dim, block_idx, grid_dim, kernel, lanemask_lt,
-    red_shared_add, static_shared, syncthreads, thread_idx, thread_index,
+    DisjointSlice, FULL_MASK, SharedArray, ballot_sync, block_dim, block_idx, grid_dim, kernel,
+    lanemask_lt, red_shared_add, static_shared, syncthreads, thread_idx, thread_index,
 };
 
 /// Threads per block of both kernels.
@@ -134,41 +139,15 @@ pub unsafe fn sort_ladder_local(
     let blocks = grid_dim().x as usize;
     let i = block * LADDER_TILE + tid;
     let valid = (n - block * LADDER_TILE).min(LADDER_TILE);
-    let (warp, lane) = (tid / 32, tid % 32);
     // SAFETY: `i < n` guards every global read and write; `d * blocks + block` is below
-    // `LADDER_DIGITS * blocks`; shared indices are below their arrays' lengths (`dst < 256`:
-    // a permutation of the tile, see below), and barriers separate every shared write from the
-    // reads of other threads.
+    // `LADDER_DIGITS * blocks`; `tile_sort`'s contract holds (every thread of the block calls
+    // it, after the barrier-free writes of `s_counts`, which it does not touch).
     unsafe {
         if tid < LADDER_DIGITS {
             s_counts.write(tid, 0);
         }
-        let mut key = if i < n { *keys_in.add(i) } else { u32::MAX };
-        for b in 0..LADDER_DIGIT_BITS {
-            let bit = (key >> (shift + b)) & 1;
-            let mask = ballot_sync(FULL_MASK, bit != 0);
-            if lane == 0 {
-                s_warps.write(warp, mask.count_ones());
-            }
-            syncthreads();
-            let (mut before, mut ones) = (0, 0);
-            for w in 0..LADDER_WARPS {
-                let c = s_warps.read(w);
-                before += if w < warp { c } else { 0 };
-                ones += c;
-            }
-            let before = (before + (mask & lanemask_lt()).count_ones()) as usize;
-            let zeros = LADDER_TILE - ones as usize;
-            let dst = if bit == 0 {
-                tid - before
-            } else {
-                zeros + before
-            };
-            s_keys.write(dst, key);
-            syncthreads();
-            key = s_keys.read(tid);
-            syncthreads();
-        }
+        let key = if i < n { *keys_in.add(i) } else { u32::MAX };
+        let key = tile_sort(key, shift, &s_keys, &s_warps);
         let d = ((key >> shift) as usize) & (LADDER_DIGITS - 1);
         if tid < valid {
             red_shared_add(s_counts.shared_address() + 4 * d as u32, 1u32);
@@ -225,6 +204,148 @@ pub unsafe fn sort_ladder_scatter(
         syncthreads();
         if i < n {
             let key = *tiles.add(i);
+            let d = ((key >> shift) as usize) & (LADDER_DIGITS - 1);
+            let dst = s_global.read(d) as usize + (tid - s_local.read(d) as usize);
+            *keys_out.add(dst) = key;
+        }
+    }
+}
+
+/// Sorts the block's tile of [`LADDER_TILE`] keys (one per thread, `key`) stably by the
+/// [`LADDER_DIGIT_BITS`]-bit digit at `shift` with four one-bit splits in shared memory, each a
+/// block-wide scan of the bit (a ballot per warp, then the warps' totals); returns the key at
+/// thread `tid`'s place in the sorted tile.
+///
+/// # Safety
+/// Called by every thread of a [`LADDER_BLOCK`]-thread block at once (it synchronises the
+/// block), with `shift <= 28`.
+#[inline(always)]
+unsafe fn tile_sort(
+    mut key: u32,
+    shift: u32,
+    s_keys: &SharedArray<u32, LADDER_TILE>,
+    s_warps: &SharedArray<u32, LADDER_WARPS>,
+) -> u32 {
+    let tid = thread_idx().x as usize;
+    let (warp, lane) = (tid / 32, tid % 32);
+    // SAFETY: `warp < 8` and `dst < 256` (the split sends the zeros to `0..zeros` and the ones
+    // to `zeros..256`, a permutation) index the arrays; the barriers separate every write of a
+    // shared element from the reads of other threads, before and after.
+    unsafe {
+        for b in 0..LADDER_DIGIT_BITS {
+            let bit = (key >> (shift + b)) & 1;
+            let mask = ballot_sync(FULL_MASK, bit != 0);
+            if lane == 0 {
+                s_warps.write(warp, mask.count_ones());
+            }
+            syncthreads();
+            let (mut before, mut ones) = (0, 0);
+            for w in 0..LADDER_WARPS {
+                let c = s_warps.read(w);
+                before += if w < warp { c } else { 0 };
+                ones += c;
+            }
+            let before = (before + (mask & lanemask_lt()).count_ones()) as usize;
+            let zeros = LADDER_TILE - ones as usize;
+            let dst = if bit == 0 {
+                tid - before
+            } else {
+                zeros + before
+            };
+            s_keys.write(dst, key);
+            syncthreads();
+            key = s_keys.read(tid);
+            syncthreads();
+        }
+    }
+    key
+}
+
+/// The third rung's first step for one pass (reduce-then-scan, the design of CUB's
+/// `DeviceRadixSort` before one-sweep: Merrill and Grimshaw, "High Performance and Scalable
+/// Radix Sorting", 2011): each block counts the digits at `shift` of its tile of
+/// [`LADDER_TILE`] keys and writes `counts[d * blocks + block]`, reading the keys and writing
+/// nothing else.
+///
+/// Launch: as [`sort_ladder_local`].
+///
+/// # Safety
+/// `keys` is valid for `n` reads, `counts` for `LADDER_DIGITS * blocks` writes; the launch is as
+/// above.
+#[kernel]
+pub unsafe fn sort_ladder_upsweep(keys: *const u32, counts: *mut u32, n: usize, shift: u32) {
+    let s_counts = static_shared!(s_ladder_up_counts: [u32; LADDER_DIGITS]);
+    let tid = thread_idx().x as usize;
+    let block = block_idx().x as usize;
+    let blocks = grid_dim().x as usize;
+    let i = block * LADDER_TILE + tid;
+    // SAFETY: `i < n` guards the read; `tid * blocks + block < LADDER_DIGITS * blocks`; the
+    // barrier separates the zeroing, the additions and the reads of `s_counts`.
+    unsafe {
+        if tid < LADDER_DIGITS {
+            s_counts.write(tid, 0);
+        }
+        syncthreads();
+        if i < n {
+            let d = (*keys.add(i) >> shift) & (LADDER_DIGITS as u32 - 1);
+            red_shared_add(s_counts.shared_address() + 4 * d, 1u32);
+        }
+        syncthreads();
+        if tid < LADDER_DIGITS {
+            *counts.add(tid * blocks + block) = s_counts.read(tid);
+        }
+    }
+}
+
+/// The third rung's last step for one pass: each block reads its tile again, sorts it by the
+/// digit in shared memory (as [`sort_ladder_local`]), and writes each key to
+/// `starts[d * blocks + block]` plus its place in its run (as [`sort_ladder_scatter`]): the
+/// keys are read and written once, with no sorted tile written between the two steps.
+///
+/// Launch: as [`sort_ladder_local`].
+///
+/// # Safety
+/// `keys_in` and `keys_out` are valid for `n` elements and do not overlap; `counts` are the
+/// tiles' digit counts at this `shift` ([`sort_ladder_upsweep`]) and `starts` their exclusive
+/// prefix sum (`LADDER_DIGITS * blocks` each), so the destinations are a permutation of
+/// `0..n`; `shift <= 28`; the launch is as above.
+#[kernel]
+pub unsafe fn sort_ladder_downsweep(
+    keys_in: *const u32,
+    keys_out: *mut u32,
+    counts: *const u32,
+    starts: *const u32,
+    n: usize,
+    shift: u32,
+) {
+    let s_keys = static_shared!(s_ladder_down_keys: [u32; LADDER_TILE]);
+    let s_warps = static_shared!(s_ladder_down_warps: [u32; LADDER_WARPS]);
+    let s_local = static_shared!(s_ladder_down_local: [u32; LADDER_DIGITS]);
+    let s_global = static_shared!(s_ladder_down_global: [u32; LADDER_DIGITS]);
+    let tid = thread_idx().x as usize;
+    let block = block_idx().x as usize;
+    let blocks = grid_dim().x as usize;
+    let i = block * LADDER_TILE + tid;
+    let valid = (n - block * LADDER_TILE).min(LADDER_TILE);
+    // SAFETY: `i < n` guards the read; `d * blocks + block < LADDER_DIGITS * blocks`;
+    // `tile_sort`'s contract holds (every thread calls it); thread 0 alone writes `s_local`,
+    // threads `< 16` their own `s_global` element, and `tile_sort`'s last barrier orders those
+    // writes before the reads; the padding keys (`u32::MAX`) sort after the tile's `valid`
+    // keys and are not written; the destination is below `n` and unique (the contract).
+    unsafe {
+        if tid == 0 {
+            let mut sum = 0;
+            for d in 0..LADDER_DIGITS {
+                s_local.write(d, sum);
+                sum += *counts.add(d * blocks + block);
+            }
+        }
+        if tid < LADDER_DIGITS {
+            s_global.write(tid, *starts.add(tid * blocks + block));
+        }
+        let key = if i < n { *keys_in.add(i) } else { u32::MAX };
+        let key = tile_sort(key, shift, &s_keys, &s_warps);
+        if tid < valid {
             let d = ((key >> shift) as usize) & (LADDER_DIGITS - 1);
             let dst = s_global.read(d) as usize + (tid - s_local.read(d) as usize);
             *keys_out.add(dst) = key;

@@ -1,8 +1,9 @@
 //! `demo sort`: the library's radix sort (`cpu::sort`, the one-sweep LSD sort with 8-bit
 //! digits) on the key kinds it takes, each output checked against the CPU's stable sort and
 //! timed beside the traffic model's floor; then the ladder (`cpu::sort::ladder`: one bit per
-//! pass, PMPP 13.3; four bits per pass with tiles sorted in shared memory, 13.4-13.5) against it
-//! on the same keys; its sweeps ([`sweep`]).
+//! pass, PMPP 13.3; four bits per pass with tiles sorted in shared memory, 13.4-13.5;
+//! reduce-then-scan, CUB's design before one-sweep) against it on the same keys; its sweeps
+//! ([`sweep`]).
 
 mod sweep;
 
@@ -88,6 +89,10 @@ impl Pattern for Sort {
             VariantInfo {
                 name: "ladder-four-bits-per-pass".into(),
                 kernels: vec!["sort_ladder_local", "sort_ladder_scatter"],
+            },
+            VariantInfo {
+                name: "ladder-reduce-then-scan".into(),
+                kernels: vec!["sort_ladder_upsweep", "sort_ladder_downsweep"],
             },
         ];
         ENTRIES
@@ -337,8 +342,8 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<()> {
 type Trial = crate::engine::harness::Trial<Result<(), verify::Mismatch>>;
 
 /// The ladder table: `sort::ladder::one_bit_per_pass` (PMPP §13.3),
-/// `sort::ladder::several_bits_per_pass` (§13.4-13.5) and the one-sweep `sort::keys` on the
-/// same u32 keys, each row's speedup over the one before. Returns the
+/// `sort::ladder::several_bits_per_pass` (§13.4-13.5), `sort::ladder::reduce_then_scan` and the
+/// one-sweep `sort::keys` on the same u32 keys, each row's speedup over the one before. Returns the
 /// rows that disagree with the CPU.
 fn ladder(b: &mut Bench<'_>, out: &mut Out, n: usize) -> Result<usize> {
     let (gpu, opts, ceiling) = (b.gpu, b.opts, b.ceiling);
@@ -369,8 +374,10 @@ fn ladder(b: &mut Bench<'_>, out: &mut Out, n: usize) -> Result<usize> {
     // key per pass, plus the copies in and out (16 bytes).
     // Four bits per pass: the local sort (read 4n, write 4n, the counts n / 16), the scan of
     // the counts (n / 8), the scatter (read 4n and the counts and starts n / 8, write 4n):
-    // about 17 bytes per key per pass, plus the copies.
-    let rungs: [(&str, &str, u64, u32, u32); 3] = [
+    // about 17 bytes per key per pass, plus the copies. Reduce-then-scan: the count (read 4n,
+    // the counts n / 16), the scan (n / 8), the sort and scatter (read 4n and n / 8, write 4n):
+    // about 13.
+    let rungs: [(&str, &str, u64, u32, u32); 4] = [
         (
             "one bit per pass (PMPP 13.3)",
             "sort_ladder_split",
@@ -382,6 +389,13 @@ fn ladder(b: &mut Bench<'_>, out: &mut Out, n: usize) -> Result<usize> {
             "four bits per pass, tiles sorted in shared memory (PMPP 13.4-13.5)",
             "sort_ladder_local",
             17 * 8 + 16,
+            8,
+            2 + 8 * 3,
+        ),
+        (
+            "reduce-then-scan, four bits per pass (CUB before one-sweep)",
+            "sort_ladder_downsweep",
+            13 * 8 + 16,
             8,
             2 + 8 * 3,
         ),
@@ -412,6 +426,7 @@ fn ladder(b: &mut Bench<'_>, out: &mut Out, n: usize) -> Result<usize> {
                     match i {
                         0 => cpu::sort::ladder::one_bit_per_pass(gpu, s.0),
                         1 => cpu::sort::ladder::several_bits_per_pass(gpu, s.0),
+                        2 => cpu::sort::ladder::reduce_then_scan(gpu, s.0),
                         _ => s.1.keys(gpu, s.0, Order::Ascending),
                     }
                     .map(|()| cfg)
