@@ -35,14 +35,30 @@ pub(crate) struct Sort {
     size: usize,
 }
 
-/// The entry points of the table, in order: the row label and the pass kernel it launches.
-const ENTRIES: [(&str, &str); 6] = [
-    ("keys u32", "sort_onesweep_u32_v32"),
-    ("keys u32 descending", "sort_onesweep_u32_v32"),
-    ("keys f32", "sort_onesweep_u32_v32"),
-    ("keys u64", "sort_onesweep_u64_v32"),
-    ("pairs u32/u32", "sort_onesweep_u32_v32"),
-    ("argsort f32", "sort_onesweep_u32_v32"),
+/// The entry points of the table, in order: the row label, the histogram and pass kernels it
+/// launches, and its passes (one per 8 bits of the key).
+const ENTRIES: [(&str, &str, &str, usize); 6] = [
+    ("keys u32", "sort_histogram_u32", "sort_onesweep_u32_v32", 4),
+    (
+        "keys u32 descending",
+        "sort_histogram_u32",
+        "sort_onesweep_u32_v32",
+        4,
+    ),
+    ("keys f32", "sort_histogram_u32", "sort_onesweep_u32_v32", 4),
+    ("keys u64", "sort_histogram_u64", "sort_onesweep_u64_v32", 8),
+    (
+        "pairs u32/u32",
+        "sort_histogram_u32",
+        "sort_onesweep_u32_v32",
+        4,
+    ),
+    (
+        "argsort f32",
+        "sort_histogram_u32",
+        "sort_onesweep_u32_v32",
+        4,
+    ),
 ];
 
 impl Pattern for Sort {
@@ -97,16 +113,9 @@ impl Pattern for Sort {
         ];
         ENTRIES
             .iter()
-            .map(|(name, kernel)| VariantInfo {
+            .map(|(name, histogram, pass, _)| VariantInfo {
                 name: name.replace([' ', '/'], "-"),
-                kernels: vec![
-                    if kernel.contains("u64") {
-                        "sort_histogram_u64"
-                    } else {
-                        "sort_histogram_u32"
-                    },
-                    kernel,
-                ],
+                kernels: vec![histogram, pass],
             })
             .chain(ladder)
             .collect()
@@ -286,8 +295,7 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<()> {
             trial.measurement,
         );
     };
-    for (i, &(label, kernel)) in ENTRIES.iter().enumerate() {
-        let passes = if label == "keys u64" { 8 } else { 4 };
+    for (i, &(label, _, kernel, passes)) in ENTRIES.iter().enumerate() {
         let row = |bytes| Row {
             label,
             kernel,

@@ -79,8 +79,9 @@ pub(super) fn pairs_u32(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
         let keys = random_u32(sweep.seed_for(&case, 0), n);
         let index = reference_order(&keys, Order::Ascending);
         let pristine_keys = gpu.upload(&keys)?;
-        let pristine_values = gpu.upload(&pristine_values_host(n))?;
-        let mut d = (gpu.upload(&keys)?, gpu.upload(&pristine_values_host(n))?);
+        let values: Vec<u32> = (0..n as u32).collect();
+        let pristine_values = gpu.upload(&values)?;
+        let mut d = (gpu.upload(&keys)?, gpu.upload(&values)?);
         let cfg = pass_launch(n, 4, 4);
         sweep.measure_with_setup(
             case,
@@ -101,11 +102,6 @@ pub(super) fn pairs_u32(sweep: &mut Sweep<'_>, cases: Vec<Case>) -> Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// Each key's index, the values of a sort of pairs.
-fn pristine_values_host(n: usize) -> Vec<u32> {
-    (0..n as u32).collect()
 }
 
 /// `sort::argsort` of f32 into poisoned indices, ascending.
