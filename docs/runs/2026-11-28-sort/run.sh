@@ -11,6 +11,10 @@
 #   STEP=e  over a mini bundle (bin/demo, tests/tests-gpu): the sort's GPU trials (the ladder's
 #           among them), demo sort (the entry points and the ladder), compute-sanitizer's four
 #           tools over demo sort --size 100003.
+#   STEP=f  over a whole bundle: run.sh tests, then ncu (a few metrics: time, warp instructions,
+#           issue slots busy, warps active, DRAM bytes, registers) over the launches of one sort
+#           of 2^24 u32 keys, the library's (examples/sort_throughput) and CUB's (CuPy's
+#           ndarray.sort), in the same run.
 # Logs go to $OUT.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -82,6 +86,34 @@ case "${STEP:-a}" in
     ;;
 esac
 case "${STEP:-a}" in
+  f)
+    echo "== run.sh tests"
+    timeout 420 ./run.sh tests > "$OUT/tests.log" 2>&1
+    echo "exit $?" >> "$OUT/tests.log"
+    grep -E "^== |test result|FAILED|failed|panicked|exit|all passed" "$OUT/tests.log" | head -60
+    metrics=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,dram__bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread,launch__block_size,launch__grid_size
+    echo "== ncu: the library's sort::keys u32 of 2^24 keys (histogram and 4 passes)"
+    timeout 200 ncu -k regex:"sort_(onesweep|histogram)_u32" --launch-skip 120 --launch-count 5 \
+      --metrics "$metrics" examples/sort_throughput 16777216 1 > "$OUT/ncu_lab.log" 2>&1
+    echo "exit $?" >> "$OUT/ncu_lab.log"
+    cat > /tmp/cub_sort.py <<'PY'
+import cupy
+a = cupy.random.randint(0, 2**32, size=1 << 24, dtype=cupy.uint64).astype(cupy.uint32)
+for _ in range(2):
+    b = a.copy()
+    b.sort()
+cupy.cuda.runtime.deviceSynchronize()
+PY
+    echo "== ncu: CUB's DeviceRadixSort u32 of 2^24 keys (CuPy's ndarray.sort)"
+    timeout 200 ncu -k regex:DeviceRadixSort --launch-skip 0 --launch-count 12 \
+      --metrics "$metrics" python3 /tmp/cub_sort.py > "$OUT/ncu_cub.log" 2>&1
+    echo "exit $?" >> "$OUT/ncu_cub.log"
+    for f in ncu_lab ncu_cub; do
+      echo "-- $f"
+      grep -E "^  [A-Za-z_]|gpu__time|inst_executed|issue_active|warps_active|dram__bytes|dram__throughput|registers|block_size|grid_size|^exit" "$OUT/$f.log" \
+        | sed -E 's/ +/ /g' | head -130
+    done
+    ;;
   b)
     echo "== ncu: the first sort::keys u32 of 2^24 keys (histogram and 4 passes)"
     timeout 400 ncu -k regex:sort_ --launch-skip 120 --launch-count 5 \
