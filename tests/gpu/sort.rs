@@ -4,7 +4,10 @@
 //! sorted, reverse sorted, of few distinct values and of the special values (NaNs of both
 //! signs, signed zeros, infinities; each integer type's extremes), at lengths around the tile
 //! (4096) and the warp, bit exact; outputs poisoned first; bit ranges; many sorts on one
-//! workspace; and the refusals of bad arguments.
+//! workspace; and the refusals of bad arguments. The segmented sort: every key type, both
+//! orders, segments of many lengths (empty, one key, around the tile, a million keys) with
+//! keys outside every segment left alone, keys alone and with 4- and 8-byte values, and bad
+//! offsets refused with nothing written.
 
 use cpu::Error;
 use cpu::sort::reference::{self, TorchOrder};
@@ -214,9 +217,166 @@ fn ladder_trials(trials: &mut Vec<Trial>) {
     }
 }
 
+/// Segment layouts of the segmented trials: CSR offsets over `n` keys.
+#[derive(Clone, Copy, Debug)]
+enum Layout {
+    /// Segments of 0 to 40 keys, back to back over all the keys.
+    Tiny,
+    /// Lengths around the warp and the tile (0, 1, 2, 31, 4095, 4096, 4097, 10000) in turn,
+    /// with 3 keys before the first and the last 5 keys in none.
+    Mixed,
+    /// One segment of all the keys.
+    One,
+}
+
+/// The offsets of `layout` over `n` keys.
+fn offsets(layout: Layout, seed: u64, n: usize) -> Vec<u64> {
+    let mut rng = StdRng::seed_from_u64(seed ^ 3);
+    let mut offsets = Vec::new();
+    match layout {
+        Layout::Tiny => {
+            let mut at = 0;
+            while at < n {
+                offsets.push(at as u64);
+                at = (at + rng.random_range(0..=40)).min(n);
+            }
+            offsets.push(n as u64);
+        }
+        Layout::Mixed => {
+            let lengths = [0, 1, 2, 31, 4095, 4096, 4097, 10_000];
+            let (mut at, end) = (3.min(n), n.saturating_sub(5));
+            offsets.push(at as u64);
+            for i in 0.. {
+                at = (at + lengths[i % lengths.len()]).min(end.max(at));
+                offsets.push(at as u64);
+                if at >= end {
+                    break;
+                }
+            }
+        }
+        Layout::One => offsets.extend([0, n as u64]),
+    }
+    offsets
+}
+
+/// `keys` with each segment sorted stably in `order`, and the input index of each key.
+fn sort_segments<K: TestKey>(keys: &[K], offsets: &[u64], order: Order) -> (Vec<K>, Vec<usize>) {
+    let mut index: Vec<usize> = (0..keys.len()).collect();
+    for w in offsets.windows(2) {
+        let (b, e) = (w[0] as usize, w[1] as usize);
+        for (i, j) in reference::argsort(&keys[b..e], order).into_iter().enumerate() {
+            index[b + i] = b + j;
+        }
+    }
+    (index.iter().map(|&i| keys[i]).collect(), index)
+}
+
+/// One trial of the segmented sort of keys, and of pairs with 4- and 8-byte values.
+fn check_segmented<K: TestKey>(
+    input: Input,
+    layout: Layout,
+    seed: u64,
+    n: usize,
+    order: Order,
+) -> Result<(), Failed> {
+    let gpu = gpu()?;
+    let e = |e: cpu::Error| Failed::from(e.to_string());
+    let keys = make::<K>(input, seed, n);
+    let offsets = offsets(layout, seed, n);
+    let (want, index) = sort_segments(&keys, &offsets, order);
+    let d_offsets = gpu.upload(&offsets).map_err(e)?;
+    let mut d = gpu.upload(&keys).map_err(e)?;
+    sort::segmented_keys(&gpu, &mut d, &d_offsets, order).map_err(e)?;
+    compare("segmented keys", &gpu.download(&d, "keys").map_err(e)?, &want)?;
+    let mut d = gpu.upload(&keys).map_err(e)?;
+    let values: Vec<u32> = (0..n as u32).collect();
+    let mut v = gpu.upload(&values).map_err(e)?;
+    sort::segmented_pairs(&gpu, &mut d, &mut v, &d_offsets, order).map_err(e)?;
+    compare("segmented pairs' keys", &gpu.download(&d, "keys").map_err(e)?, &want)?;
+    compare_indices(&gpu.download(&v, "values").map_err(e)?, &index)?;
+    let mut d = gpu.upload(&keys).map_err(e)?;
+    let wide: Vec<u64> = (0..n as u64).map(|i| i << 32 | 0xabcd).collect();
+    let mut v = gpu.upload(&wide).map_err(e)?;
+    sort::segmented_pairs(&gpu, &mut d, &mut v, &d_offsets, order).map_err(e)?;
+    compare("segmented pairs' keys (8-byte values)", &gpu.download(&d, "keys").map_err(e)?, &want)?;
+    let got = gpu.download(&v, "values").map_err(e)?;
+    match got.iter().zip(&index).position(|(&a, &i)| a != wide[i]) {
+        None => Ok(()),
+        Some(i) => Err(format!("8-byte values differ first at {i}").into()),
+    }
+}
+
+fn segmented_trials<K: TestKey>(name: &str, trials: &mut Vec<Trial>) {
+    let cases = [
+        (Input::Uniform, Layout::Tiny, 100_003),
+        (Input::Specials, Layout::Tiny, 4097),
+        (Input::Uniform, Layout::Mixed, 100_003),
+        (Input::FewDistinct, Layout::Mixed, 40_000),
+        (Input::Specials, Layout::Mixed, 100_003),
+        (Input::Uniform, Layout::One, 1_000_003),
+        (Input::Reversed, Layout::One, 4097),
+        (Input::Uniform, Layout::One, 1),
+        (Input::Uniform, Layout::Tiny, 0),
+    ];
+    for order in [Order::Ascending, Order::Descending] {
+        for (input, layout, n) in cases {
+            let trial =
+                format!("sort::segmented::{name}::{order:?}::{input:?}::{layout:?}::{n}").to_lowercase();
+            let seed = seed_for(&trial);
+            trials.push(gpu_trial(trial, move || {
+                check_segmented::<K>(input, layout, seed, n, order)
+                    .map_err(|m| format!("n={n} seed={seed}: {}", m.message().unwrap_or("")).into())
+            }));
+        }
+    }
+}
+
+/// Bad offsets are refused, naming the segment, and nothing is written.
+fn segmented_refusals() -> Result<(), Failed> {
+    let gpu = gpu()?;
+    let e = |e: cpu::Error| Failed::from(e.to_string());
+    let keys = [5u32, 4, 3, 2, 1, 0, 9, 8];
+    let mut d = gpu.upload(&keys).map_err(e)?;
+    let mut values = gpu.upload(&[0u32; 8]).map_err(e)?;
+    // An offset below the one before it (segment 1), and an end past the keys (segment 2).
+    for (bad, segment) in [(vec![0u64, 6, 2, 8], 1), (vec![0u64, 2, 4, 9], 2)] {
+        let offsets = gpu.upload(&bad).map_err(e)?;
+        expect_err(sort::segmented_keys(&gpu, &mut d, &offsets, Order::Ascending), |e| {
+            matches!(e, Error::InvalidOffsets { segment: s, .. } if *s == segment)
+        })?;
+        expect_err(
+            sort::segmented_pairs(&gpu, &mut d, &mut values, &offsets, Order::Ascending),
+            |e| matches!(e, Error::InvalidOffsets { segment: s, .. } if *s == segment),
+        )?;
+    }
+    let empty = gpu.zeros::<u64>(0).map_err(e)?;
+    expect_err(sort::segmented_keys(&gpu, &mut d, &empty, Order::Ascending), |e| {
+        matches!(e, Error::LengthMismatch { .. })
+    })?;
+    let offsets = gpu.upload(&[0u64, 8]).map_err(e)?;
+    let mut short = gpu.zeros::<u32>(7).map_err(e)?;
+    expect_err(
+        sort::segmented_pairs(&gpu, &mut d, &mut short, &offsets, Order::Ascending),
+        |e| matches!(e, Error::LengthMismatch { .. }),
+    )?;
+    compare("keys", &gpu.download(&d, "keys").map_err(e)?, &keys)?;
+    compare("values", &gpu.download(&values, "values").map_err(e)?, &[0u32; 8])
+}
+
 pub fn trials() -> Vec<Trial> {
     let mut trials = Vec::new();
     ladder_trials(&mut trials);
+    segmented_trials::<u8>("u8", &mut trials);
+    segmented_trials::<u16>("u16", &mut trials);
+    segmented_trials::<u32>("u32", &mut trials);
+    segmented_trials::<u64>("u64", &mut trials);
+    segmented_trials::<i8>("i8", &mut trials);
+    segmented_trials::<i16>("i16", &mut trials);
+    segmented_trials::<i32>("i32", &mut trials);
+    segmented_trials::<i64>("i64", &mut trials);
+    segmented_trials::<f32>("f32", &mut trials);
+    segmented_trials::<f64>("f64", &mut trials);
+    trials.push(gpu_trial("sort::segmented::refusals".into(), segmented_refusals));
     type_trials::<u8>("u8", false, &mut trials);
     type_trials::<u16>("u16", false, &mut trials);
     type_trials::<u32>("u32", true, &mut trials);

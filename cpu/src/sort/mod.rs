@@ -28,14 +28,19 @@
 
 pub mod ladder;
 pub mod reference;
+pub mod segmented;
+
+pub use segmented::{MAX_SEGMENTS, segmented_keys, segmented_pairs};
 
 use std::ops::Range;
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
 use gpu::sort::onesweep::{self as kernels, sort_histogram};
+use gpu::sort::segmented as segmented_kernels;
 use gpu::sort::{self as k, RadixBits};
 use gpu_std::DeviceCopy;
 use gpu_std::host::Kernel;
+use segmented::SegmentedKernel;
 
 use crate::context::Gpu;
 use crate::error::{DriverContext, Error, Result, expect_len};
@@ -86,22 +91,32 @@ pub trait KeyBits: RadixBits + DeviceCopy + DeviceRepr + sealed::Sealed {
     const ONESWEEP_V32: OnesweepKernel<Self, u32>;
     /// One pass with 8-byte values.
     const ONESWEEP_V64: OnesweepKernel<Self, u64>;
+    /// The segmented sort with 4-byte values (or none).
+    const SEGMENTED_V32: SegmentedKernel<Self, u32>;
+    /// The segmented sort with 8-byte values.
+    const SEGMENTED_V64: SegmentedKernel<Self, u64>;
 }
 
 macro_rules! key_bits {
-    ($($t:ty => $h:ident, $v32:ident, $v64:ident;)*) => {$(
+    ($($t:ty => $h:ident, $v32:ident, $v64:ident, $s32:ident, $s64:ident;)*) => {$(
         impl KeyBits for $t {
             const HISTOGRAM: HistogramKernel<$t> = kernels::$h;
             const ONESWEEP_V32: OnesweepKernel<$t, u32> = kernels::$v32;
             const ONESWEEP_V64: OnesweepKernel<$t, u64> = kernels::$v64;
+            const SEGMENTED_V32: SegmentedKernel<$t, u32> = segmented_kernels::$s32;
+            const SEGMENTED_V64: SegmentedKernel<$t, u64> = segmented_kernels::$s64;
         }
     )*};
 }
 key_bits! {
-    u8 => sort_histogram_u8, sort_onesweep_u8_v32, sort_onesweep_u8_v64;
-    u16 => sort_histogram_u16, sort_onesweep_u16_v32, sort_onesweep_u16_v64;
-    u32 => sort_histogram_u32, sort_onesweep_u32_v32, sort_onesweep_u32_v64;
-    u64 => sort_histogram_u64, sort_onesweep_u64_v32, sort_onesweep_u64_v64;
+    u8 => sort_histogram_u8, sort_onesweep_u8_v32, sort_onesweep_u8_v64,
+        sort_segmented_u8_v32, sort_segmented_u8_v64;
+    u16 => sort_histogram_u16, sort_onesweep_u16_v32, sort_onesweep_u16_v64,
+        sort_segmented_u16_v32, sort_segmented_u16_v64;
+    u32 => sort_histogram_u32, sort_onesweep_u32_v32, sort_onesweep_u32_v64,
+        sort_segmented_u32_v32, sort_segmented_u32_v64;
+    u64 => sort_histogram_u64, sort_onesweep_u64_v32, sort_onesweep_u64_v64,
+        sort_segmented_u64_v32, sort_segmented_u64_v64;
 }
 
 /// A key type the sort takes: `u8`..`u64`, `i8`..`i64`, `f32`, `f64`.
@@ -118,17 +133,25 @@ pub trait SortKey:
 pub trait ValueWidth: DeviceRepr + sealed::Sealed {
     /// The pass for keys `B` with values of these bits.
     fn onesweep<B: KeyBits>() -> OnesweepKernel<B, Self>;
+    /// The segmented sort of keys `B` with values of these bits.
+    fn segmented<B: KeyBits>() -> SegmentedKernel<B, Self>;
 }
 
 impl ValueWidth for u32 {
     fn onesweep<B: KeyBits>() -> OnesweepKernel<B, u32> {
         B::ONESWEEP_V32
     }
+    fn segmented<B: KeyBits>() -> SegmentedKernel<B, u32> {
+        B::SEGMENTED_V32
+    }
 }
 
 impl ValueWidth for u64 {
     fn onesweep<B: KeyBits>() -> OnesweepKernel<B, u64> {
         B::ONESWEEP_V64
+    }
+    fn segmented<B: KeyBits>() -> SegmentedKernel<B, u64> {
+        B::SEGMENTED_V64
     }
 }
 
@@ -189,6 +212,8 @@ pub struct RadixSort {
     counts: CudaSlice<u32>,
     status: CudaSlice<u32>,
     counter: CudaSlice<u32>,
+    /// The segmented sort's verdict on its offsets (0, or a bad segment plus one).
+    bad: CudaSlice<u64>,
     histogram_wave: u32,
 }
 
@@ -225,6 +250,7 @@ impl RadixSort {
             counts: gpu.zeros(8 * k::RADIX)?,
             status: gpu.zeros(k::RADIX)?,
             counter: gpu.zeros(1)?,
+            bad: gpu.zeros(1)?,
             histogram_wave: gpu.one_wave(sort_histogram::<u32>().name(), k::HISTOGRAM_BLOCK, 0)?,
         })
     }

@@ -21,6 +21,7 @@
 
 pub mod ladder;
 pub mod onesweep;
+pub mod segmented;
 
 use core::marker::PhantomData;
 

@@ -153,7 +153,11 @@ fn warp_inclusive_sum(mut value: u32, lane: u32) -> u32 {
 /// # Safety
 /// `totals` is this block's shared array, not in use by another call between the barriers.
 #[inline(always)]
-unsafe fn block_exclusive_sum(value: u32, tid: usize, totals: &SharedArray<u32, WARPS>) -> u32 {
+pub(super) unsafe fn block_exclusive_sum(
+    value: u32,
+    tid: usize,
+    totals: &SharedArray<u32, WARPS>,
+) -> u32 {
     let lane = tid as u32 & 31;
     let warp = tid / 32;
     let inclusive = warp_inclusive_sum(value, lane);
@@ -221,11 +225,7 @@ pub unsafe fn sort_onesweep<P: SortPair>(
     counter: *mut u32,
 ) {
     let ticket = static_shared!(s_sort_ticket: [u32; 1]);
-    let shared = Shared {
-        warp_offsets: &static_shared!(s_sort_warp_offsets: [u32; WARPS * RADIX]),
-        offset: &static_shared!(s_sort_offset: [u32; RADIX]),
-        totals: &static_shared!(s_sort_totals: [u32; WARPS]),
-    };
+    let shared = shared_arrays();
     let pass = Pass::<P> {
         keys_in,
         keys_out,
@@ -236,44 +236,145 @@ pub unsafe fn sort_onesweep<P: SortPair>(
         flip,
         shift,
         mask,
-        digit_counts,
-        status,
     };
     // SAFETY: the caller's contract; `shared` holds this block's arrays.
     unsafe {
         let tile = take_ticket(counter, &ticket);
+        let starts = LookBack {
+            digit_counts,
+            status,
+            tile,
+            shared: &shared,
+        };
+        let base = tile * ONESWEEP_TILE;
         // Every tile but the last is whole: its keys need no bounds checks.
-        if n - tile * ONESWEEP_TILE >= ONESWEEP_TILE {
-            onesweep_tile::<P, true>(&pass, &shared, tile);
+        if n - base >= ONESWEEP_TILE {
+            onesweep_tile::<P, true, _>(&pass, &shared, &starts, base);
         } else {
-            onesweep_tile::<P, false>(&pass, &shared, tile);
+            onesweep_tile::<P, false, _>(&pass, &shared, &starts, base);
         }
     }
 }
 
-/// The parameters of one launch of `sort_onesweep`.
-struct Pass<P: SortPair> {
-    keys_in: *const P::Bits,
-    keys_out: *mut P::Bits,
-    values_in: *const P::Value,
-    values_out: *mut P::Value,
-    n: usize,
-    kind: u32,
-    flip: P::Bits,
-    shift: u32,
-    mask: u32,
-    digit_counts: *const u32,
-    status: *mut u32,
+/// The parameters of one pass over one run of keys: `sort_onesweep`'s launch, or one pass of
+/// a segment of `sort_segmented`.
+pub(super) struct Pass<P: SortPair> {
+    pub(super) keys_in: *const P::Bits,
+    pub(super) keys_out: *mut P::Bits,
+    pub(super) values_in: *const P::Value,
+    pub(super) values_out: *mut P::Value,
+    /// The end of the keys (of the segment): no key at or past it is read.
+    pub(super) n: usize,
+    pub(super) kind: u32,
+    pub(super) flip: P::Bits,
+    pub(super) shift: u32,
+    pub(super) mask: u32,
 }
 
-/// The block's shared arrays in `sort_onesweep`.
-struct Shared<'a> {
+/// The block's shared arrays in `sort_onesweep` and `sort_segmented`.
+pub(super) struct Shared {
     /// Per warp and digit: the warp's count of the digit, then where the warp's keys of that
     /// digit start in the tile sorted by digit.
-    warp_offsets: &'a SharedArray<u32, { WARPS * RADIX }>,
+    warp_offsets: SharedArray<u32, { WARPS * RADIX }>,
     /// Per digit: its run's global start less its start in the tile.
-    offset: &'a SharedArray<u32, RADIX>,
-    totals: &'a SharedArray<u32, WARPS>,
+    offset: SharedArray<u32, RADIX>,
+    pub(super) totals: SharedArray<u32, WARPS>,
+}
+
+/// The block's [`Shared`] arrays (one declaration, which every kernel that takes them shares).
+#[inline(always)]
+pub(super) fn shared_arrays() -> Shared {
+    Shared {
+        warp_offsets: static_shared!(s_sort_warp_offsets: [u32; WARPS * RADIX]),
+        offset: static_shared!(s_sort_offset: [u32; RADIX]),
+        totals: static_shared!(s_sort_totals: [u32; WARPS]),
+    }
+}
+
+/// Where the run of each digit of a tile goes in the output: the one-sweep's look-back over
+/// the tiles before ([`LookBack`]), or a segment's running places (`sort_segmented`).
+pub(super) trait RunStarts {
+    /// Called by every thread of the block before the tile's keys load.
+    ///
+    /// # Safety
+    /// Every thread of the block calls it at once; the implementation's own contract.
+    unsafe fn before_load(&self, tid: usize);
+    /// Thread `d < 256`: the tile holds `count` keys of digit `d`.
+    ///
+    /// # Safety
+    /// Only thread `d` calls it for `d`, once per tile, before [`RunStarts::start`].
+    unsafe fn counted(&self, d: usize, count: u32);
+    /// Thread `d < 256`: where the tile's run of digit `d` (`count` keys) starts in the output.
+    ///
+    /// # Safety
+    /// As [`RunStarts::counted`], after it.
+    unsafe fn start(&self, d: usize, count: u32) -> u32;
+}
+
+/// The one-sweep's [`RunStarts`]: tile 0 takes each digit's global start from the histogram's
+/// counts, every other tile looks back over the status words of the tiles before it.
+struct LookBack<'s> {
+    digit_counts: *const u32,
+    status: *mut u32,
+    tile: usize,
+    shared: &'s Shared,
+}
+
+impl RunStarts for LookBack<'_> {
+    #[inline(always)]
+    unsafe fn before_load(&self, tid: usize) {
+        // Tile 0: the digits' global starts, scanned before the keys take registers and kept
+        // in `offset` until the look-back's place.
+        // SAFETY: `tid < 256` indexes the counts and `offset`; every thread calls the scan.
+        unsafe {
+            if self.tile == 0 {
+                let owns_digit = tid < RADIX;
+                let total = if owns_digit {
+                    *self.digit_counts.add(tid)
+                } else {
+                    0
+                };
+                let start = block_exclusive_sum(total, tid, &self.shared.totals);
+                if owns_digit {
+                    self.shared.offset.write_unchecked(tid, start);
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn counted(&self, d: usize, count: u32) {
+        // SAFETY: `tile * 256 + d` indexes `status` (the caller's contract); tile 0's
+        // `offset[d]` was written by thread `d` in `before_load`.
+        unsafe {
+            if self.tile > 0 {
+                core::ptr::write_volatile(
+                    self.status.add(self.tile * RADIX + d),
+                    STATUS_AGGREGATE | count,
+                );
+            } else {
+                let start = self.shared.offset.read_unchecked(d);
+                core::ptr::write_volatile(self.status.add(d), STATUS_PREFIX | (start + count));
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn start(&self, d: usize, count: u32) -> u32 {
+        // SAFETY: as `counted`; the look-back reads the status words of tiles `< tile`.
+        unsafe {
+            if self.tile == 0 {
+                self.shared.offset.read_unchecked(d)
+            } else {
+                let before = look_back(self.status, self.tile, d);
+                core::ptr::write_volatile(
+                    self.status.add(self.tile * RADIX + d),
+                    STATUS_PREFIX | (before + count),
+                );
+                before
+            }
+        }
+    }
 }
 
 /// The look-back over digit `d` of the tiles before `tile` (`tile > 0`): the sum of their
@@ -312,16 +413,20 @@ unsafe fn look_back(status: *const u32, tile: usize, d: usize) -> u32 {
     before
 }
 
-/// One tile of `sort_onesweep` (see the [module docs](self)); `FULL`: the tile holds
-/// [`ONESWEEP_TILE`] keys.
+/// One tile of `sort_onesweep` (see the [module docs](self)), or of a segment's pass of
+/// `sort_segmented`: the keys `base..` (up to [`ONESWEEP_TILE`] of them, none at or past
+/// `pass.n`) placed by digit, each digit's run at the place `runs` gives it; `FULL`: the tile
+/// holds [`ONESWEEP_TILE`] keys.
 ///
 /// # Safety
-/// As `sort_onesweep`; `tile` is this block's ticket, `shared` this block's arrays.
+/// As `sort_onesweep` (or `sort_segmented`); every thread of the block calls it at once;
+/// `shared` holds this block's arrays; `base < pass.n`.
 #[inline(always)]
-unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
+pub(super) unsafe fn onesweep_tile<P: SortPair, const FULL: bool, S: RunStarts>(
     pass: &Pass<P>,
     shared: &Shared,
-    tile: usize,
+    runs: &S,
+    base: usize,
 ) {
     let Pass {
         keys_in,
@@ -333,14 +438,12 @@ unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
         flip,
         shift,
         mask,
-        digit_counts,
-        status,
     } = *pass;
     let Shared {
         warp_offsets,
         offset,
         totals,
-    } = *shared;
+    } = shared;
     // The tile in digit order: keys, then values (dynamic, a tile of the larger of the two).
     let exchange = gpu_std::shared::dynamic_shared_mem::<u64>();
     let tid = thread_idx().x as usize;
@@ -355,22 +458,13 @@ unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
     // read or written is `< n` (keys, values) or `< 256 * gridDim.x` (status); the rest is the
     // caller's contract.
     unsafe {
-        let base = tile * ONESWEEP_TILE;
         // Positions within the tile are `u32`: fewer registers than `usize`.
         let tile_len = (n - base).min(ONESWEEP_TILE) as u32;
         let tile_keys = keys_in.add(base);
         unroll!(j < RADIX / 32 => {
             warp_offsets.write_unchecked(j * ONESWEEP_BLOCK as usize + tid, 0);
         });
-        // Tile 0: the digits' global starts, scanned before the keys take registers and kept
-        // in `offset` until the look-back's place.
-        if tile == 0 {
-            let total = if owns_digit { *digit_counts.add(d) } else { 0 };
-            let start = block_exclusive_sum(total, tid, totals);
-            if owns_digit {
-                offset.write_unchecked(d, start);
-            }
-        }
+        runs.before_load(tid);
         // 1. Load: warp `w` holds keys `base + 32 * ITEMS * w + 32 i + lane`. Only their digits
         // stay in registers (the low 8 bits of `place`; the rank goes above them): the keys
         // are read again, from L1, when they are placed.
@@ -415,13 +509,7 @@ unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
                 warp_offsets.write_unchecked(w * RADIX + d, count);
                 count += c;
             });
-            if tile > 0 {
-                core::ptr::write_volatile(status.add(tile * RADIX + d), STATUS_AGGREGATE | count);
-            }
-        }
-        if tile == 0 && owns_digit {
-            let start = offset.read_unchecked(d);
-            core::ptr::write_volatile(status.add(d), STATUS_PREFIX | (start + count));
+            runs.counted(d, count);
         }
         let tile_start = block_exclusive_sum(count, tid, totals);
         if owns_digit {
@@ -443,16 +531,7 @@ unsafe fn onesweep_tile<P: SortPair, const FULL: bool>(
         });
         // 5. The look-back, while the other warps still place their keys.
         if owns_digit {
-            let global_start = if tile == 0 {
-                offset.read_unchecked(d)
-            } else {
-                let before = look_back(status, tile, d);
-                core::ptr::write_volatile(
-                    status.add(tile * RADIX + d),
-                    STATUS_PREFIX | (before + count),
-                );
-                before
-            };
+            let global_start = runs.start(d, count);
             offset.write_unchecked(d, global_start.wrapping_sub(tile_start));
         }
         syncthreads();

@@ -2,9 +2,10 @@
 //! digits) on the key kinds it takes, each output checked against the CPU's stable sort and
 //! timed beside the traffic model's floor; then the ladder (`cpu::sort::ladder`: one bit per
 //! pass, PMPP 13.3; four bits per pass with tiles sorted in shared memory, 13.4-13.5;
-//! reduce-then-scan, CUB's design before one-sweep) against it on the same keys; its sweeps
-//! ([`sweep`]).
+//! reduce-then-scan, CUB's design before one-sweep) against it on the same keys; the
+//! segmented sort ([`segmented`]); its sweeps ([`sweep`]).
 
+mod segmented;
 mod sweep;
 
 use anyhow::{Result, bail};
@@ -110,6 +111,10 @@ impl Pattern for Sort {
                 name: "ladder-reduce-then-scan".into(),
                 kernels: vec!["sort_ladder_upsweep", "sort_ladder_downsweep"],
             },
+            VariantInfo {
+                name: "segmented-keys-u32".into(),
+                kernels: vec!["sort_segments_check", "sort_segmented_u32_v32"],
+            },
         ];
         ENTRIES
             .iter()
@@ -146,7 +151,7 @@ fn footprint(n: usize) -> Footprint {
 }
 
 /// The bits of a key, to compare outputs exactly (NaN payloads and signed zeros included).
-pub(crate) trait Key: SortKey + TorchOrder + Default {
+pub(crate) trait Key: SortKey + TorchOrder + Default + npyz::AutoSerialize {
     /// The key's bits, widened.
     fn bits(self) -> u64;
 }
@@ -240,6 +245,8 @@ pub(crate) fn model_bytes<K>(n: usize, value_bytes: usize) -> u64 {
 struct Row {
     label: &'static str,
     kernel: &'static str,
+    /// The name its verified output is dumped as (`--dump`).
+    dump: String,
     n: usize,
     passes: usize,
     bytes: u64,
@@ -274,11 +281,15 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<()> {
         ],
     );
     let mut failures = 0;
+    let mut keys_ms = f64::NAN;
     let seed = opts.seed;
     let mut add = |table: &mut Table, row: Row, trial: crate::engine::harness::Trial<_>| {
         let trial: crate::engine::harness::Trial<Result<(), verify::Mismatch>> = trial;
         failures += !trial.passed() as usize;
         let ms = trial.timing.median_ms;
+        if row.label == "keys u32" {
+            keys_ms = ms;
+        }
         let gbps = trial.gbps();
         table.measured_row(
             [
@@ -299,6 +310,7 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<()> {
         let row = |bytes| Row {
             label,
             kernel,
+            dump: label.replace([' ', '/'], "_"),
             n,
             passes,
             bytes,
@@ -312,28 +324,28 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<()> {
                     Order::Descending
                 };
                 let row = row(model_bytes::<u32>(n, 0));
-                let t = b.keys(&row, &random_u32(case_seed, n), order)?;
+                let t = b.keys(out, &row, &random_u32(case_seed, n), order)?;
                 (row, t)
             }
             "keys f32" => {
                 let row = row(model_bytes::<f32>(n, 0));
-                let t = b.keys(&row, &random_f32(case_seed, n), Order::Ascending)?;
+                let t = b.keys(out, &row, &random_f32(case_seed, n), Order::Ascending)?;
                 (row, t)
             }
             "keys u64" => {
                 let row = row(model_bytes::<u64>(n, 0));
-                let t = b.keys(&row, &random_u64(case_seed, n), Order::Ascending)?;
+                let t = b.keys(out, &row, &random_u64(case_seed, n), Order::Ascending)?;
                 (row, t)
             }
             "pairs u32/u32" => {
                 let row = row(model_bytes::<u32>(n, 4));
-                let t = b.pairs(&row, &random_u32(case_seed, n))?;
+                let t = b.pairs(out, &row, &random_u32(case_seed, n))?;
                 (row, t)
             }
             _ => {
                 // The first pass reads no indices: 4n fewer bytes than a sort of pairs.
                 let row = row(model_bytes::<f32>(n, 4) - 4 * n as u64);
-                let t = b.argsort(&row, &random_f32(case_seed, n))?;
+                let t = b.argsort(out, &row, &random_f32(case_seed, n))?;
                 (row, t)
             }
         };
@@ -341,6 +353,7 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<()> {
     }
     out.table(table);
     failures += ladder(&mut b, out, n)?;
+    failures += segmented::segmented(&mut b, out, n, keys_ms)?;
     if failures > 0 {
         bail!("{failures} sort entry point(s) disagree with the CPU's stable sort");
     }
@@ -348,6 +361,14 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<()> {
 }
 
 type Trial = crate::engine::harness::Trial<Result<(), verify::Mismatch>>;
+
+/// The names the ladder's rungs dump their sorted keys as (`--dump`), in the table's order.
+const LADDER_DUMPS: [&str; 4] = [
+    "ladder_one_bit_per_pass",
+    "ladder_four_bits_per_pass",
+    "ladder_reduce_then_scan",
+    "ladder_onesweep",
+];
 
 /// The ladder table: `sort::ladder::one_bit_per_pass` (PMPP §13.3),
 /// `sort::ladder::several_bits_per_pass` (§13.4-13.5), `sort::ladder::reduce_then_scan` and the
@@ -439,7 +460,12 @@ fn ladder(b: &mut Bench<'_>, out: &mut Out, n: usize) -> Result<usize> {
                     }
                     .map(|()| cfg)
                 },
-                |s, _| Ok(check_keys(&gpu.download(s.0, kernel)?, &keys, &index)),
+                |s, _| {
+                    let got = gpu.download(s.0, kernel)?;
+                    out.verify(LADDER_DUMPS[i], &[], &got, |got| {
+                        check_keys(got, &keys, &index)
+                    })
+                },
             )?;
         failures += !trial.passed() as usize;
         let ms = trial.timing.median_ms;
@@ -476,7 +502,7 @@ struct Bench<'a> {
 impl Bench<'_> {
     /// `sort::keys` of `keys` in `order`: each rep restores the input from a pristine copy and
     /// flushes the L2 before the timed sort.
-    fn keys<K: Key>(&mut self, row: &Row, keys: &[K], order: Order) -> Result<Trial> {
+    fn keys<K: Key>(&mut self, out: &Out, row: &Row, keys: &[K], order: Order) -> Result<Trial> {
         let gpu = self.gpu;
         let pristine = gpu.upload(keys)?;
         let mut d_keys: CudaSlice<K> = gpu.upload(keys)?;
@@ -492,12 +518,15 @@ impl Bench<'_> {
                     s.2.flush(gpu)
                 },
                 |s| s.1.keys(gpu, s.0, order).map(|()| cfg),
-                |s, _| Ok(check_keys(&gpu.download(s.0, row.kernel)?, keys, &index)),
+                |s, _| {
+                    let got = gpu.download(s.0, row.kernel)?;
+                    out.verify(&row.dump, &[], &got, |got| check_keys(got, keys, &index))
+                },
             )
     }
 
     /// `sort::pairs` of `keys` with each key's index as its value, ascending.
-    fn pairs(&mut self, row: &Row, keys: &[u32]) -> Result<Trial> {
+    fn pairs(&mut self, out: &Out, row: &Row, keys: &[u32]) -> Result<Trial> {
         let gpu = self.gpu;
         let values: Vec<u32> = (0..keys.len() as u32).collect();
         let (pristine_keys, pristine_values) = (gpu.upload(keys)?, gpu.upload(&values)?);
@@ -521,13 +550,20 @@ impl Bench<'_> {
                 |s, _| {
                     let got = gpu.download(&s.0.0, row.kernel)?;
                     let got_values = gpu.download(&s.0.1, row.kernel)?;
-                    Ok(check_keys(&got, keys, &index).and(verify::exact(&got_values, &index)))
+                    let keys = out.verify(&format!("{}_keys", row.dump), &[], &got, |got| {
+                        check_keys(got, keys, &index)
+                    })?;
+                    let values =
+                        out.verify(&format!("{}_values", row.dump), &[], &got_values, |got| {
+                            verify::exact(got, &index)
+                        })?;
+                    Ok(keys.and(values))
                 },
             )
     }
 
     /// `sort::argsort` of `keys`, ascending, into poisoned indices.
-    fn argsort(&mut self, row: &Row, keys: &[f32]) -> Result<Trial> {
+    fn argsort(&mut self, out: &Out, row: &Row, keys: &[f32]) -> Result<Trial> {
         let gpu = self.gpu;
         let d_keys = gpu.upload(keys)?;
         let mut indices = gpu.poisoned(keys.len(), u32::MAX)?;
@@ -543,7 +579,10 @@ impl Bench<'_> {
                     s.1.argsort(gpu, &d_keys, s.0, Order::Ascending)
                         .map(|()| cfg)
                 },
-                |s, _| Ok(verify::exact(&gpu.download(s.0, row.kernel)?, &index)),
+                |s, _| {
+                    let got = gpu.download(s.0, row.kernel)?;
+                    out.verify(&row.dump, &[], &got, |got| verify::exact(got, &index))
+                },
             )
     }
 }
