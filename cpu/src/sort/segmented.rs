@@ -33,7 +33,7 @@ use crate::error::{DriverContext, Error, Result};
 use crate::launch;
 
 /// The sort of every segment of keys `B` with values `V`: `(keys, alt_keys, values,
-/// alt_values, offsets, bad, kind, flip)`.
+/// alt_values, offsets, bad, kind, flip, passes)`.
 pub type SegmentedKernel<B, V> = Kernel<(
     *mut B,
     *mut B,
@@ -43,6 +43,7 @@ pub type SegmentedKernel<B, V> = Kernel<(
     *const u64,
     u32,
     B,
+    u32,
 )>;
 
 /// The most segments one sort takes: one block each, and a grid's width.
@@ -183,7 +184,7 @@ impl RadixSort {
         let (alt_keys, _alt_keys) = self.keys.device_ptr_mut(stream);
         let (alt_values, _alt_values) = self.values.device_ptr_mut(stream);
         // SAFETY: `sort_segmented` takes `(keys, alt_keys, values, alt_values, offsets, bad,
-        // kind, flip)`; the keys and the workspace's second buffer hold `n` keys each and do not
+        // kind, flip, passes)`; the keys and the workspace's second buffer hold `n` keys each and do not
         // overlap (the caller's buffer is borrowed mutably), as do the values (or both are
         // null); `offsets` holds `segments + 1` words, one block per segment; `bad` is the
         // check's word over these offsets and `n`, queued before on the same stream; the
@@ -201,6 +202,7 @@ impl RadixSort {
                     &self.bad,
                     K::KIND,
                     flip,
+                    super::passes(&super::all_bits::<K>()),
                 ),
             )?;
         }

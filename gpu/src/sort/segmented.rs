@@ -69,8 +69,8 @@ impl RunStarts for Running {
     }
 }
 
-/// Sorts each segment `keys[offsets[s]..offsets[s + 1]]` in place, stably, by the whole
-/// ordered pattern ([`RadixBits::ordered`] with `kind` and `flip`: ascending, or descending
+/// Sorts each segment `keys[offsets[s]..offsets[s + 1]]` in place, stably, by the low
+/// `8 * passes` bits (at most the key's: `passes` one per byte of the key) of the ordered pattern ([`RadixBits::ordered`] with `kind` and `flip`: ascending, or descending
 /// with `flip` all ones), moving `values` with the keys unless `values` is null.
 ///
 /// Launch: one block of [`ONESWEEP_BLOCK`] threads per segment (`segments` blocks), with the
@@ -100,6 +100,7 @@ pub unsafe fn sort_segmented<P: SortPair>(
     bad: *const u64,
     kind: u32,
     flip: P::Bits,
+    passes: u32,
 ) {
     let running = static_shared!(s_segmented_running: [u32; RADIX]);
     let shared = shared_arrays();
@@ -112,34 +113,46 @@ pub unsafe fn sort_segmented<P: SortPair>(
         if core::ptr::read_volatile(bad) != 0 {
             return;
         }
-        let begin = *offsets.add(segment) as usize;
-        let end = *offsets.add(segment + 1) as usize;
+        // Offsets within a segment are `u32` (`n <= MAX_SORT_LEN`): fewer registers.
+        let begin = *offsets.add(segment) as u32;
+        let end = *offsets.add(segment + 1) as u32;
         if end - begin < 2 {
             return;
         }
-        let passes = <P as SortPair>::Bits::BITS / RADIX_BITS;
-        let (mut keys_in, mut keys_out) = (keys, alt_keys);
-        let (mut values_in, mut values_out) = (values, alt_values);
+        // A launch parameter, not the key's constant: a loop the compiler does not unroll
+        // (unrolled, the passes' code took more registers than the launch bounds allow).
+        let passes = passes.min(<P as SortPair>::Bits::BITS / RADIX_BITS);
         let starts = Running { running };
         for p in 0..passes {
+            // Even passes read the keys and write the second buffer, odd ones the other way.
+            let (keys_in, keys_out) = if p % 2 == 0 {
+                (keys, alt_keys)
+            } else {
+                (alt_keys, keys)
+            };
+            let (values_in, values_out) = if p % 2 == 0 {
+                (values, alt_values)
+            } else {
+                (alt_values, values)
+            };
             let shift = p * RADIX_BITS;
             let digit_of =
                 |key: <P as SortPair>::Bits| key.ordered(kind, flip).digit(shift, RADIX as u32 - 1);
             // The segment's digit counts, then each digit's first place.
             running.write_unchecked(tid, 0);
             syncthreads();
-            let mut i = begin + tid;
+            let mut i = begin + tid as u32;
             while i < end {
                 red_shared_add(
-                    running.shared_address() + 4 * digit_of(*keys_in.add(i)),
+                    running.shared_address() + 4 * digit_of(*keys_in.add(i as usize)),
                     1u32,
                 );
-                i += ONESWEEP_BLOCK as usize;
+                i += ONESWEEP_BLOCK;
             }
             syncthreads();
             let count = running.read_unchecked(tid);
             let first = block_exclusive_sum(count, tid, &shared.totals);
-            running.write_unchecked(tid, begin as u32 + first);
+            running.write_unchecked(tid, begin + first);
             syncthreads();
             let pass = Pass::<P> {
                 keys_in: keys_in.cast_const(),
@@ -150,29 +163,24 @@ pub unsafe fn sort_segmented<P: SortPair>(
                 } else {
                     values_out
                 },
-                n: end,
+                n: end as usize,
                 kind,
                 flip,
                 shift,
                 mask: RADIX as u32 - 1,
             };
+            // Every tile with bounds checks: one copy of the tile's code, fewer registers.
             let mut base = begin;
             while base < end {
-                if end - base >= ONESWEEP_TILE {
-                    onesweep_tile::<P, true, _>(&pass, &shared, &starts, base);
-                } else {
-                    onesweep_tile::<P, false, _>(&pass, &shared, &starts, base);
-                }
-                base += ONESWEEP_TILE;
+                onesweep_tile::<P, false, _>(&pass, &shared, &starts, base as usize);
+                base += ONESWEEP_TILE as u32;
             }
-            (keys_in, keys_out) = (keys_out, keys_in);
-            (values_in, values_out) = (values_out, values_in);
         }
         if passes % 2 == 1 {
             // The sorted segment is in the second buffer: copy it back.
             syncthreads();
-            let mut i = begin + tid;
-            while i < end {
+            let mut i = (begin + tid as u32) as usize;
+            while i < end as usize {
                 *keys.add(i) = *alt_keys.add(i);
                 if !values.is_null() {
                     *values.add(i) = *alt_values.add(i);
