@@ -15,6 +15,10 @@
 #           issue slots busy, warps active, DRAM bytes, registers) over the launches of one sort
 #           of 2^24 u32 keys, the library's (examples/sort_throughput) and CUB's (CuPy's
 #           ndarray.sort), in the same run.
+#   STEP=g  over a whole bundle: run.sh tests, then compute-sanitizer's four tools over
+#           demo sort --size 100003 (the entry points, the ladder, the segmented sort).
+#   STEP=h  over a whole bundle: demo sort (2^24 keys), then run.sh sweep of the four sort sweeps
+#           (peers.py and demo sweep in the same run).
 # Logs go to $OUT.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -86,6 +90,29 @@ case "${STEP:-a}" in
     ;;
 esac
 case "${STEP:-a}" in
+  g)
+    echo "== run.sh tests"
+    timeout 400 ./run.sh tests > "$OUT/tests.log" 2>&1
+    echo "exit $?" >> "$OUT/tests.log"
+    grep -E "^== |test result|FAILED|failed|panicked|exit|all passed" "$OUT/tests.log" | grep -v "^== test executable" | head -40
+    for tool in memcheck racecheck synccheck initcheck; do
+      echo "== compute-sanitizer $tool (demo sort --size 100003)"
+      timeout 80 compute-sanitizer --tool $tool --print-limit 10 bin/demo sort --size 100003 --reps 2 > "$OUT/$tool.log" 2>&1
+      echo "exit $?" >> "$OUT/$tool.log"
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^exit" "$OUT/$tool.log" | head -4
+    done
+    ;;
+  h)
+    echo "== demo sort"
+    timeout 150 bin/demo sort --out "$OUT/demo" > "$OUT/demo_sort.log" 2>&1
+    echo "exit $?" >> "$OUT/demo_sort.log"
+    grep -E "^\||exit|error" "$OUT/demo_sort.log" | grep -v "^|--" | head -30
+    sorts="sort-keys-u32 sort-keys-f32 sort-pairs-u32 sort-argsort-f32"
+    echo "== run.sh sweep $sorts"
+    timeout 400 ./run.sh sweep "$OUT/sweep" $sorts > "$OUT/sweep.log" 2>&1
+    echo "exit $?" >> "$OUT/sweep.log"
+    grep -vE "^sweep: " "$OUT/sweep.log" | grep -E "^\||^#|exit|error|FAIL" | head -70
+    ;;
   f)
     echo "== run.sh tests"
     timeout 420 ./run.sh tests > "$OUT/tests.log" 2>&1
