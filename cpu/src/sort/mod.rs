@@ -215,6 +215,8 @@ pub struct RadixSort {
     /// The segmented sort's verdict on its offsets (0, or a bad segment plus one).
     bad: CudaSlice<u64>,
     histogram_wave: u32,
+    /// The segmented sort's offsets check: one wave of its blocks.
+    check_wave: u32,
 }
 
 /// The passes of a sort of the bits `bits` (8 bits per pass, the last narrower).
@@ -252,6 +254,11 @@ impl RadixSort {
             counter: gpu.zeros(1)?,
             bad: gpu.zeros(1)?,
             histogram_wave: gpu.one_wave(sort_histogram::<u32>().name(), k::HISTOGRAM_BLOCK, 0)?,
+            check_wave: gpu.one_wave(
+                gpu::sort::segmented::sort_segments_check.name(),
+                segmented::CHECK_BLOCK,
+                0,
+            )?,
         })
     }
 

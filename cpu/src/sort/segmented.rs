@@ -50,7 +50,7 @@ pub type SegmentedKernel<B, V> = Kernel<(
 pub const MAX_SEGMENTS: usize = (1 << 31) - 1;
 
 /// Threads per block of the offsets' check.
-const CHECK_BLOCK: u32 = 256;
+pub(super) const CHECK_BLOCK: u32 = 256;
 
 /// The device memory of one segmented sort, checked and bound by the caller: addresses (0:
 /// no values), the keys' length, the segments.
@@ -157,8 +157,9 @@ impl RadixSort {
         stream
             .memset_zeros(&mut self.bad)
             .during("zeroing the segmented sort's verdict")?;
-        let wave = gpu.one_wave(sort_segments_check.name(), CHECK_BLOCK, 0)? as usize;
-        let grid = segments.div_ceil(CHECK_BLOCK as usize).clamp(1, wave) as u32;
+        let grid = segments
+            .div_ceil(CHECK_BLOCK as usize)
+            .clamp(1, self.check_wave as usize) as u32;
         // SAFETY: `sort_segments_check` takes `(offsets, segments, n, bad)`; `offsets` holds
         // `segments + 1` words (checked) and is only read; `bad` is one word.
         unsafe {

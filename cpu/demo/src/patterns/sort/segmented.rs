@@ -80,7 +80,11 @@ pub(super) fn segmented(b: &mut Bench<'_>, out: &mut Out, n: usize, keys_ms: f64
         let d_offsets = gpu.upload(&offsets)?;
         let mut d_keys: CudaSlice<u32> = gpu.upload(&keys)?;
         let bytes = 48 * n as u64 + 16 * offsets.len() as u64;
-        let cfg = cpu::launch::linear(segments as u32, gpu::sort::ONESWEEP_BLOCK, 16384);
+        let cfg = cpu::launch::linear(
+            segments as u32,
+            gpu::sort::ONESWEEP_BLOCK,
+            gpu::sort::onesweep_shared_bytes(4, 0) as u32,
+        );
         let mut state = (&mut d_keys, &mut b.ws, &mut b.flush);
         let kernel = "sort_segmented_u32_v32";
         let trial = Plan::new(gpu, opts, label, kernel)
