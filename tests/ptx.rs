@@ -1,10 +1,36 @@
-//! The embedded PTX, checked on any machine: one file per architecture, each with the right
-//! `.target`, no unresolved external function, and an `.entry` for every typed kernel handle
-//! with the same parameters (count, order, byte sizes), and a handle for every `.entry`.
+//! The embedded kernels, checked on any machine: one PTX module per top-level module of the
+//! `gpu` crate, each with PTX for every architecture (the right `.target`, no unresolved
+//! external function) and, from the prebuilt kernels, SASS for sm_80 and sm_90; an `.entry`
+//! for every typed kernel handle, in the module of its Rust module, with the same parameters
+//! (count, order, byte sizes), and a handle for every `.entry`.
 
 use cpu::kernel::{KERNELS, KernelInfo};
-use cpu::ptx::PTX_BY_ARCH;
-use ptx_builder::{Arch, EntryParam, entry_params, validate_ptx};
+use cpu::ptx::{KERNELS as TABLE, ptx_texts};
+use gpu_host::ImageFormat;
+use ptx_builder::{Arch, EntryParam, entry_params, module_of_path, validate_ptx};
+
+/// `(sm, every module's PTX for it)` for each embedded PTX architecture, decompressed.
+fn ptx_by_arch() -> Vec<(u32, Vec<(&'static str, String)>)> {
+    let mut archs: Vec<u32> = TABLE.modules[0]
+        .images
+        .iter()
+        .filter(|i| i.format == ImageFormat::Ptx)
+        .map(|i| i.sm)
+        .collect();
+    archs.dedup();
+    archs
+        .into_iter()
+        .map(|sm| (sm, ptx_texts(sm).unwrap_or_else(|e| panic!("{e}"))))
+        .collect()
+}
+
+/// Every module's PTX for each architecture, as one text (the entries of all of them).
+fn whole_by_arch() -> Vec<(u32, String)> {
+    ptx_by_arch()
+        .into_iter()
+        .map(|(sm, modules)| (sm, modules.into_iter().map(|(_, t)| t).collect()))
+        .collect()
+}
 
 /// Every kernel the host has a typed handle for (`#[kernel]` lists them all at link time),
 /// by name.
@@ -18,23 +44,87 @@ fn handles() -> Vec<&'static KernelInfo> {
 
 #[test]
 fn default_architectures_are_embedded() {
-    let archs: Vec<u32> = PTX_BY_ARCH.iter().map(|(a, _)| *a).collect();
-    assert!(!archs.is_empty(), "no PTX embedded");
-    assert!(
-        archs.windows(2).all(|w| w[0] < w[1]),
-        "architectures not ascending: {archs:?}"
-    );
-    if std::env::var_os("GPU_LAB_PTX_ARCHS").is_none() {
-        assert_eq!(archs, [70, 90]);
+    assert!(TABLE.modules.len() >= 10, "{} modules", TABLE.modules.len());
+    let sass = TABLE
+        .modules
+        .iter()
+        .any(|m| m.images.iter().any(|i| i.format == ImageFormat::Cubin));
+    for module in TABLE.modules {
+        let of = |format| -> Vec<u32> {
+            module
+                .images
+                .iter()
+                .filter(|i| i.format == format)
+                .map(|i| i.sm)
+                .collect()
+        };
+        let ptx = of(ImageFormat::Ptx);
+        assert!(!ptx.is_empty(), "{}: no PTX embedded", module.name);
+        assert!(
+            ptx.windows(2).all(|w| w[0] < w[1]),
+            "{}: {ptx:?}",
+            module.name
+        );
+        if std::env::var_os("GPU_LAB_PTX_ARCHS").is_none() {
+            assert_eq!(ptx, [70, 90], "{}", module.name);
+        }
+        // SASS comes with the prebuilt kernels, for every module or none.
+        if sass {
+            assert_eq!(of(ImageFormat::Cubin), [80, 90], "{}", module.name);
+        }
     }
 }
 
 #[test]
 fn every_ptx_targets_its_arch_and_is_self_contained() {
-    for (arch, text) in PTX_BY_ARCH {
-        validate_ptx(Arch(*arch), text).unwrap_or_else(|e| panic!("{e}"));
-        assert!(text.contains(".address_size 64"), "sm_{arch}: not 64-bit");
+    for (arch, modules) in ptx_by_arch() {
+        for (module, text) in modules {
+            validate_ptx(Arch(arch), &text).unwrap_or_else(|e| panic!("{module}: {e}"));
+            assert!(
+                text.contains(".address_size 64"),
+                "sm_{arch} {module}: not 64-bit"
+            );
+        }
     }
+}
+
+/// Each kernel is in the module of its Rust module (`gpu::sort::...` in `sort`), in one module
+/// only, and the table records the parameters its PTX declares.
+#[test]
+fn every_kernel_is_in_the_module_of_its_rust_module() {
+    for handle in handles() {
+        let module = TABLE
+            .module_of(handle.name)
+            .unwrap_or_else(|| panic!("{} is in no module", handle.name));
+        assert_eq!(
+            module.name,
+            module_of_path("gpu", handle.module),
+            "{}",
+            handle.name
+        );
+    }
+    for (arch, modules) in ptx_by_arch() {
+        let mut seen: Vec<&str> = Vec::new();
+        for (name, text) in &modules {
+            let table = TABLE.module(name).expect("a module of the table");
+            let entries = entry_params(text).unwrap_or_else(|e| panic!("sm_{arch}: {e}"));
+            let recorded: Vec<(&str, Vec<usize>)> = table
+                .entries
+                .iter()
+                .map(|e| (e.name, e.params.to_vec()))
+                .collect();
+            let read: Vec<(&str, Vec<usize>)> = entries
+                .iter()
+                .map(|(n, p)| (*n, p.iter().map(|p: &EntryParam| p.bytes).collect()))
+                .collect();
+            assert_eq!(recorded, read, "sm_{arch} {name}");
+            for (entry, _) in entries {
+                assert!(!seen.contains(&entry), "sm_{arch}: {entry} in two modules");
+                seen.push(entry);
+            }
+        }
+    }
+    gpu_host::Library::check(&TABLE).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
@@ -51,8 +141,8 @@ fn kernel_names_are_unique() {
 #[test]
 fn every_entry_matches_its_handle() {
     let all = handles();
-    for (arch, text) in PTX_BY_ARCH {
-        let entries = entry_params(text).unwrap_or_else(|e| panic!("sm_{arch}: {e}"));
+    for (arch, text) in whole_by_arch() {
+        let entries = entry_params(&text).unwrap_or_else(|e| panic!("sm_{arch}: {e}"));
         for handle in &all {
             let Some((_, params)) = entries.iter().find(|(name, _)| *name == handle.name) else {
                 panic!("sm_{arch}: no .entry {} for its handle", handle.name);
@@ -82,7 +172,7 @@ fn launch_bounds_reach_the_ptx() {
         .into_iter()
         .filter_map(|h| Some((h.name, h.launch_bounds?)))
         .collect();
-    for (arch, text) in PTX_BY_ARCH {
+    for (arch, text) in whole_by_arch() {
         for (name, (threads, blocks)) in &bounded {
             let start = text
                 .find(&format!(".entry {name}("))
@@ -100,7 +190,12 @@ fn launch_bounds_reach_the_ptx() {
 
 #[test]
 fn constant_and_shared_declarations_are_present() {
-    for (arch, text) in PTX_BY_ARCH {
+    for (arch, modules) in ptx_by_arch() {
+        let text = &modules
+            .iter()
+            .find(|(m, _)| *m == "smoke")
+            .expect("the smoke module")
+            .1;
         let symbol = gpu::smoke::C_SMOKE_COEFFICIENTS::SYMBOL;
         let decl = format!(
             ".visible .const .align 8 .b8 {symbol}[{}]",
@@ -126,8 +221,8 @@ fn every_select_element_has_its_kernel_with_two_bounds() {
         <u32 as SelectElement>::SELECT.name(),
     ];
     assert_eq!(names, ["select_if_f32", "select_if_i32", "select_if_u32"]);
-    for (arch, text) in PTX_BY_ARCH {
-        let entries = entry_params(text).unwrap_or_else(|e| panic!("sm_{arch}: {e}"));
+    for (arch, text) in whole_by_arch() {
+        let entries = entry_params(&text).unwrap_or_else(|e| panic!("sm_{arch}: {e}"));
         for name in names {
             let Some((_, params)) = entries.iter().find(|(entry, _)| *entry == name) else {
                 panic!("sm_{arch}: no .entry {name}");
@@ -148,10 +243,11 @@ fn the_loader_refuses_a_stale_ptx() {
     use gpu_host::Error;
     use gpu_std::host::EntryMismatch;
     let _ = handles();
-    for (arch, text) in PTX_BY_ARCH {
+    let whole = whole_by_arch();
+    for (arch, text) in &whole {
         cpu::Module::check("gpu", text).unwrap_or_else(|e| panic!("sm_{arch}: {e}"));
     }
-    let (_, text) = PTX_BY_ARCH.last().unwrap();
+    let text = &whole.last().unwrap().1;
     // saxpy(a: f32, x: &[f32], y: *mut f32): make `a` an 8-byte parameter, as a PTX built from
     // another signature would have it.
     let start = text
@@ -194,6 +290,28 @@ fn the_loader_refuses_a_stale_ptx() {
     );
     assert!(e.to_string().contains("no `.entry saxpy`"), "{e}");
     let e = cpu::Module::check("no_such_crate", text).unwrap_err();
+    assert!(matches!(e, Error::NoKernels { .. }), "{e:?}");
+    // The table's check: a module without one of the crate's entries is refused the same way.
+    static PARTIAL: gpu_host::KernelTable = gpu_host::KernelTable {
+        krate: "gpu",
+        modules: &[],
+    };
+    let e = gpu_host::Library::check(&PARTIAL).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::StalePtx {
+                mismatch: EntryMismatch::Missing { .. },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    static NONE: gpu_host::KernelTable = gpu_host::KernelTable {
+        krate: "no_such_crate",
+        modules: &[],
+    };
+    let e = gpu_host::Library::check(&NONE).unwrap_err();
     assert!(matches!(e, Error::NoKernels { .. }), "{e:?}");
     // Every handle knows its crate.
     let all: Vec<&'static KernelInfo> = handles();

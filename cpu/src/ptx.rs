@@ -1,23 +1,43 @@
-//! The PTX embedded at build time (by `build.rs`, through the same builder as
-//! `cargo xtask build-ptx`) and the choice of which one a device loads.
+//! The lab's kernels as the build embedded them (by `build.rs`, through the same builder as
+//! `cargo xtask build-ptx`): one PTX module per pattern (per top-level module of the `gpu`
+//! crate: `vector_add`, `reduce`, `sort`, ...), each as PTX for sm_70 and sm_90 and, from the
+//! prebuilt kernels, SASS for sm_80 and sm_90, zstd-compressed. [`Gpu`](crate::Gpu) loads a
+//! module the first time one of its kernels is launched.
 
-/// PTX of the `gpu` crate per architecture, ascending: `(sm, text)`.
-pub static PTX_BY_ARCH: &[(u32, &str)] = include!(concat!(env!("OUT_DIR"), "/gpu_ptx.rs"));
+/// The `gpu` crate's kernel table.
+pub static KERNELS: gpu_host::KernelTable = include!(concat!(env!("OUT_DIR"), "/gpu_kernels.rs"));
 
-/// The PTX for the highest architecture not above compute capability `major.minor`, as
-/// `(sm, text)`: an H100 (9.0) gets `sm_90`, an A100 (8.0) the portable `sm_70`.
-/// `None` if every embedded architecture is newer than the device.
-pub fn for_compute_capability(major: i32, minor: i32) -> Option<(u32, &'static str)> {
-    gpu_host::pick_ptx(PTX_BY_ARCH, major, minor)
+/// The embedded architectures, e.g. `"sm_70 PTX, sm_80 SASS, sm_90 PTX, sm_90 SASS"`.
+pub fn built_archs() -> String {
+    KERNELS
+        .modules
+        .first()
+        .map(|m| {
+            m.images
+                .iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
 }
 
-/// The embedded architectures, e.g. `"sm_70, sm_90"`.
-pub fn built_archs() -> String {
-    PTX_BY_ARCH
-        .iter()
-        .map(|(a, _)| format!("sm_{a}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// The PTX text of every module for architecture `sm`, decompressed: `(module, text)`, for
+/// checks and tools that read the PTX (the loader does not need it).
+///
+/// # Errors
+/// [`gpu_host::Error::KernelImage`] if an image does not decompress.
+pub fn ptx_texts(sm: u32) -> Result<Vec<(&'static str, String)>, gpu_host::Error> {
+    let mut out = Vec::new();
+    for module in KERNELS.modules {
+        for image in module.images {
+            if image.sm == sm && image.format == gpu_host::ImageFormat::Ptx {
+                let bytes = image.decode(module.name)?;
+                out.push((module.name, String::from_utf8_lossy(&bytes).into_owned()));
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -25,16 +45,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn picks_the_highest_arch_not_above_the_device() {
-        let lowest = PTX_BY_ARCH[0].0;
-        let highest = PTX_BY_ARCH[PTX_BY_ARCH.len() - 1].0;
-        assert_eq!(for_compute_capability(12, 0).unwrap().0, highest);
-        assert_eq!(
-            for_compute_capability((lowest / 10) as i32, (lowest % 10) as i32)
-                .unwrap()
-                .0,
-            lowest
+    fn every_module_has_ptx_for_the_default_architectures() {
+        assert!(
+            KERNELS.modules.len() >= 10,
+            "{} modules",
+            KERNELS.modules.len()
         );
-        assert!(for_compute_capability(6, 1).is_none());
+        for module in KERNELS.modules {
+            assert_eq!(
+                module.pick(7, 0, true).map(|i| i.sm),
+                Some(70),
+                "{}",
+                module.name
+            );
+            assert_eq!(
+                module.pick(12, 0, true).map(|i| i.sm),
+                Some(90),
+                "{}",
+                module.name
+            );
+            assert!(module.pick(6, 1, true).is_none());
+        }
+        assert!(built_archs().starts_with("sm_70 PTX"), "{}", built_archs());
     }
 }

@@ -18,7 +18,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use ptx_builder::{Arch, Builder, Built, DEFAULT_ARCHS, PREBUILT_DIR};
+use ptx_builder::{Arch, Builder, Built, DEFAULT_ARCHS, DEFAULT_SASS, PREBUILT_DIR, read_image};
 
 #[derive(Parser)]
 #[command(about = "Project tasks: build-ptx, bundle, ptx-report")]
@@ -160,13 +160,19 @@ fn ptx_report(root: &Path, archs: Vec<Arch>, ptxas: Option<PathBuf>, check: bool
     Ok(())
 }
 
-/// Builds the default architectures afresh, then records them as the prebuilt PTX (or, with
-/// `check`, fails unless the recorded PTX and digest equal the fresh build's).
+/// Builds the default architectures afresh, cut into modules, with SASS for
+/// [`DEFAULT_SASS`], then records them as the prebuilt kernels (or, with `check`, fails unless
+/// every recorded image decompresses to the fresh build's bytes and the digest is today's).
 fn prebuilt_ptx(root: &Path, check: bool) -> Result<()> {
-    let fresh = build(root, Vec::new(), root.join("target/ptx"))?;
-    let builder = kernels(root, Vec::new(), root.join("target/ptx"))
-        .0
-        .prebuilt(root.join(PREBUILT_DIR));
+    let (builder, _) = kernels(root, Vec::new(), root.join("target/ptx"));
+    eprintln!(
+        "building PTX of {} ({}) and SASS ({})",
+        builder.crate_dir().display(),
+        names(&DEFAULT_ARCHS),
+        names(&DEFAULT_SASS)
+    );
+    let fresh = builder.clone().sass(DEFAULT_SASS).build()?;
+    let builder = builder.prebuilt(root.join(PREBUILT_DIR));
     if !check {
         let dir = builder.record_prebuilt(&fresh)?;
         println!("{}", dir.display());
@@ -186,28 +192,71 @@ fn prebuilt_ptx(root: &Path, check: bool) -> Result<()> {
         return Ok(());
     }
     let dir = root.join(PREBUILT_DIR);
-    for (arch, path) in &fresh.ptx {
-        let recorded = dir.join(arch.ptx_file(&fresh.lib_name));
-        let same = std::fs::read(&recorded).ok() == Some(std::fs::read(path)?);
-        if !same {
-            bail!(
-                "{} differs from a fresh build ({}): run `cargo xtask build-ptx --prebuilt` and commit cpu/ptx",
-                recorded.display(),
-                path.display()
-            );
+    let stale = |what: String| {
+        anyhow::anyhow!(
+            "{what}: run `cargo xtask build-ptx --prebuilt` and commit {}",
+            dir.display()
+        )
+    };
+    let recorded = builder
+        .recorded_prebuilt()?
+        .ok_or_else(|| stale(format!("{} holds no prebuilt kernels", dir.display())))?;
+    let modules =
+        |m: &[ptx_builder::BuiltModule]| m.iter().map(|m| m.name.clone()).collect::<Vec<_>>();
+    if modules(&recorded) != modules(&fresh.modules) {
+        return Err(stale(format!(
+            "the recorded modules {:?} are not the fresh build's {:?}",
+            modules(&recorded),
+            modules(&fresh.modules)
+        )));
+    }
+    let mut images = 0;
+    for (old, new) in recorded.iter().zip(&fresh.modules) {
+        let kinds = |m: &ptx_builder::BuiltModule| {
+            m.images
+                .iter()
+                .map(|i| (i.arch, i.format))
+                .collect::<Vec<_>>()
+        };
+        if kinds(old) != kinds(new) {
+            return Err(stale(format!(
+                "module {}: recorded images {:?}, fresh {:?}",
+                old.name,
+                kinds(old),
+                kinds(new)
+            )));
+        }
+        for (a, b) in old.images.iter().zip(&new.images) {
+            if read_image(a)? != read_image(b)? {
+                return Err(stale(format!(
+                    "{} differs from a fresh build ({})",
+                    a.path.display(),
+                    b.path.display()
+                )));
+            }
+            images += 1;
         }
     }
     if !builder.prebuilt_is_current()? {
-        bail!(
-            "{} does not record today's inputs: run `cargo xtask build-ptx --prebuilt` and commit cpu/ptx",
+        return Err(stale(format!(
+            "{} does not record today's inputs",
             dir.join(ptx_builder::DIGEST_FILE).display()
-        );
+        )));
     }
     println!(
-        "{}: byte-identical to a fresh build, digest of today's inputs",
-        dir.display()
+        "{}: {} modules, {images} images, each byte-identical to a fresh build once decompressed; digest of today's inputs",
+        dir.display(),
+        fresh.modules.len()
     );
     Ok(())
+}
+
+fn names(archs: &[Arch]) -> String {
+    archs
+        .iter()
+        .map(|a| a.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The build of this project's kernel crate, `gpu/`, for `archs` (none: the default ones) into
@@ -228,11 +277,10 @@ fn kernels(root: &Path, archs: Vec<Arch>, out: PathBuf) -> (Builder, Vec<Arch>) 
 
 fn build(root: &Path, archs: Vec<Arch>, out: PathBuf) -> Result<Built> {
     let (builder, archs) = kernels(root, archs, out);
-    let names: Vec<String> = archs.iter().map(|a| a.to_string()).collect();
     eprintln!(
         "building PTX of {} ({})",
         builder.crate_dir().display(),
-        names.join(", ")
+        names(&archs)
     );
     Ok(builder.build()?)
 }
@@ -365,7 +413,12 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
         bail!("cargo reported no example executables");
     }
 
-    build_ptx(root, Vec::new(), out.join("ptx"))?;
+    // The whole PTX of each architecture (`run.sh resources` assembles it with ptxas -v).
+    for path in build_ptx(root, Vec::new(), root.join("target/ptx"))? {
+        let name = path.file_name().context("a PTX file without a name")?;
+        std::fs::copy(&path, out.join("ptx").join(name))
+            .with_context(|| format!("copying {}", path.display()))?;
+    }
     let run_sh = out.join("run.sh");
     let script = run_sh::from_registry(&demo)?;
     std::fs::write(&run_sh, script).with_context(|| format!("writing {}", run_sh.display()))?;

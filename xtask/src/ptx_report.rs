@@ -84,41 +84,13 @@ pub fn parse_ptxas(output: &str) -> Vec<KernelUsage> {
     kernels
 }
 
-/// `ptxas`: `explicit`, else `$PTXAS`, else on `PATH`, else in a CUDA toolkit, else in the
-/// Python environment's `nvidia-cuda-nvcc` wheel.
+/// `ptxas`: `explicit`, else the builder's ([`ptx_builder::find_ptxas`]: `$PTXAS`, `PATH`, a
+/// CUDA toolkit, the Python environment's `nvidia-cuda-nvcc` wheel).
 pub fn find_ptxas(explicit: Option<PathBuf>) -> Result<PathBuf> {
-    if let Some(p) = explicit.or_else(|| std::env::var_os("PTXAS").map(PathBuf::from)) {
-        return Ok(p);
+    match explicit {
+        Some(p) => Ok(p),
+        None => Ok(ptx_builder::find_ptxas()?),
     }
-    let mut candidates: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|path| {
-            std::env::split_paths(&path)
-                .map(|d| d.join("ptxas"))
-                .collect()
-        })
-        .unwrap_or_default();
-    candidates.push("/usr/local/cuda/bin/ptxas".into());
-    for python in ["python3", "python"] {
-        // Every folder pip may have put the wheel in: the interpreter's site-packages, and the
-        // user's (where pip installs when the former is not writable or with --user).
-        if let Ok(out) = Command::new(python)
-            .args([
-                "-c",
-                "import site, sysconfig; print('\\n'.join([sysconfig.get_paths()['purelib'], \
-                 site.getusersitepackages(), *site.getsitepackages()]))",
-            ])
-            .output()
-            && out.status.success()
-        {
-            for site in String::from_utf8_lossy(&out.stdout).lines() {
-                candidates.push(Path::new(site.trim()).join("nvidia/cuda_nvcc/bin/ptxas"));
-            }
-        }
-    }
-    candidates.into_iter().find(|p| p.is_file()).context(
-        "ptxas not found: install a CUDA toolkit, or `python3 -m pip install nvidia-cuda-nvcc-cu12` \
-         (no GPU needed), or pass --ptxas PATH",
-    )
 }
 
 /// Runs `ptxas -arch=<arch> -v` on `ptx` and parses its report.

@@ -49,9 +49,8 @@ impl ConstantMemory<'_> {
 
     fn copy_in<T: DeviceRepr>(&self, symbol: &'static str, data: &[T]) -> Result<()> {
         let gpu = self.gpu;
-        let mut global = gpu
-            .module()?
-            .module
+        let module = gpu.module()?.holding(symbol)?;
+        let mut global = module
             .get_global(symbol, gpu.stream())
             .during(format!("looking up the module global {symbol}"))?;
         let requested = std::mem::size_of_val(data);
@@ -88,9 +87,8 @@ impl ConstantMemory<'_> {
         len: usize,
     ) -> Result<Vec<T>> {
         let gpu = self.gpu;
-        let global = gpu
-            .module()?
-            .module
+        let module = gpu.module()?.holding(symbol)?;
+        let global = module
             .get_global(symbol, gpu.stream())
             .during(format!("looking up {symbol}"))?;
         let requested = bytes_of::<T>(symbol, len)?;

@@ -5,47 +5,47 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
-use cudarc::nvrtc::Ptx;
+use gpu_host::Library;
 
-use crate::error::{DriverContext, Error, Result};
+use crate::error::Result;
 use crate::ptx;
 
 /// [`Gpu::resident_blocks_per_sm`](super::Gpu::resident_blocks_per_sm) answers of one kernel: `((threads per block, dynamic shared
 /// bytes), blocks per SM)`.
 pub(super) type Occupancy = Vec<((u32, usize), u32)>;
 
-/// The lab's PTX loaded on one context, with the state of its `__constant__` memory.
+/// The lab's kernels on one context (the kit's [`Library`] over [`ptx::KERNELS`]: each PTX
+/// module loaded on first use), with the state of their `__constant__` memory.
 #[derive(Debug)]
 pub(super) struct Module {
-    pub(super) module: Arc<CudaModule>,
-    /// Kernels looked up so far, by entry name: each launch reuses its `CUfunction`.
-    pub(super) functions: Mutex<HashMap<String, CudaFunction>>,
+    pub(super) library: Library,
     /// [`Gpu::resident_blocks_per_sm`](super::Gpu::resident_blocks_per_sm) answers so far, by kernel: the occupancy calculator
     /// runs once per context and launch shape.
     pub(super) occupancy: Mutex<HashMap<String, Occupancy>>,
     pub(super) constants: Mutex<ConstantTimeline>,
 }
 
-/// Who used the module's `__constant__` memory last, and what each symbol holds.
+impl Module {
+    /// The kernel `name`'s function, its module loaded on first use.
+    pub(super) fn function(&self, name: &str) -> Result<CudaFunction> {
+        Ok(self.library.function(name)?)
+    }
+
+    /// The loaded module that holds the global `symbol`.
+    pub(super) fn holding(&self, symbol: &str) -> Result<Arc<CudaModule>> {
+        Ok(self.library.module_holding(symbol)?)
+    }
+}
+
+/// Who used the modules' `__constant__` memory last, and what each symbol holds: one timeline
+/// for every module of the context (a symbol belongs to one module, and one lock orders them
+/// all).
 #[derive(Debug, Default)]
 pub(super) struct ConstantTimeline {
     /// The stream of the last launches that used constant memory (held, so it outlives them).
     pub(super) last_stream: Option<Arc<CudaStream>>,
     /// `(symbol, tag)`: the tagged data each symbol holds (see [`ConstantMemory::write_tagged`](super::ConstantMemory::write_tagged)).
     pub(super) written: Vec<(&'static str, u64)>,
-}
-
-/// The embedded PTX for `ctx`'s device: `(sm, text)` for the highest architecture not above
-/// its compute capability.
-pub(super) fn ptx_for(ctx: &CudaContext) -> Result<(u32, &'static str)> {
-    let (major, minor) = ctx
-        .compute_capability()
-        .during("reading the compute capability")?;
-    ptx::for_compute_capability(major, minor).ok_or_else(|| Error::NoCompatiblePtx {
-        major,
-        minor,
-        built: ptx::built_archs(),
-    })
 }
 
 /// A tag no other caller has: the id of an immutable value written to constant memory with
@@ -55,29 +55,12 @@ pub fn new_constant_tag() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-/// `name`'s function in `module`, looked up once and then kept in `functions` (the cache of
-/// the lab's module, and of each [`Module`](crate::Module)).
-pub(super) fn cached_function(
-    module: &Arc<CudaModule>,
-    functions: &Mutex<HashMap<String, CudaFunction>>,
-    name: &str,
-) -> Result<CudaFunction> {
-    let mut functions = functions.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(f) = functions.get(name) {
-        return Ok(f.clone());
-    }
-    let f = module
-        .load_function(name)
-        .during_with(|| format!("looking up kernel {name}"))?;
-    functions.insert(name.to_string(), f.clone());
-    Ok(f)
-}
-
-/// Modules loaded so far, by context handle. Weak: a module (and the context it keeps alive)
-/// goes when its last [`Gpu`] does.
+/// The lab's modules, by context handle. Weak: a library (and the context it keeps alive) goes
+/// when its last [`Gpu`](super::Gpu) does.
 static MODULES: Mutex<Vec<(usize, Weak<Module>)>> = Mutex::new(Vec::new());
 
-/// The module of `ctx`, loading the PTX for its compute capability on first use.
+/// The lab's kernels on `ctx`: checked against every handle and shared by every handle of the
+/// context; nothing is loaded until a kernel is first used.
 pub(super) fn module_for(ctx: &Arc<CudaContext>) -> Result<Arc<Module>> {
     let key = ctx.cu_ctx() as usize;
     let mut table = MODULES.lock().unwrap_or_else(|p| p.into_inner());
@@ -89,12 +72,8 @@ pub(super) fn module_for(ctx: &Arc<CudaContext>) -> Result<Arc<Module>> {
     {
         return Ok(module);
     }
-    let (ptx_arch, text) = ptx_for(ctx)?;
     let module = Arc::new(Module {
-        module: ctx
-            .load_module(Ptx::from_src(text))
-            .during(format!("loading the sm_{ptx_arch} PTX"))?,
-        functions: Mutex::new(HashMap::new()),
+        library: Library::new(ctx, &ptx::KERNELS)?,
         occupancy: Mutex::new(HashMap::new()),
         constants: Mutex::new(ConstantTimeline::default()),
     });

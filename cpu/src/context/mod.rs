@@ -1,9 +1,11 @@
-//! [`Gpu`]: a device's context, a stream, and the lab's PTX module loaded on that context.
+//! [`Gpu`]: a device's context, a stream, and the lab's kernels on that context.
 //!
-//! The module is loaded once per CUDA context and shared by every handle on it ([`Gpu::new`]
-//! twice on one device, [`Gpu::from_stream`] on a caller's stream, [`Gpu::with_new_stream`]), so
-//! its `__constant__` memory is shared too: [`Gpu::constant_memory`] orders every use of it
-//! across the handles and streams of the context.
+//! The lab's kernels are one PTX module per pattern (`cpu::ptx::KERNELS`), each loaded the
+//! first time one of its kernels is launched, once per CUDA context, and shared by every handle
+//! on it ([`Gpu::new`] twice on one device, [`Gpu::from_stream`] on a caller's stream,
+//! [`Gpu::with_new_stream`]), so their `__constant__` memory is shared too:
+//! [`Gpu::constant_memory`] orders every use of it across the handles and streams of the
+//! context.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -23,7 +25,7 @@ mod lab_module;
 
 pub use constant_memory::ConstantMemory;
 pub use lab_module::new_constant_tag;
-use lab_module::{Module, Occupancy, cached_function, module_for, ptx_for};
+use lab_module::{Module, Occupancy, module_for};
 
 /// Scratch buffers kept by a handle for the entry points that need some (the sum's partials,
 /// counter and result), one per type, made on first use. Shared by a handle's clones, which
@@ -37,23 +39,22 @@ impl std::fmt::Debug for Workspaces {
     }
 }
 
-/// One CUDA device with the lab's kernels loaded: its context, the stream this handle's
-/// launches go to, and the module built from the PTX for the highest architecture not above
-/// the device's compute capability.
+/// One CUDA device with the lab's kernels: its context, the stream this handle's launches go
+/// to, and the lab's PTX modules for the device (SASS where the build made it for the device's
+/// architecture, sm_80 and sm_90; else the PTX of the highest architecture not above it).
 ///
 /// Cheap to clone (reference-counted). Every entry point of the library takes a `&Gpu` and
 /// queues its work on [`Gpu::stream`]; nothing synchronises behind the caller's back unless
 /// the function returns a value to the host (and says so).
 ///
-/// The module is loaded (and JIT-compiled by the driver on first use on a machine) when a
-/// kernel is first looked up, not when the handle is made, so sizing and device queries cost
-/// no compilation.
+/// Each module is loaded (from SASS, or JIT-compiled by the driver from PTX) when one of its
+/// kernels is first looked up, not when the handle is made, so sizing and device queries cost
+/// no load, and a program that reduces loads the reduction's module alone.
 #[derive(Clone, Debug)]
 pub struct Gpu {
     /// The kit's handle: the context and this handle's stream.
     device: Device,
-    ptx_arch: u32,
-    module: OnceLock<Arc<Module>>,
+    module: Arc<Module>,
     /// The device's SM count, read once (shared by the handle's clones; no module needed).
     sm_count: Arc<OnceLock<u32>>,
     /// Scratch kept between calls, for this stream only: shared by clones (same stream), new
@@ -96,11 +97,14 @@ impl Gpu {
     /// # Errors
     /// [`Error::NoCompatiblePtx`] if the device is older than every embedded architecture.
     pub fn from_device(device: Device) -> Result<Self> {
-        let (ptx_arch, _) = ptx_for(device.context())?;
+        let module = module_for(device.context())?;
+        // The image every module loads on this device: each has the same architectures.
+        if let Some(first) = crate::ptx::KERNELS.modules.first() {
+            module.library.image_for(first.name)?;
+        }
         Ok(Self {
             device,
-            ptx_arch,
-            module: OnceLock::new(),
+            module,
             sm_count: Arc::new(OnceLock::new()),
             workspaces: Arc::default(),
         })
@@ -113,13 +117,9 @@ impl Gpu {
         &self.device
     }
 
-    /// The context's module, loaded on first use (shared by every handle on the context).
+    /// The context's lab kernels (shared by every handle on the context).
     fn module(&self) -> Result<&Arc<Module>> {
-        if let Some(module) = self.module.get() {
-            return Ok(module);
-        }
-        let module = module_for(self.device.context())?;
-        Ok(self.module.get_or_init(|| module))
+        Ok(&self.module)
     }
 
     /// The same device and module with a new stream of its own, and scratch of its own (the
@@ -176,9 +176,28 @@ impl Gpu {
         self.device.stream()
     }
 
-    /// The architecture of the PTX loaded (`90` for `sm_90`).
+    /// The architecture of the kernel images this device loads (`90` for `sm_90`: SASS on an
+    /// H100 or H200, PTX JIT-compiled on a newer GPU).
     pub fn ptx_arch(&self) -> u32 {
-        self.ptx_arch
+        self.kernel_image()
+            .ok()
+            .and_then(|i| i.strip_prefix("sm_")?.split(' ').next()?.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// The kernel image this device loads, e.g. `"sm_90 SASS"` or `"sm_70 PTX"`.
+    ///
+    /// # Errors
+    /// [`Error::NoCompatiblePtx`] if the device is older than every embedded architecture.
+    pub fn kernel_image(&self) -> Result<String> {
+        let first = crate::ptx::KERNELS.modules.first().map_or("", |m| m.name);
+        Ok(self.module.library.image_for(first)?)
+    }
+
+    /// The lab's kernel modules loaded on this context so far, with the image each was loaded
+    /// from (`("reduce", "sm_90 SASS")`).
+    pub fn loaded_modules(&self) -> Vec<(&'static str, String)> {
+        self.module.library.loaded_modules()
     }
 
     /// The device's index (the context's ordinal).
@@ -369,8 +388,7 @@ impl Gpu {
     /// # Errors
     /// [`Error::Driver`] if the module has no such entry.
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
-        let module = self.module()?;
-        cached_function(&module.module, &module.functions, name)
+        self.module()?.function(name)
     }
 
     /// Queues the safe kernel `kernel` (a `#[kernel] fn` whose parameters are scalars, `&[T]`

@@ -118,6 +118,38 @@ pub enum Error {
         /// Bytes per element.
         element_bytes: usize,
     },
+    /// A kernel or global that no module of the kernel crate's table holds.
+    #[error("no module of the kernels of {krate} holds {name}")]
+    #[non_exhaustive]
+    NotInTable {
+        /// The kernel, global or module asked for.
+        name: String,
+        /// The kernel crate.
+        krate: String,
+    },
+    /// A module's image could not be read: a file beside the program missing or not the one
+    /// the build recorded, or bytes that do not decompress.
+    #[error("the {image} image of the kernel module {module} cannot be used: {reason}")]
+    #[non_exhaustive]
+    KernelImage {
+        /// The module, as `crate::module`.
+        module: String,
+        /// The image, e.g. `sm_90 SASS`.
+        image: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The driver refused to load a module's image (a JIT failure, or no memory left).
+    #[error("loading the kernel module {module} from its {image} image failed: {source}")]
+    #[non_exhaustive]
+    ModuleLoad {
+        /// The module, as `crate::module`.
+        module: String,
+        /// The image, e.g. `sm_90 SASS`.
+        image: String,
+        /// The driver's error.
+        source: DriverError,
+    },
     /// A CUDA driver call failed.
     #[error("{during}: {source}")]
     #[non_exhaustive]

@@ -4,12 +4,15 @@
 //!
 //! - [`Device`]: a CUDA device's context and the stream a handle's work goes to, with the
 //!   buffer helpers a launch needs (upload, zeros, download, context checks, [`Device::bind`]);
-//! - [`Module`]: a kernel crate's PTX loaded on a context ([`Module::from_table`] picks the
-//!   highest architecture not above the device from the table `ptx_builder`'s
-//!   `Built::write_table` embeds). Every handle the crate declares is checked against its
-//!   `.entry` parameters before the load ([`Module::check`]: a stale PTX is
-//!   [`Error::StalePtx`], not a launch with the wrong arguments), and a handle of another crate
-//!   is [`Error::NotInModule`], not a driver error;
+//! - [`KernelTable`]: what a kernel crate's build embeds (`ptx_builder`'s `Built::write_table`):
+//!   one PTX module per top-level Rust module of its kernels, each as PTX per architecture and,
+//!   where the build made them, SASS (cubins), zstd-compressed;
+//! - [`Library`] and [`Module`]: a table on a context, each PTX module loaded the first time
+//!   one of its kernels is launched, from the best image for the device (SASS of the device's
+//!   architecture, no JIT; else the highest PTX not above it). Every handle the crate declares
+//!   is checked against the table's `.entry` parameters first ([`Library::check`]: a stale
+//!   PTX is [`Error::StalePtx`], not a launch with the wrong arguments), and a handle of
+//!   another crate is [`Error::NotInModule`], not a driver error;
 //! - [`kernel`]: the typed launch: a [`Kernel`] handle and an argument tuple checked against its
 //!   parameters at compile time. A safe kernel is launched with the safe [`Module::launch`];
 //!   any other with `unsafe` [`Module::launch_unchecked`] under its contract;
@@ -17,11 +20,11 @@
 //!
 //! ```no_run
 //! # fn main() -> gpu_host::Result<()> {
-//! use gpu_host::{Device, LaunchConfig, Module};
-//! # let table: &[(u32, &'static str)] = &[];
-//! // In the app: `static PTX: &[(u32, &str)] = include!(concat!(env!("OUT_DIR"), "/kernels_ptx.rs"));`
+//! use gpu_host::{Device, KernelTable, LaunchConfig, Module};
+//! # static KERNELS: KernelTable = KernelTable { krate: "gpu", modules: &[] };
+//! // In the app: `static KERNELS: KernelTable = include!(concat!(env!("OUT_DIR"), "/kernels.rs"));`
 //! let device = Device::new(0)?;
-//! let module = Module::from_table(&device, "gpu", table)?;
+//! let module = Module::from_table(&device, &KERNELS)?;
 //! let x = device.upload(&[1.0f32; 1000])?;
 //! let mut y = device.upload(&[2.0f32; 1000])?;
 //! module.launch(gpu::saxpy::kernels::saxpy, LaunchConfig::for_num_elems(1000), (2.0f32, &x, &mut y))?;
@@ -36,42 +39,18 @@
 mod device;
 mod error;
 pub mod kernel;
+mod library;
 mod module;
+mod table;
 
 pub use cudarc;
 pub use cudarc::driver::LaunchConfig;
 pub use device::Device;
 pub use error::{Error, Result, bytes_of};
 pub use kernel::{DeviceCopy, Kernel, Safe, Unsafe};
+pub use library::Library;
 pub use module::Module;
-
-/// The row of `table` (`(sm, text)`, ascending, as `ptx_builder`'s `Built::write_table` writes
-/// it) for the highest architecture not above compute capability `major.minor`: an H100 (9.0)
-/// gets `sm_90`, an A100 (8.0) `sm_70` of a table of both. `None` if every row is newer.
-pub fn pick_ptx(
-    table: &[(u32, &'static str)],
-    major: i32,
-    minor: i32,
-) -> Option<(u32, &'static str)> {
-    let device = (major.max(0) * 10 + minor.max(0)) as u32;
-    table
-        .iter()
-        .rev()
-        .find(|(arch, _)| *arch <= device)
-        .copied()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn picks_the_highest_arch_not_above_the_device() {
-        let table: &[(u32, &str)] = &[(70, "a"), (90, "b")];
-        assert_eq!(pick_ptx(table, 12, 0), Some((90, "b")));
-        assert_eq!(pick_ptx(table, 9, 0), Some((90, "b")));
-        assert_eq!(pick_ptx(table, 8, 6), Some((70, "a")));
-        assert_eq!(pick_ptx(table, 7, 0), Some((70, "a")));
-        assert_eq!(pick_ptx(table, 6, 1), None);
-    }
-}
+pub use table::{
+    Encoding, EntrySignature, Image, ImageBytes, ImageFormat, KernelTable, ModuleTable, fnv1a,
+    image_dir,
+};

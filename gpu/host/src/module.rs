@@ -1,20 +1,22 @@
-//! [`Module`]: the PTX of a kernel crate loaded on a [`Device`]'s context, with every one of its
-//! kernels' typed handles checked against it.
+//! [`Module`]: a kernel crate's kernels on a [`Device`]'s context and stream, with every one of
+//! its kernels' typed handles checked against them.
 //!
-//! A crate of one's own builds its kernels with `ptx_builder::Builder`, embeds the PTX table
-//! (`Built::write_table`), and loads it here:
+//! A crate of one's own builds its kernels with `ptx_builder::Builder`, embeds the table it
+//! writes (`Built::write_table`), and loads it here:
 //!
 //! ```no_run
 //! # fn main() -> gpu_host::Result<()> {
-//! use gpu_host::{Device, LaunchConfig, Module};
-//! # let table: &[(u32, &'static str)] = &[];
+//! use gpu_host::{Device, KernelTable, LaunchConfig, Module};
+//! # static KERNELS: KernelTable = KernelTable { krate: "gpu", modules: &[] };
+//! // static KERNELS: KernelTable = include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 //! let device = Device::new(0)?;
-//! // Every handle the crate `gpu` declares is checked against its `.entry` before the load.
-//! let module = Module::from_table(&device, "gpu", table)?;
+//! // Every handle the crate `gpu` declares is checked against the table; nothing is loaded yet.
+//! let module = Module::from_table(&device, &KERNELS)?;
 //! let x = device.upload(&[1.0f32; 1000])?;
 //! let mut y = device.upload(&[2.0f32; 1000])?;
 //! let cfg = LaunchConfig::for_num_elems(1000);
-//! // `saxpy` is a safe kernel (its threads write only their own elements of `y`).
+//! // `saxpy` is a safe kernel (its threads write only their own elements of `y`); its module
+//! // is loaded now, on first use.
 //! module.launch(gpu::saxpy::kernels::saxpy, cfg, (2.0f32, &x, &mut y))?;
 //! # Ok(())
 //! # }
@@ -26,25 +28,34 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 
-use crate::Device;
 use crate::error::{DriverContext, Error, Result};
 use crate::kernel::{KERNELS, Kernel, KernelArgs, KernelInfo, Safe};
+use crate::{Device, KernelTable, Library};
 
-/// A kernel crate's PTX loaded on one context; launches go to the stream of the [`Device`] it
-/// was loaded with.
+/// A kernel crate's kernels on one context; launches go to the stream of the [`Device`] it
+/// was made with.
 pub struct Module {
     device: Device,
-    krate: String,
-    entries: Vec<String>,
-    module: Arc<CudaModule>,
-    functions: Mutex<HashMap<String, CudaFunction>>,
+    inner: Inner,
+}
+
+enum Inner {
+    /// A kernel table, its modules loaded on first use.
+    Table(Arc<Library>),
+    /// One PTX text, loaded at once.
+    Ptx {
+        krate: String,
+        entries: Vec<String>,
+        module: Arc<CudaModule>,
+        functions: Mutex<HashMap<String, CudaFunction>>,
+    },
 }
 
 impl std::fmt::Debug for Module {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Module")
-            .field("crate", &self.krate)
-            .field("entries", &self.entries.len())
+            .field("crate", &self.crate_name())
+            .field("entries", &self.entries().len())
             .finish_non_exhaustive()
     }
 }
@@ -71,8 +82,8 @@ impl Module {
         })
     }
 
-    /// Loads `ptx`, the PTX of the kernel crate `krate` (its library name, as `ptx_builder`'s
-    /// `Built::lib_name` gives it), on `device`'s context, after [`Module::check`].
+    /// Loads `ptx`, one PTX text of the kernel crate `krate` (its library name), on `device`'s
+    /// context at once, after [`Module::check`].
     ///
     /// # Errors
     /// As [`Module::check`]; [`Error::Driver`] if the driver refuses the PTX (an architecture
@@ -85,47 +96,57 @@ impl Module {
             .during_with(|| format!("loading the PTX of {krate}"))?;
         Ok(Self {
             device: device.clone(),
-            krate: krate.to_string(),
-            entries: gpu_std::host::entry_names(ptx)
-                .into_iter()
-                .map(str::to_string)
-                .collect(),
-            module,
-            functions: Mutex::new(HashMap::new()),
+            inner: Inner::Ptx {
+                krate: krate.to_string(),
+                entries: gpu_std::host::entry_names(ptx)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
+                module,
+                functions: Mutex::new(HashMap::new()),
+            },
         })
     }
 
-    /// Loads the PTX of `krate` from `table`, one `(sm, text)` row per architecture as
-    /// `ptx_builder`'s `Built::write_table` embeds it
-    /// (`include!(concat!(env!("OUT_DIR"), "/kernels_ptx.rs"))`): the row of the highest
-    /// architecture not above `device`'s compute capability, through [`Module::from_ptx`].
+    /// The kernels of `table` (what `ptx_builder`'s `Built::write_table` embeds:
+    /// `static KERNELS: gpu_host::KernelTable = include!(concat!(env!("OUT_DIR"), "/kernels.rs"));`)
+    /// on `device`'s context, every handle of its crate checked against it first
+    /// ([`Library::new`]); each PTX module is loaded the first time one of its kernels is
+    /// launched, from SASS where the build made it for the device, else from PTX.
     ///
     /// # Errors
-    /// [`Error::NoCompatiblePtx`] if every row is newer than the device; otherwise as
-    /// [`Module::from_ptx`].
-    pub fn from_table(device: &Device, krate: &str, table: &[(u32, &'static str)]) -> Result<Self> {
-        let (major, minor) = device.compute_capability()?;
-        let (_, ptx) =
-            crate::pick_ptx(table, major, minor).ok_or_else(|| Error::NoCompatiblePtx {
-                major,
-                minor,
-                built: table
-                    .iter()
-                    .map(|(a, _)| format!("sm_{a}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
-        Self::from_ptx(device, krate, ptx)
+    /// As [`Library::new`].
+    pub fn from_table(device: &Device, table: &'static KernelTable) -> Result<Self> {
+        let library = Library::new(device.context(), table)?;
+        Ok(Self::from_library(device, Arc::new(library)))
+    }
+
+    /// A module on `device`'s stream over a [`Library`] already made (shared by several
+    /// streams of one context, each module loaded once for all of them).
+    ///
+    /// `library` must be of `device`'s context; launches are refused otherwise
+    /// ([`Error::ForeignArgument`] does not apply: the kernels would not be found).
+    pub fn from_library(device: &Device, library: Arc<Library>) -> Self {
+        Self {
+            device: device.clone(),
+            inner: Inner::Table(library),
+        }
     }
 
     /// The crate whose kernels it holds.
     pub fn crate_name(&self) -> &str {
-        &self.krate
+        match &self.inner {
+            Inner::Table(library) => library.table().krate,
+            Inner::Ptx { krate, .. } => krate,
+        }
     }
 
-    /// The `.entry` names of its PTX.
-    pub fn entries(&self) -> &[String] {
-        &self.entries
+    /// The `.entry` names of its kernels.
+    pub fn entries(&self) -> Vec<&str> {
+        match &self.inner {
+            Inner::Table(library) => library.table().entries().map(|e| e.name).collect(),
+            Inner::Ptx { entries, .. } => entries.iter().map(String::as_str).collect(),
+        }
     }
 
     /// The device (and stream) it was loaded with.
@@ -133,27 +154,50 @@ impl Module {
         &self.device
     }
 
-    /// The loaded module itself (its globals: `get_global`), for what the typed handles do not
-    /// cover.
-    pub fn cuda_module(&self) -> &Arc<CudaModule> {
-        &self.module
+    /// Its [`Library`] (which modules are loaded, from which image), for a module made from a
+    /// table.
+    pub fn library(&self) -> Option<&Arc<Library>> {
+        match &self.inner {
+            Inner::Table(library) => Some(library),
+            Inner::Ptx { .. } => None,
+        }
     }
 
-    /// The function of the entry `name`, looked up once and then kept.
+    /// The loaded module that holds the kernel or global `name` (for what the typed handles
+    /// do not cover: `get_global`), loaded now if it is not yet.
     ///
     /// # Errors
-    /// [`Error::Driver`] if the PTX has no such entry.
-    pub fn function(&self, name: &str) -> Result<CudaFunction> {
-        let mut functions = self.functions.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = functions.get(name) {
-            return Ok(f.clone());
+    /// As [`Library::module_holding`]; [`Error::NotInTable`] if a module made from one PTX
+    /// text has no entry `name` (its globals are all in the one module).
+    pub fn cuda_module_holding(&self, name: &str) -> Result<Arc<CudaModule>> {
+        match &self.inner {
+            Inner::Table(library) => library.module_holding(name),
+            Inner::Ptx { module, .. } => Ok(module.clone()),
         }
-        let f = self
-            .module
-            .load_function(name)
-            .during_with(|| format!("looking up kernel {name}"))?;
-        functions.insert(name.to_string(), f.clone());
-        Ok(f)
+    }
+
+    /// The function of the entry `name`, its module loaded on first use, looked up once and
+    /// then kept.
+    ///
+    /// # Errors
+    /// [`Error::NotInTable`] if no module holds it; as [`Library::function`].
+    pub fn function(&self, name: &str) -> Result<CudaFunction> {
+        match &self.inner {
+            Inner::Table(library) => library.function(name),
+            Inner::Ptx {
+                module, functions, ..
+            } => {
+                let mut functions = functions.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(f) = functions.get(name) {
+                    return Ok(f.clone());
+                }
+                let f = module
+                    .load_function(name)
+                    .during_with(|| format!("looking up kernel {name}"))?;
+                functions.insert(name.to_string(), f.clone());
+                Ok(f)
+            }
+        }
     }
 
     /// Queues the safe kernel `kernel` (a `#[kernel] fn` whose parameters are scalars, `&[T]`
@@ -198,10 +242,14 @@ impl Module {
         args: A,
     ) -> Result<()> {
         let name = kernel.name();
-        if kernel.info().crate_name() != self.krate || !self.entries.iter().any(|e| e == name) {
+        let holds = match &self.inner {
+            Inner::Table(library) => library.table().module_of(name).is_some(),
+            Inner::Ptx { entries, .. } => entries.iter().any(|e| e == name),
+        };
+        if kernel.info().crate_name() != self.crate_name() || !holds {
             return Err(Error::NotInModule {
                 kernel: name,
-                krate: self.krate.clone(),
+                krate: self.crate_name().to_string(),
             });
         }
         let f = self.function(name)?;

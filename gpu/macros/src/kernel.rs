@@ -334,6 +334,7 @@ impl One<'_> {
             #(#attrs)*
             #[unsafe(no_mangle)]
             #vis unsafe extern "ptx-kernel" fn #name(#(#wire_params),*) {
+                #gpu_std::kernel_module_marker!();
                 #bounds
                 #(#rebuild)*
                 #body

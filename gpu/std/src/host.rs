@@ -141,7 +141,9 @@ mod entries;
 use core::fmt;
 use core::marker::PhantomData;
 
-pub use entries::{EntryMismatch, EntryParam, check_entries, entry_names, entry_params};
+pub use entries::{
+    EntryMismatch, EntryParam, check_entries, check_entry_sizes, entry_names, entry_params,
+};
 
 #[doc(hidden)]
 pub use linkme::{self, distributed_slice};

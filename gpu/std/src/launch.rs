@@ -34,3 +34,23 @@ macro_rules! launch_bounds {
         }
     };
 }
+
+/// The statement `#[kernel]` puts first in every entry: the assembler comment
+/// `// kernel_module(<module path>)`, which tells the PTX builder (`xtask/builder`,
+/// `split_modules`) which module of the kernel crate declares the kernel, so that it can cut
+/// the crate's PTX into one loadable module per top-level Rust module (`my_kernels::sort::...`
+/// goes into the PTX module `sort`), each loaded on first use. No instruction is emitted.
+/// Write `#[kernel]`, not this macro.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! kernel_module_marker {
+    () => {
+        // SAFETY: an assembler comment: no instruction, no register, no memory access.
+        unsafe {
+            ::core::arch::asm!(
+                concat!("// kernel_module(", module_path!(), ")"),
+                options(nomem, nostack, preserves_flags)
+            )
+        }
+    };
+}

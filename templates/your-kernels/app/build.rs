@@ -1,9 +1,10 @@
 //! Builds the kernel crate `../kernels` to PTX for sm_70 and sm_90 and writes
-//! `OUT_DIR/kernels_ptx.rs`, the table `src/lib.rs` embeds: one `(sm, include_str!(file))` row
-//! per architecture (`ptx_builder::Built::write_table`).
+//! `OUT_DIR/kernels.rs`, the `gpu_host::KernelTable` `src/lib.rs` embeds: one PTX module per
+//! top-level module of the kernel crate, each with its PTX per architecture
+//! (`ptx_builder::Built::write_table`).
 //!
 //! Two sources, decided per build by `ptx_builder`:
-//! - **Prebuilt** (`ptx/kernels_sm_XX.ptx`): while `ptx/inputs.sha256` is the digest of today's
+//! - **Prebuilt** (`ptx/kernels-<module>_sm_XX.ptx.zst`, zstd-compressed): while `ptx/inputs.sha256` is the digest of today's
 //!   inputs (the kernel crate's `src/` and `Cargo.toml`, `gpu_std`, the pinned toolchain file,
 //!   the lock entries of the kernels' dependencies, the builder's own source). No nightly, no
 //!   GPU build, nothing written: a stable toolchain builds the project.
@@ -48,7 +49,7 @@ fn main() {
     }
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     built
-        .write_table(out_dir.join("kernels_ptx.rs"))
+        .write_table(out_dir.join("kernels.rs"))
         .unwrap_or_else(|e| fail(&e.to_string()));
     println!("cargo:rustc-env=KERNELS_PTX_PREBUILT={}", built.prebuilt);
 }

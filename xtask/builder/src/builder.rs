@@ -3,10 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::digest::{collect_files, profile_sections};
+use crate::images::{BuiltModule, assemble, find_ptxas, read_prebuilt, split_into, table_source};
 use crate::toolchain::Toolchain;
 use crate::{
-    Arch, BuildError, DEFAULT_ARCHS, DIGEST_FILE, TARGET, apply_launch_bounds, entry_names,
-    validate_ptx,
+    Arch, BuildError, DEFAULT_ARCHS, DIGEST_FILE, TARGET, apply_launch_bounds, validate_ptx,
 };
 
 /// The PTX build of one kernel crate (a `no_std` crate of `#[kernel]` functions, built for
@@ -36,6 +36,8 @@ pub struct Builder {
     target_dir: Option<PathBuf>,
     prebuilt: Option<PathBuf>,
     locked: bool,
+    sass: Vec<Arch>,
+    ptxas: Option<PathBuf>,
 }
 
 /// What a [`Builder`] made.
@@ -43,47 +45,54 @@ pub struct Builder {
 pub struct Built {
     /// The kernel crate's library name (`my-kernels` is `my_kernels`).
     pub lib_name: String,
-    /// One PTX file per architecture, in the order asked for.
+    /// The whole crate's PTX, one file per architecture in the order asked for (a fresh build's;
+    /// empty when the modules are the prebuilt ones).
     pub ptx: Vec<(Arch, PathBuf)>,
-    /// The `.entry` names of the PTX (every kernel), in the order of the text.
+    /// The crate's PTX modules, one per top-level Rust module of its kernels
+    /// ([`split_modules`](crate::split_modules)), sorted by name, each with its images.
+    pub modules: Vec<BuiltModule>,
+    /// The `.entry` names of every module (every kernel), module by module.
     pub entries: Vec<String>,
-    /// Whether the PTX is the prebuilt one ([`Builder::prebuilt`]) rather than a fresh build.
+    /// Whether the modules are the prebuilt ones ([`Builder::prebuilt`]) rather than a fresh
+    /// build.
     pub prebuilt: bool,
 }
 
 impl Built {
-    /// Writes `path`, a Rust expression of type `&'static [(u32, &'static str)]`: one
-    /// `(sm, PTX text)` row per architecture, ascending, each text an `include_str!` of the
-    /// PTX file. A build script writes it into `OUT_DIR` and the crate embeds it with
-    /// `include!(concat!(env!("OUT_DIR"), "/kernels_ptx.rs"))`; a loader then picks the row of
-    /// the highest architecture not above the device (`cpu::Module::from_table`). The file is
-    /// rewritten only when its text changes, so an unchanged PTX rebuilds nothing.
+    /// Writes `path`, a Rust expression of type `gpu_host::KernelTable`: one
+    /// `gpu_host::ModuleTable` per module with its entries' signatures, its host-visible
+    /// globals and its images, each an `include_bytes!` of its file. A build script writes it
+    /// into `OUT_DIR` and the crate embeds it with
+    /// `static KERNELS: gpu_host::KernelTable = include!(concat!(env!("OUT_DIR"), "/kernels.rs"));`;
+    /// `gpu_host::Module::from_table(&device, &KERNELS)` then loads each module on first use.
+    /// The file is rewritten only when its text changes, so an unchanged build rebuilds nothing.
     ///
     /// # Errors
     /// [`BuildError::Io`] if the file cannot be written.
     pub fn write_table(&self, path: impl AsRef<Path>) -> Result<(), BuildError> {
-        let path = path.as_ref();
-        let mut rows: Vec<(u32, String)> = self
-            .ptx
-            .iter()
-            .map(|(arch, file)| (arch.0, file.display().to_string()))
-            .collect();
-        rows.sort();
-        let mut table = format!(
-            "// The PTX of `{}`: (sm, text), ascending.\n&[\n",
-            self.lib_name
-        );
-        for (sm, file) in rows {
-            table.push_str(&format!("    ({sm}, include_str!({file:?})),\n"));
-        }
-        table.push_str("]\n");
-        if std::fs::read_to_string(path).ok().as_deref() == Some(table.as_str()) {
-            return Ok(());
-        }
-        std::fs::write(path, table).map_err(|source| BuildError::Io {
-            path: path.to_path_buf(),
+        let text = table_source(&self.lib_name, &self.modules, None)?;
+        crate::images::write_if_changed(path.as_ref(), text.as_bytes())
+    }
+
+    /// As [`write_table`](Self::write_table), with the images copied into the folder `dir`
+    /// instead of embedded: the table names each file with its length and hash, and
+    /// `gpu_host` reads it at run time from `$GPU_HOST_KERNEL_DIR`, else from `kernels/`
+    /// beside the executable's folder. For many executables that share one copy (a bundle).
+    ///
+    /// # Errors
+    /// [`BuildError::Io`] if a file cannot be read or written.
+    pub fn write_table_beside(
+        &self,
+        path: impl AsRef<Path>,
+        dir: impl AsRef<Path>,
+    ) -> Result<(), BuildError> {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir).map_err(|source| BuildError::Io {
+            path: dir.to_path_buf(),
             source,
-        })
+        })?;
+        let text = table_source(&self.lib_name, &self.modules, Some(dir))?;
+        crate::images::write_if_changed(path.as_ref(), text.as_bytes())
     }
 }
 
@@ -115,7 +124,27 @@ impl Builder {
             target_dir: None,
             prebuilt: None,
             locked: false,
+            sass: Vec::new(),
+            ptxas: None,
         }
+    }
+
+    /// Also assembles every module to SASS for these architectures (a cubin each, with
+    /// `ptxas` from the PTX of the highest architecture not above it), so that a device of that
+    /// architecture loads its kernels without a JIT: an sm_80 cubin serves every 8.x device,
+    /// an sm_90 one the H100 and H200. Only a fresh build assembles; a prebuilt folder hands
+    /// back the cubins it recorded.
+    pub fn sass(mut self, archs: impl IntoIterator<Item = Arch>) -> Self {
+        self.sass = archs.into_iter().collect();
+        self.sass.sort();
+        self.sass.dedup();
+        self
+    }
+
+    /// The `ptxas` that [`sass`](Self::sass) runs (default: [`find_ptxas`]).
+    pub fn ptxas(mut self, path: impl Into<PathBuf>) -> Self {
+        self.ptxas = Some(path.into());
+        self
     }
 
     /// Builds with `--locked`: the GPU build fails rather than change the kernel crate's
@@ -147,9 +176,10 @@ impl Builder {
         self
     }
 
-    /// Prebuilt PTX: `dir` (relative like [`new`](Self::new)'s path) holds `<lib>_sm_XX.ptx`
-    /// per architecture and [`DIGEST_FILE`], the digest of the inputs they were made from
-    /// ([`record_prebuilt`](Self::record_prebuilt) writes both). [`build`](Self::build) returns
+    /// Prebuilt kernels: `dir` (relative like [`new`](Self::new)'s path) holds every module's
+    /// images zstd-compressed, `<lib>-<module>_sm_XX.ptx.zst` per architecture (and any
+    /// `.cubin.zst`), and [`DIGEST_FILE`], the digest of the inputs they were made from
+    /// ([`record_prebuilt`](Self::record_prebuilt) writes them). [`build`](Self::build) returns
     /// them, building nothing, while that digest is today's; so a crate built on a stable
     /// toolchain needs no nightly as long as the kernels do not change.
     pub fn prebuilt(mut self, dir: impl AsRef<Path>) -> Self {
@@ -178,8 +208,8 @@ impl Builder {
                 println!("cargo:rerun-if-changed={}", input.display());
             }
         }
-        if let Some(ptx) = self.current_prebuilt(&krate)? {
-            return finish(krate.lib_name, ptx, true);
+        if let Some(modules) = self.current_prebuilt(&krate)? {
+            return Ok(finish(krate.lib_name, Vec::new(), modules, true));
         }
         let out_dir = self.resolved_out_dir(&krate);
         std::fs::create_dir_all(&out_dir).map_err(|source| BuildError::Io {
@@ -197,13 +227,25 @@ impl Builder {
                 Ok((arch, path))
             })
             .collect::<Result<Vec<_>, BuildError>>()?;
-        finish(krate.lib_name, ptx, false)
+        let mut modules = split_into(&krate.lib_name, &ptx, &out_dir)?;
+        if !self.sass.is_empty() {
+            let ptxas = match &self.ptxas {
+                Some(p) => p.clone(),
+                None => find_ptxas()?,
+            };
+            assemble(&krate.lib_name, &mut modules, &self.sass, &ptxas, &out_dir)?;
+        }
+        Ok(finish(krate.lib_name, ptx, modules, false))
     }
 
-    /// Copies `built`'s PTX into the [`prebuilt`](Self::prebuilt) folder with today's digest.
+    /// Records `built`'s modules in the [`prebuilt`](Self::prebuilt) folder, every image
+    /// zstd-compressed (level 19), with today's digest; removes the crate's other images there.
+    /// Needs the crate feature `record` (the C zstd library, which only the recording needs:
+    /// reading the folder is pure Rust).
     ///
     /// # Errors
     /// No prebuilt folder was set, `cargo metadata` failed, or a file cannot be written.
+    #[cfg(feature = "record")]
     pub fn record_prebuilt(&self, built: &Built) -> Result<PathBuf, BuildError> {
         let krate = self.metadata()?;
         let dir = self.prebuilt.clone().ok_or(BuildError::NoPrebuiltDir)?;
@@ -211,21 +253,20 @@ impl Builder {
             path: dir.clone(),
             source,
         })?;
-        for (arch, path) in &built.ptx {
-            let dest = dir.join(arch.ptx_file(&krate.lib_name));
-            std::fs::copy(path, &dest).map_err(|source| BuildError::Io { path: dest, source })?;
-        }
-        let digest = format!(
-            "# SHA-256 of the inputs this PTX was built from (ptx_builder::Builder),\n\
-             # written by `cargo xtask build-ptx --prebuilt`.\n{}\n",
-            self.digest(&krate)?
-        );
-        let dest = dir.join(DIGEST_FILE);
-        std::fs::write(&dest, digest).map_err(|source| BuildError::Io {
-            path: dest.clone(),
-            source,
-        })?;
+        crate::images::record(&dir, &krate.lib_name, &built.modules, &self.digest(&krate)?)?;
         Ok(dir)
+    }
+
+    /// The modules the [`prebuilt`](Self::prebuilt) folder records, whatever its digest
+    /// (`None` if it holds none for every architecture): what a check compares with a fresh
+    /// build.
+    ///
+    /// # Errors
+    /// `cargo metadata` failed, or a file cannot be read or decompressed.
+    pub fn recorded_prebuilt(&self) -> Result<Option<Vec<BuiltModule>>, BuildError> {
+        let krate = self.metadata()?;
+        let dir = self.prebuilt.clone().ok_or(BuildError::NoPrebuiltDir)?;
+        read_prebuilt(&dir, &krate.lib_name, &self.archs)
     }
 
     /// Whether the [`prebuilt`](Self::prebuilt) folder holds PTX of today's inputs.
@@ -398,11 +439,11 @@ impl Builder {
         Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
     }
 
-    /// The prebuilt PTX paths if the folder holds every architecture and today's digest.
+    /// The prebuilt modules if the folder holds every architecture and today's digest.
     fn current_prebuilt(
         &self,
         krate: &KernelCrate,
-    ) -> Result<Option<Vec<(Arch, PathBuf)>>, BuildError> {
+    ) -> Result<Option<Vec<BuiltModule>>, BuildError> {
         let Some(dir) = &self.prebuilt else {
             return Ok(None);
         };
@@ -415,15 +456,10 @@ impl Builder {
             .unwrap_or("")
             .trim()
             .to_string();
-        let ptx: Vec<(Arch, PathBuf)> = self
-            .archs
-            .iter()
-            .map(|&a| (a, dir.join(a.ptx_file(&krate.lib_name))))
-            .collect();
-        if !ptx.iter().all(|(_, p)| p.is_file()) || recorded != self.digest(krate)? {
+        if recorded != self.digest(krate)? {
             return Ok(None);
         }
-        Ok(Some(ptx))
+        read_prebuilt(dir, &krate.lib_name, &self.archs)
     }
 
     fn resolved_out_dir(&self, krate: &KernelCrate) -> PathBuf {
@@ -459,24 +495,20 @@ const BUILDER_SOURCE: &[&str] = &[
 fn finish(
     lib_name: String,
     ptx: Vec<(Arch, PathBuf)>,
+    modules: Vec<BuiltModule>,
     prebuilt: bool,
-) -> Result<Built, BuildError> {
-    let entries = match ptx.last() {
-        Some((_, path)) => {
-            let text = std::fs::read_to_string(path).map_err(|source| BuildError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            entry_names(&text).into_iter().map(str::to_string).collect()
-        }
-        None => Vec::new(),
-    };
-    Ok(Built {
+) -> Built {
+    let entries = modules
+        .iter()
+        .flat_map(|m| m.entries.iter().map(|(name, _)| name.clone()))
+        .collect();
+    Built {
         lib_name,
         ptx,
+        modules,
         entries,
         prebuilt,
-    })
+    }
 }
 
 /// The nested GPU build's cargo target folder: `ptx-build/<hash of the kernel crate's path>`

@@ -107,6 +107,41 @@ pub enum BuildError {
     /// `Builder::record_prebuilt` was called on a builder without `Builder::prebuilt`.
     #[error("no prebuilt folder to record the PTX into: call Builder::prebuilt(dir) first")]
     NoPrebuiltDir,
+    /// A SASS architecture below every PTX architecture built.
+    #[error(
+        "no PTX of {arch} or older to assemble {arch} SASS from: build that architecture's PTX too"
+    )]
+    NoPtxForSass {
+        /// The SASS architecture.
+        arch: Arch,
+    },
+    /// `ptxas` refused a module.
+    #[error("ptxas -arch={arch} {ptx} failed:\n{stderr}")]
+    Ptxas {
+        /// The SASS architecture.
+        arch: Arch,
+        /// The module's PTX file.
+        ptx: PathBuf,
+        /// The end of its output.
+        stderr: String,
+    },
+    /// A thread running `ptxas` panicked.
+    #[error("a thread running ptxas panicked")]
+    PtxasPanicked,
+    /// No `ptxas` to assemble SASS with.
+    #[error(
+        "ptxas not found (PTXAS, PATH, CUDA_HOME, /usr/local/cuda, the nvidia-cuda-nvcc-cu12 wheel): \
+         install a CUDA toolkit or `python3 -m pip install nvidia-cuda-nvcc-cu12` (no GPU needed)"
+    )]
+    NoPtxas,
+    /// A prebuilt image that does not decompress.
+    #[error("{path} does not decompress: {reason}")]
+    Decode {
+        /// The file.
+        path: PathBuf,
+        /// What the decoder said.
+        reason: String,
+    },
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {

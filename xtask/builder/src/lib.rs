@@ -9,10 +9,17 @@
 //! build driven from a stable toolchain (a user's crate that depends on `cpu`) works too.
 //! Without rustup, the active toolchain is used if it is a nightly with `rust-src`.
 //!
-//! Prebuilt PTX: [`Builder::record_prebuilt`] keeps the PTX in a folder of the crate (this
-//! project's `cpu/ptx/`) with the SHA-256 of its inputs; [`Builder::build`] hands it
-//! back only while that digest still matches, which is how a dependent crate builds with no GPU
-//! build at all.
+//! Modules: the crate's PTX is cut into one PTX module per top-level Rust module of its
+//! kernels ([`split_modules`], from the marker `#[kernel]` leaves in each entry), each holding
+//! only what its kernels reach, so that a program JIT-compiles or loads only the modules it
+//! uses. [`Builder::sass`] also assembles each module to SASS (cubins, with `ptxas`), which a
+//! device of that architecture loads with no JIT at all.
+//!
+//! Prebuilt kernels: [`Builder::record_prebuilt`] keeps every module's images zstd-compressed
+//! in a folder of the crate (this project's `cpu/ptx/`) with the SHA-256 of its inputs;
+//! [`Builder::build`] hands them back only while that digest still matches, which is how a
+//! dependent crate builds with no GPU build at all. [`Built::write_table`] writes the
+//! `gpu_host::KernelTable` a crate embeds.
 //!
 //! How (see the repository's README, "How the PTX is made"):
 //! `cargo rustc --manifest-path <kernels>/Cargo.toml --lib --release --crate-type cdylib --target nvptx64-nvidia-cuda
@@ -31,13 +38,17 @@
 mod builder;
 mod digest;
 mod error;
+mod images;
 mod ptx;
+mod split;
 mod toolchain;
 
 pub use builder::{Builder, Built};
 pub use error::BuildError;
 pub use gpu_std::host::{EntryParam, entry_names, entry_params};
+pub use images::{BuiltImage, BuiltModule, Format, find_ptxas, image_file, read_image};
 pub use ptx::{LAUNCH_BOUNDS_MARKER, LaunchBounds, apply_launch_bounds, validate_ptx};
+pub use split::{MODULE_MARKER, PtxModule, module_of_path, split_modules};
 
 use std::fmt;
 use std::str::FromStr;
@@ -54,6 +65,10 @@ pub const DIGEST_FILE: &str = "inputs.sha256";
 /// Architectures built when none is asked for: `sm_70` (portable: the driver JIT-compiles it
 /// for Volta and every newer GPU) and `sm_90` (Hopper, H100/H200).
 pub const DEFAULT_ARCHS: [Arch; 2] = [Arch(70), Arch(90)];
+
+/// Architectures this project's prebuilt kernels carry SASS for ([`Builder::sass`]): `sm_80`
+/// (every Ampere and Ada GPU, 8.x) and `sm_90` (Hopper, H100/H200), which load with no JIT.
+pub const DEFAULT_SASS: [Arch; 2] = [Arch(80), Arch(90)];
 
 /// A GPU architecture, `sm_XX`: compute capability `X.X` as one number (`sm_90` is 90).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -169,6 +184,7 @@ mod tests {
     /// digest of its inputs is today's, and only an edit of an input changes that digest.
     /// Needs the pinned toolchain (for `cargo metadata`), as every build of this workspace does.
     #[test]
+    #[cfg(feature = "record")]
     fn prebuilt_ptx_follows_the_inputs() {
         let root = std::env::temp_dir().join(format!("ptx-builder-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
@@ -184,9 +200,10 @@ mod tests {
         std::fs::write(krate.join("src/lib.rs"), "#![no_std]\n").unwrap();
         let builder = Builder::new(&krate).prebuilt(root.join("ptx"));
         assert!(!builder.prebuilt_is_current().unwrap(), "nothing recorded");
-        // Record two PTX files as if built, then read them back without a build.
-        let ptx = ".target sm_90\n.visible .entry saxpy(\n)\n{\n}\n";
-        let made: Vec<(Arch, std::path::PathBuf)> = DEFAULT_ARCHS
+        // Record a module's PTX for both architectures as if built, then read it back
+        // without a build.
+        let ptx = ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry saxpy(\n)\n{\n\t// kernel_module(my_kernels::saxpy)\n\tret;\n}\n";
+        let whole: Vec<(Arch, std::path::PathBuf)> = DEFAULT_ARCHS
             .iter()
             .map(|&a| {
                 let path = root.join(a.ptx_file("x"));
@@ -194,18 +211,41 @@ mod tests {
                 (a, path)
             })
             .collect();
+        let modules = crate::images::split_into("my_kernels", &whole, &root).unwrap();
+        assert_eq!(modules.len(), 1);
+        assert_eq!(modules[0].name, "saxpy");
         let built = Built {
             lib_name: "my_kernels".into(),
-            ptx: made,
-            entries: Vec::new(),
+            ptx: whole,
+            modules,
+            entries: vec!["saxpy".into()],
             prebuilt: false,
         };
         builder.record_prebuilt(&built).unwrap();
-        assert!(root.join("ptx/my_kernels_sm_90.ptx").is_file());
+        assert!(root.join("ptx/my_kernels-saxpy_sm_90.ptx.zst").is_file());
         let again = builder.build().unwrap();
         assert!(again.prebuilt);
         assert_eq!(again.lib_name, "my_kernels");
         assert_eq!(again.entries, ["saxpy"]);
+        assert_eq!(again.modules[0].entries, [("saxpy".to_string(), vec![])]);
+        let text = read_image(&again.modules[0].images[1]).unwrap();
+        assert_eq!(
+            text,
+            ptx.as_bytes(),
+            "the recorded PTX decompresses to the built one"
+        );
+        // The table a crate embeds names the module, its entry and each compressed image.
+        let table = root.join("kernels.rs");
+        again.write_table(&table).unwrap();
+        let table = std::fs::read_to_string(&table).unwrap();
+        assert!(table.contains("krate: \"my_kernels\""), "{table}");
+        assert!(table.contains("name: \"saxpy\", params: &[]"), "{table}");
+        assert!(
+            table.contains(
+                "sm: 90, format: ::gpu_host::ImageFormat::Ptx, encoding: ::gpu_host::Encoding::Zstd"
+            ),
+            "{table}"
+        );
         // A hidden file is no input; an edit of the source is.
         std::fs::write(krate.join("src/.lib.rs.swp"), "x").unwrap();
         assert!(builder.prebuilt_is_current().unwrap());

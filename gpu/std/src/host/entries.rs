@@ -172,6 +172,23 @@ pub fn check_entries<'k>(
     kernels: impl IntoIterator<Item = &'k KernelInfo>,
 ) -> Result<(), EntryMismatch> {
     let entries = entry_params(ptx).map_err(|reason| EntryMismatch::Unreadable { reason })?;
+    let sizes: Vec<(&str, Vec<usize>)> = entries
+        .iter()
+        .map(|(name, params)| (*name, params.iter().map(|p| p.bytes).collect()))
+        .collect();
+    let sizes: Vec<(&str, &[usize])> = sizes.iter().map(|(n, p)| (*n, &p[..])).collect();
+    check_entry_sizes(&sizes, kernels)
+}
+
+/// [`check_entries`] against entries already read: `(entry name, byte size of each
+/// parameter)`, as a kernel table records them.
+///
+/// # Errors
+/// [`EntryMismatch`], naming the kernel (and the parameter).
+pub fn check_entry_sizes<'k>(
+    entries: &[(&str, &[usize])],
+    kernels: impl IntoIterator<Item = &'k KernelInfo>,
+) -> Result<(), EntryMismatch> {
     for kernel in kernels {
         let Some((_, params)) = entries.iter().find(|(name, _)| *name == kernel.name) else {
             return Err(EntryMismatch::Missing {
@@ -181,7 +198,7 @@ pub fn check_entries<'k>(
         for index in 0..params.len().max(kernel.params.len()) {
             let handle = kernel.params.get(index);
             let handle_bytes = handle.map(|p| p.bytes);
-            let ptx_bytes = params.get(index).map(|p| p.bytes);
+            let ptx_bytes = params.get(index).copied();
             if handle_bytes != ptx_bytes {
                 return Err(EntryMismatch::Parameter {
                     kernel: kernel.name,

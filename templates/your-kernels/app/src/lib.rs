@@ -30,10 +30,34 @@ pub const MAX_GRID_X: u64 = (1 << 31) - 1;
 /// The kernel crate's library name: the crate whose handles [`Module::check`] checks.
 pub const KERNEL_CRATE: &str = "kernels";
 
-/// The PTX of the kernel crate, one `(sm, text)` row per architecture, ascending (sm_70 and
-/// sm_90): the table `build.rs` writes, each text the prebuilt file of `app/ptx/` or a fresh
-/// build, embedded with `include_str!`.
-pub static PTX: &[(u32, &str)] = include!(concat!(env!("OUT_DIR"), "/kernels_ptx.rs"));
+/// The kernels of the kernel crate, as `build.rs` embeds them (`ptx_builder`'s
+/// `Built::write_table`): one PTX module per top-level module of the crate (here one, the
+/// crate's root), each with its PTX for sm_70 and sm_90, the prebuilt files of `app/ptx/`
+/// (zstd-compressed) or a fresh build's.
+pub static KERNELS: gpu_host::KernelTable = include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
+
+/// The PTX of every module for each architecture, decompressed and joined: `(sm, text)`,
+/// ascending; for checks that read the PTX (loading needs none of this).
+///
+/// # Errors
+/// [`gpu_host::Error::KernelImage`] if an image does not decompress.
+pub fn ptx_by_arch() -> gpu_host::Result<Vec<(u32, String)>> {
+    let mut out: Vec<(u32, String)> = Vec::new();
+    for module in KERNELS.modules {
+        for image in module.images {
+            if image.format != gpu_host::ImageFormat::Ptx {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&image.decode(module.name)?).into_owned();
+            match out.iter_mut().find(|(sm, _)| *sm == image.sm) {
+                Some((_, all)) => all.push_str(&text),
+                None => out.push((image.sm, text)),
+            }
+        }
+    }
+    out.sort_by_key(|(sm, _)| *sm);
+    Ok(out)
+}
 
 /// Whether the embedded PTX is the prebuilt one of `app/ptx/` (this build compiled no kernel)
 /// rather than a fresh build.
@@ -109,17 +133,19 @@ pub fn linear(kernel: &'static str, n: usize, block: u32) -> Result<LaunchConfig
     })
 }
 
-/// Loads the kernels' PTX on `device`'s context: the row of [`PTX`] for the highest
-/// architecture not above the device's, after every kernel handle of the crate has been
-/// checked against its `.entry` (name, parameter count, order and byte sizes). The launchers
-/// below queue their work on `device`'s stream through the module.
+/// The kernels of [`KERNELS`] on `device`'s context, after every kernel handle of the crate has
+/// been checked against its `.entry` (name, parameter count, order and byte sizes); each PTX
+/// module is loaded when one of its kernels is first launched, from the PTX of the highest
+/// architecture not above the device's. The launchers below queue their work on `device`'s
+/// stream through the module.
 ///
 /// # Errors
 /// [`gpu_host::Error::NoCompatiblePtx`] for a device older than sm_70;
 /// [`gpu_host::Error::StalePtx`] if the PTX was built from other kernels than the handles;
-/// [`gpu_host::Error::Driver`] if the driver refuses the PTX.
+/// [`gpu_host::Error::Driver`] if the compute capability cannot be read (a refused PTX is an
+/// error of the launch that loads it, [`gpu_host::Error::ModuleLoad`]).
 pub fn load(device: &Device) -> gpu_host::Result<Module> {
-    Module::from_table(device, KERNEL_CRATE, PTX)
+    Module::from_table(device, &KERNELS)
 }
 
 /// `z = x + y` with [`kernels::add`], queued on the stream of the module's device.
@@ -362,11 +388,14 @@ mod tests {
 
     #[test]
     fn the_table_holds_sm_70_and_sm_90() {
-        let archs: Vec<u32> = PTX.iter().map(|(sm, _)| *sm).collect();
-        assert_eq!(archs, [70, 90]);
-        assert_eq!(gpu_host::pick_ptx(PTX, 9, 0).map(|p| p.0), Some(90));
-        assert_eq!(gpu_host::pick_ptx(PTX, 8, 6).map(|p| p.0), Some(70));
-        assert!(gpu_host::pick_ptx(PTX, 6, 1).is_none());
+        assert_eq!(KERNELS.krate, KERNEL_CRATE);
+        for module in KERNELS.modules {
+            let archs: Vec<u32> = module.images.iter().map(|i| i.sm).collect();
+            assert_eq!(archs, [70, 90], "{}", module.name);
+            assert_eq!(module.pick(9, 0, true).map(|i| i.sm), Some(90));
+            assert_eq!(module.pick(8, 6, true).map(|i| i.sm), Some(70));
+            assert!(module.pick(6, 1, true).is_none());
+        }
     }
 
     #[test]

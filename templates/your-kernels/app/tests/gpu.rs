@@ -14,7 +14,7 @@
 
 use std::sync::OnceLock;
 
-use app::{AxpyElement, BLOCK_SUM_THREADS, Error, PTX, reference};
+use app::{AxpyElement, BLOCK_SUM_THREADS, Error, reference};
 use gpu_host::{Device, Module};
 use libtest_mimic::{Arguments, Failed, Trial};
 use rand::rngs::StdRng;
@@ -290,9 +290,10 @@ fn without_first_param(ptx: &str, entry: &str) -> String {
 fn host_trials() -> Vec<Trial> {
     vec![
         Trial::test("host::the_ptx_matches_every_kernel_handle", || {
-            for (sm, ptx) in PTX {
-                Module::check(app::KERNEL_CRATE, ptx).map_err(|e| format!("sm_{sm}: {e}"))?;
-                let entries = entry_names(ptx);
+            gpu_host::Library::check(&app::KERNELS)?;
+            for (sm, ptx) in app::ptx_by_arch()? {
+                Module::check(app::KERNEL_CRATE, &ptx).map_err(|e| format!("sm_{sm}: {e}"))?;
+                let entries = entry_names(&ptx);
                 for kernel in [
                     "add",
                     "block_sum",
@@ -309,8 +310,8 @@ fn host_trials() -> Vec<Trial> {
             Ok(())
         }),
         Trial::test("host::a_ptx_without_a_parameter_is_stale", || {
-            for (sm, ptx) in PTX {
-                let altered = without_first_param(ptx, "add");
+            for (sm, ptx) in app::ptx_by_arch()? {
+                let altered = without_first_param(&ptx, "add");
                 match Module::check(app::KERNEL_CRATE, &altered) {
                     Err(gpu_host::Error::StalePtx { krate, .. }) if krate == app::KERNEL_CRATE => {}
                     other => {
@@ -325,7 +326,7 @@ fn host_trials() -> Vec<Trial> {
             Ok(())
         }),
         Trial::test("host::the_ptx_targets_its_architecture", || {
-            for (sm, ptx) in PTX {
+            for (sm, ptx) in app::ptx_by_arch()? {
                 if !ptx.lines().any(|l| l.trim() == format!(".target sm_{sm}")) {
                     return Err(format!("the PTX embedded as sm_{sm} targets another").into());
                 }
