@@ -4,7 +4,7 @@
 # at this checkout by absolute paths. No GPU needed.
 #
 #   1. The kernels build from source with the pinned nightly (the builder's fresh build, recorded
-#      into the copy's app/ptx/), and that build equals the committed app/ptx/*.ptx byte for byte.
+#      into the copy's app/ptx/), and that build equals the committed app/ptx/*.ptx.zst byte for byte.
 #   2. The app builds on the stable toolchain against the prebuilt PTX: no GPU build runs (the
 #      build script reports the prebuilt PTX, and no ptx-build folder appears).
 #   3. The app's tests pass on stable: unit and host tests pass, the GPU tests are ignored (or
@@ -100,14 +100,15 @@ committed=$(cd "$template/app/ptx" && ls)
 [ "$(cd "$copy/app/ptx" && ls)" = "$committed" ] || fail "app/ptx holds other files than a fresh build"
 for file in $committed; do
   case "$file" in
-    *.ptx)
+    *.ptx.zst)
+      # The same zstd library (the lock's) at the same level: equal text, equal bytes.
       cmp -s "$template/app/ptx/$file" "$copy/app/ptx/$file" \
         || fail "templates/your-kernels/app/ptx/$file differs from a fresh build of the kernels:" \
           "run \`KERNELS_RECORD_PTX=1 cargo build\` in templates/your-kernels and commit app/ptx"
       ;;
   esac
 done
-echo "app/ptx/*.ptx: byte-identical to a fresh build"
+echo "app/ptx/*.ptx.zst: byte-identical to a fresh build"
 digest() { grep -v '^#' "$1/app/ptx/inputs.sha256"; }
 [ "$(digest "$template")" = "$(digest "$copy")" ] \
   || fail "templates/your-kernels/app/ptx/inputs.sha256 is not the digest of today's inputs:" \

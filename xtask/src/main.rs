@@ -293,11 +293,15 @@ fn build_ptx(root: &Path, archs: Vec<Arch>, out: PathBuf) -> Result<Vec<PathBuf>
         .collect())
 }
 
+/// Runs cargo for the bundle: with `GPU_LAB_KERNEL_FILES=1`, so that every executable reads the
+/// lab's kernel images from the bundle's one `kernels/` folder rather than embedding its own
+/// copy (cpu/build.rs, `gpu_host::ImageBytes::File`).
 fn cargo(root: &Path, args: &[&str]) -> Result<std::process::Output> {
     let program = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(program)
         .current_dir(root)
         .args(args)
+        .env("GPU_LAB_KERNEL_FILES", "1")
         .stderr(std::process::Stdio::inherit())
         .output()
         .with_context(|| format!("running cargo {}", args.join(" ")))?;
@@ -341,6 +345,7 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
         .next()
         .context("cargo reported no demo executable")?;
     copy_executable(&demo, &out.join("bin/demo"))?;
+    let mut images = copy_kernels(&built.stdout, out)?;
 
     let listing = cargo(
         root,
@@ -352,6 +357,7 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
             "--message-format=json",
         ],
     )?;
+    images += copy_kernels(&listing.stdout, out)?;
     let mut tests = 0;
     for (exe, name) in artifacts(&listing.stdout, true) {
         // The PTX builder's tests run cargo and the pinned nightly (a GPU machine has no Rust
@@ -396,6 +402,10 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
             "--message-format=json",
         ],
     )?;
+    images += copy_kernels(&examples.stdout, out)?;
+    if images == 0 {
+        bail!("the cpu build scripts wrote no kernel images (GPU_LAB_KERNEL_FILES)");
+    }
     let mut count = 0;
     for (exe, _) in artifacts(&examples.stdout, false) {
         // Cargo writes examples to `<target>/release/examples/`; skip anything else it reports.
@@ -482,6 +492,41 @@ fn pack(out: &Path) -> Result<()> {
 
 /// The executables of a `cargo ... --message-format=json` run: each test executable (`tests`)
 /// or binary, with `<crate folder>-<target name>` for the bundle's tests/ folder.
+/// The `kernels/` folders that the `cpu` build scripts of a `--message-format=json` build wrote
+/// (with `GPU_LAB_KERNEL_FILES=1`: the images the executables read at run time).
+fn kernel_dirs(stdout: &[u8]) -> Vec<PathBuf> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|msg| msg["reason"] == "build-script-executed")
+        .filter_map(|msg| {
+            msg["out_dir"]
+                .as_str()
+                .map(|d| Path::new(d).join("kernels"))
+        })
+        .filter(|dir| dir.is_dir())
+        .collect()
+}
+
+/// Copies every file of the `kernels/` folders of `stdout`'s build into `out/kernels`.
+fn copy_kernels(stdout: &[u8], out: &Path) -> Result<usize> {
+    let dest = out.join("kernels");
+    std::fs::create_dir_all(&dest).with_context(|| format!("creating {}", dest.display()))?;
+    let mut copied = 0;
+    for dir in kernel_dirs(stdout) {
+        for entry in
+            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?
+        {
+            let path = entry?.path();
+            let name = path.file_name().context("an image without a name")?;
+            std::fs::copy(&path, dest.join(name))
+                .with_context(|| format!("copying {}", path.display()))?;
+            copied += 1;
+        }
+    }
+    Ok(copied)
+}
+
 fn artifacts(stdout: &[u8], tests: bool) -> Vec<(PathBuf, String)> {
     let mut found = Vec::new();
     for line in String::from_utf8_lossy(stdout).lines() {

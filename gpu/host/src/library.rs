@@ -125,15 +125,11 @@ impl Library {
     /// # Errors
     /// As [`Library::module`]; [`Error::NotInTable`] if no module holds `name`.
     pub fn module_holding(&self, name: &str) -> Result<Arc<CudaModule>> {
-        let index = self
+        let module = self
             .table
-            .modules
-            .iter()
-            .position(|m| {
-                m.entries.iter().any(|e| e.name == name) || m.globals.iter().any(|g| *g == name)
-            })
+            .module_of(name)
             .ok_or_else(|| self.not_in_table(name))?;
-        self.load(index)
+        self.module(module.name)
     }
 
     /// The kernel `name`'s function, its module loaded on first use; looked up once per

@@ -208,9 +208,9 @@ impl KernelTable {
     /// The module holding the kernel or host-visible global `name`.
     pub fn module_of(&self, name: &str) -> Option<&'static ModuleTable> {
         let modules: &'static [ModuleTable] = self.modules;
-        modules.iter().find(|m| {
-            m.entries.iter().any(|e| e.name == name) || m.globals.iter().any(|g| *g == name)
-        })
+        modules
+            .iter()
+            .find(|m| m.entries.iter().any(|e| e.name == name) || m.globals.contains(&name))
     }
 
     /// The module named `name`.

@@ -164,7 +164,7 @@ pub(crate) fn assemble(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(BuildError::PtxasPanicked)))
+            .map(|h| h.join().unwrap_or(Err(BuildError::PtxasPanicked)))
             .collect()
     });
     results.into_iter().collect::<Result<Vec<()>, _>>()?;
