@@ -359,10 +359,18 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
     )?;
     images += copy_kernels(&listing.stdout, out)?;
     let mut tests = 0;
+    let mut skipped = Vec::new();
     for (exe, name) in artifacts(&listing.stdout, true) {
         // The PTX builder's tests run cargo and the pinned nightly (a GPU machine has no Rust
-        // toolchain); they need no GPU, and CI runs them.
+        // toolchain) and read the checkout (`CARGO_MANIFEST_DIR`: gpu/std, rust-toolchain.toml);
+        // they need no GPU, and CI runs them.
         if name.starts_with("builder-") {
+            continue;
+        }
+        // Structure checks that read the source tree at run time: CI runs them; in a bundle,
+        // away from the build machine's checkout, they could only fail.
+        if SOURCE_TREE_TESTS.contains(&name.as_str()) {
+            skipped.push(name);
             continue;
         }
         copy_executable(&exe, &out.join("tests").join(name))?;
@@ -370,6 +378,15 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
     }
     if tests == 0 {
         bail!("cargo reported no test executables");
+    }
+    // A renamed structure check would come back into the bundle unnoticed: each one named in
+    // SOURCE_TREE_TESTS must still be there to leave out.
+    for name in SOURCE_TREE_TESTS {
+        if !skipped.iter().any(|s| s == name) {
+            bail!(
+                "cargo reported no test executable {name} (SOURCE_TREE_TESTS in xtask/src/main.rs)"
+            );
+        }
     }
     // The template of a user's project (its own workspace, its kernels from its prebuilt PTX):
     // its test executables, named `template-<crate>-<target>`, GPU trials included.
@@ -462,6 +479,14 @@ fn bundle(root: &Path, out: &Path) -> Result<()> {
     println!("{}", out.display());
     Ok(())
 }
+
+/// The test executables (`<crate folder>-<target>`, as [`artifacts`] names them) that read the
+/// workspace's source tree at run time, the bundle leaves out: `demo-layers`
+/// (cpu/demo/tests/layers.rs, the demo's import layers, read from `CARGO_MANIFEST_DIR/src`).
+/// Every other test reads only what it embeds at compile time (`include_str!`, `include_bytes!`)
+/// or writes itself in a temporary folder; `env!("CARGO_BIN_EXE_demo")` is only a fallback for
+/// `GPU_LAB_DEMO`, which run.sh sets to the bundle's `bin/demo`.
+const SOURCE_TREE_TESTS: &[&str] = &["demo-layers"];
 
 /// Packs the bundle folder `out` into `<out>.tar.gz` beside it with the system's `tar`, the
 /// folder's own name as the archive's top folder.

@@ -34,6 +34,12 @@
 #                       against SciPy's ndimage.correlate (scipy_check.py), within the f32 bound
 #   ./run.sh dumps      demo scan, histogram and conv2d with --dump, every dumped output recomputed
 #                       with NumPy from the dumped inputs (check_dumps.py)
+#   ./run.sh startup [DIR [PATTERN]...]  process start to exit, wall clock, of bin/demo vector-add
+#                       --size 1, every pattern's demo at its smallest sizes with --reps 1 (or the
+#                       patterns named) and examples/01_reduce_a_sub_slice; each with an empty JIT
+#                       cache (a fresh CUDA_CACHE_PATH) and a warm one (the same CUDA_CACHE_PATH
+#                       as a run before it); the table in DIR/startup.md (default ./startup), each
+#                       command's output in DIR/logs/
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mode=${1:-all}
@@ -98,6 +104,8 @@ run_tests() {
 # each is sanitized with (small sizes; the vec4 convolutions once per mask width).
 @DEMOS@
 @SANITIZE_CASES@
+# `run.sh startup`: each pattern's smallest sizes (STARTUP_ARGS in xtask/src/run_sh.rs).
+@STARTUP_ARGS@
 
 # Patterns named after the mode (./run.sh demo reduce) narrow the demo and sanitize runs.
 selected() {
@@ -255,6 +263,71 @@ run_profile() {
   done
 }
 
+# Runs "$@" with CUDA_CACHE_PATH=$2 (the driver's JIT cache of the PTX), its output appended
+# to the log $1; prints the seconds from start to exit (wall clock) and returns its exit status.
+timed_run() {
+  local log=$1 cache=$2; shift 2
+  local start end rc
+  start=$(date +%s.%N)
+  env -u CUDA_CACHE_DISABLE CUDA_CACHE_PATH="$cache" CUDA_CACHE_MAXSIZE=4294967296 "$@" >>"$log" 2>&1
+  rc=$?
+  end=$(date +%s.%N)
+  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f\n", b - a }'
+  return $rc
+}
+
+run_startup() {
+  local dir=${only[0]:-startup}
+  local patterns=("${only[@]:1}")
+  if ! mkdir -p "$dir/logs"; then failed+=("startup: cannot create $dir/logs"); return; fi
+  local cmds=("bin/demo vector-add --size 1") d p
+  for d in "${demos[@]}"; do
+    if [ ${#patterns[@]} -gt 0 ]; then
+      local named=0
+      for p in "${patterns[@]}"; do [ "$p" = "$d" ] && named=1; done
+      [ "$named" -eq 1 ] || continue
+    fi
+    if [ -z "${startup_args[$d]+set}" ]; then failed+=("startup: no arguments for demo $d"); continue; fi
+    cmds+=("bin/demo $d ${startup_args[$d]}")
+  done
+  cmds+=("examples/01_reduce_a_sub_slice")
+  for p in ${patterns[@]+"${patterns[@]}"}; do
+    [[ " ${demos[*]} " == *" $p "* ]] || failed+=("startup: no pattern $p")
+  done
+  # One cache folder for the warm runs: each command fills it (untimed), then runs again, timed.
+  local warm; warm=$(mktemp -d)
+  local rows=() c
+  for c in "${cmds[@]}"; do
+    local log="$dir/logs/${c//[^A-Za-z0-9.-]/_}.log"
+    : >"$log"
+    echo "== startup: $c"
+    local cold; cold=$(mktemp -d)
+    local cold_s cold_rc warm_s warm_rc
+    echo "== cold: CUDA_CACHE_PATH=$cold (empty)" >>"$log"
+    cold_s=$(timed_run "$log" "$cold" "$here"/$c); cold_rc=$?
+    rm -rf "$cold"
+    echo "== fill: CUDA_CACHE_PATH=$warm" >>"$log"
+    timed_run "$log" "$warm" "$here"/$c >/dev/null
+    echo "== warm: CUDA_CACHE_PATH=$warm (filled by the run before)" >>"$log"
+    warm_s=$(timed_run "$log" "$warm" "$here"/$c); warm_rc=$?
+    local status=$cold_rc
+    [ "$warm_rc" = "$cold_rc" ] || status="$cold_rc (warm $warm_rc)"
+    if [ "$cold_rc" -ne 0 ] || [ "$warm_rc" -ne 0 ]; then
+      failed+=("startup $c"); tail -20 "$log"
+    fi
+    rows+=("| \`$c\` | $cold_s | $warm_s | $status |")
+  done
+  rm -rf "$warm"
+  {
+    echo "| command | cold s | warm s | exit |"
+    echo "|---|---:|---:|---:|"
+    printf '%s\n' "${rows[@]}"
+  } >"$dir/startup.md"
+  echo "== startup: process start to exit, wall clock; cold: an empty JIT cache, warm: the cache"
+  echo "   a run before filled (CUDA_CACHE_PATH); $dir/startup.md, each command's output in $dir/logs/"
+  cat "$dir/startup.md"
+}
+
 case "$mode" in
   all) run_tests; run_examples; run_demo ;;
   examples) run_examples ;;
@@ -280,7 +353,8 @@ case "$mode" in
   demo) run_demo ;;
   sanitize) run_sanitize ;;
   resources) run_resources ;;
-  *) echo "usage: $0 [all|tests|examples|demo|sanitize|resources|report|peers|multi-gpu|multi-process|sweep|profile|photos|dumps]" >&2; exit 2 ;;
+  startup) run_startup ;;
+  *) echo "usage: $0 [all|tests|examples|demo|sanitize|resources|report|peers|multi-gpu|multi-process|sweep|profile|photos|dumps|startup]" >&2; exit 2 ;;
 esac
 
 if [ ${#failed[@]} -gt 0 ]; then
