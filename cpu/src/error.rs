@@ -511,6 +511,16 @@ pub enum Error {
 }
 
 impl Error {
+    /// [`Error::Driver`] for a driver call of one's own: `during` says what was being done
+    /// (`Error::driver("reading the mask back", e)`); [`DriverContext`] does the same on a
+    /// `Result`.
+    pub fn driver(during: impl Into<String>, source: DriverError) -> Self {
+        Error::Driver {
+            during: during.into(),
+            source,
+        }
+    }
+
     /// [`Error::OutOfRange`]: for code outside this crate that reports in the library's terms
     /// (a harness built on [`Result`]); the variants are `#[non_exhaustive]`, so only this
     /// crate can write them as struct expressions.

@@ -17,7 +17,7 @@ use cudarc::driver::{
 };
 
 use crate::error::{DriverContext, Error, Result, bytes_of};
-use crate::kernel::{Bound, Kernel, KernelArgs, Read, Safe, Write};
+use crate::kernel::{Arity, Bound, Kernel, KernelArgs, Read, Safe, Write};
 use gpu_host::Device;
 
 mod constant_memory;
@@ -413,7 +413,7 @@ impl Gpu {
     /// [`Error::ForeignArgument`] if a buffer belongs to another context (checked before the
     /// launch); [`Error::Driver`] naming the kernel if the lookup or the launch fails (a `cfg`
     /// the device refuses).
-    pub fn launch<'s, P, A: KernelArgs<'s, P>>(
+    pub fn launch<'s, P: Arity, A: KernelArgs<'s, P> + Arity<Count = P::Count>>(
         &'s self,
         kernel: Kernel<P, Safe>,
         cfg: LaunchConfig,
@@ -442,7 +442,12 @@ impl Gpu {
     ///
     /// # Errors
     /// [`Error::Driver`] naming the kernel if the lookup or the launch fails.
-    pub unsafe fn launch_unchecked<'s, P, S, A: KernelArgs<'s, P>>(
+    pub unsafe fn launch_unchecked<
+        's,
+        P: Arity,
+        S,
+        A: KernelArgs<'s, P> + Arity<Count = P::Count>,
+    >(
         &'s self,
         kernel: Kernel<P, S>,
         cfg: LaunchConfig,

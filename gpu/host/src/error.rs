@@ -161,8 +161,22 @@ pub enum Error {
     },
 }
 
-/// Attaches what was being done to a driver error: `result.during("loading the PTX")?`.
-pub(crate) trait DriverContext<T> {
+impl Error {
+    /// [`Error::Driver`] for a driver call of one's own (a launcher's cudarc call the kit does
+    /// not wrap): `during` says what was being done, in words a user reads after "while", e.g.
+    /// `Error::driver("copying the mask to constant memory", e)`. [`DriverContext`] does the
+    /// same on a `Result`.
+    pub fn driver(during: impl Into<String>, source: DriverError) -> Self {
+        Error::Driver {
+            during: during.into(),
+            source,
+        }
+    }
+}
+
+/// Attaches what was being done to a driver error: `result.during("loading the PTX")?`, for
+/// the kit's calls and a user's own cudarc calls alike.
+pub trait DriverContext<T> {
     /// Maps a [`DriverError`] to [`Error::Driver`] naming `what`.
     fn during(self, what: impl Into<String>) -> Result<T>;
     /// As [`DriverContext::during`], with the text built only on error (for hot paths).
@@ -199,4 +213,24 @@ pub fn bytes_of<T>(what: &'static str, count: usize) -> Result<usize> {
             count,
             element_bytes,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudarc::driver::sys::CUresult;
+
+    #[test]
+    fn a_users_driver_failure_is_the_kits_driver_error() {
+        // (Not displayed: cudarc's `DriverError` asks the driver for its text, and this
+        // machine may have none.)
+        let source = DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+        let e = Error::driver("copying my table", source);
+        assert!(
+            matches!(&e, Error::Driver { during, source: s } if during == "copying my table" && *s == source)
+        );
+        let r: std::result::Result<(), DriverError> = Err(source);
+        let e = r.during("copying it again").unwrap_err();
+        assert!(matches!(&e, Error::Driver { during, .. } if during == "copying it again"));
+    }
 }

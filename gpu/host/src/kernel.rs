@@ -11,7 +11,9 @@
 //! | `*const T`, `&[T]` / `*mut T`, `DisjointSlice<T>` | a [`Bound`] from [`Device::bind`](crate::Device::bind) / [`Device::bind_mut`](crate::Device::bind_mut) (its address read before the launch) |
 //!
 //! A missing or extra argument, two swapped arguments of different types, a buffer of the wrong
-//! element type, or a shared view where the kernel writes does not compile. A safe kernel
+//! element type, or a shared view where the kernel writes does not compile: the error shows the
+//! argument tuple beside the kernel's parameter tuple, and a wrong count also as "expected `3`,
+//! found `4`" ([`Arguments`]). A safe kernel
 //! ([`Kernel<_, Safe>`](Kernel)) is launched without `unsafe` ([`Module::launch`](crate::Module::launch));
 //! one buffer passed as an input and an output, or as two outputs, does not compile (the borrows
 //! conflict). [`KernelArgs::queue`] is the one place that calls cudarc's launch builder.
@@ -373,6 +375,14 @@ pub unsafe fn launch_function<'s, P, S, A: KernelArgs<'s, P>>(
 
 /// The whole argument list of a launch: a tuple whose elements match the kernel's parameters
 /// `P` (a tuple of the same length) one by one.
+#[diagnostic::on_unimplemented(
+    message = "these launch arguments do not match the kernel's parameters",
+    label = "the arguments `{Self}` for a kernel whose parameters are `{P}`",
+    note = "a launch passes one argument per kernel parameter, in order, as a tuple of as many \
+            elements: `&buffer` for `&[T]` and `*const T`, `&mut buffer` for `DisjointSlice<T>` \
+            and `*mut T`, the value for a scalar of exactly its type (`gpu_host::kernel`); \
+            count the elements of both tuples above, then compare them one by one"
+)]
 pub trait KernelArgs<'s, P> {
     /// The position of the first argument whose device memory is not in `context` (a safe
     /// launch refuses it: [`Error::ForeignArgument`]).
@@ -432,6 +442,39 @@ macro_rules! kernel_args {
 }
 
 /// [`KernelArgs`] for tuples of every length up to the list's: the whole list, then its tail.
+/// A number of launch arguments or kernel parameters as a type, for the launch's count check:
+/// a launch of 4 arguments to a kernel of 3 parameters fails to compile with "expected
+/// `Arguments<3>`, found `Arguments<4>`" beside the [`KernelArgs`] error.
+pub struct Arguments<const N: usize>;
+
+/// The number of elements of a tuple of kernel parameters or launch arguments
+/// ([`Arguments<N>`](Arguments)).
+pub trait Arity {
+    /// `Arguments<N>` for a tuple of `N` elements.
+    type Count;
+}
+
+macro_rules! arity {
+    ($n:expr; $($t:ident),*) => {
+        impl<$($t),*> Arity for ($($t,)*) {
+            type Count = Arguments<$n>;
+        }
+    };
+}
+arity!(0;);
+arity!(1; T0);
+arity!(2; T0, T1);
+arity!(3; T0, T1, T2);
+arity!(4; T0, T1, T2, T3);
+arity!(5; T0, T1, T2, T3, T4);
+arity!(6; T0, T1, T2, T3, T4, T5);
+arity!(7; T0, T1, T2, T3, T4, T5, T6);
+arity!(8; T0, T1, T2, T3, T4, T5, T6, T7);
+arity!(9; T0, T1, T2, T3, T4, T5, T6, T7, T8);
+arity!(10; T0, T1, T2, T3, T4, T5, T6, T7, T8, T9);
+arity!(11; T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10);
+arity!(12; T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11);
+
 macro_rules! kernel_args_up_to {
     () => {
         kernel_args!();

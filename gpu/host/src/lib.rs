@@ -46,7 +46,7 @@ mod table;
 pub use cudarc;
 pub use cudarc::driver::LaunchConfig;
 pub use device::Device;
-pub use error::{Error, Result, bytes_of};
+pub use error::{DriverContext, Error, Result, bytes_of};
 pub use kernel::{DeviceCopy, Kernel, Safe, Unsafe};
 pub use library::Library;
 pub use module::Module;

@@ -29,7 +29,7 @@ use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 
 use crate::error::{DriverContext, Error, Result};
-use crate::kernel::{KERNELS, Kernel, KernelArgs, KernelInfo, Safe};
+use crate::kernel::{Arity, KERNELS, Kernel, KernelArgs, KernelInfo, Safe};
 use crate::{Device, KernelTable, Library};
 
 /// A kernel crate's kernels on one context; launches go to the stream of the [`Device`] it
@@ -211,7 +211,7 @@ impl Module {
     /// [`Error::NotInModule`] if `kernel` is not one of this module's crate or its PTX has no
     /// such entry; [`Error::ForeignArgument`] if a buffer belongs to another context;
     /// [`Error::Driver`] if the launch fails.
-    pub fn launch<'s, P, A: KernelArgs<'s, P>>(
+    pub fn launch<'s, P: Arity, A: KernelArgs<'s, P> + Arity<Count = P::Count>>(
         &'s self,
         kernel: Kernel<P, Safe>,
         cfg: LaunchConfig,
@@ -235,7 +235,12 @@ impl Module {
     /// # Errors
     /// [`Error::NotInModule`] if `kernel` is not one of this module's crate or its PTX has no
     /// such entry; [`Error::Driver`] if the launch fails.
-    pub unsafe fn launch_unchecked<'s, P, S, A: KernelArgs<'s, P>>(
+    pub unsafe fn launch_unchecked<
+        's,
+        P: Arity,
+        S,
+        A: KernelArgs<'s, P> + Arity<Count = P::Count>,
+    >(
         &'s self,
         kernel: Kernel<P, S>,
         cfg: LaunchConfig,
