@@ -1,4 +1,4 @@
-//! The lab's PTX module of a context: loaded once per `CUcontext` and shared by every
+//! The lab's kernels on a context (one PTX module per pattern, each loaded on first use), shared by every
 //! [`Gpu`](super::Gpu) on it, with its function cache, occupancy answers and `__constant__` timeline.
 
 use std::collections::HashMap;
