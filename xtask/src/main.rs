@@ -569,9 +569,15 @@ fn artifacts(stdout: &[u8], tests: bool) -> Vec<(PathBuf, String)> {
             .and_then(|p| p.file_name())
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // A binary's unit tests apart from its library's of the same name (`demo-demo`).
+        let bin = tests
+            && msg["target"]["kind"]
+                .as_array()
+                .is_some_and(|k| k.iter().any(|k| k == "bin"));
         let name = format!(
-            "{crate_dir}-{}",
-            msg["target"]["name"].as_str().unwrap_or("test")
+            "{crate_dir}-{}{}",
+            msg["target"]["name"].as_str().unwrap_or("test"),
+            if bin { "-bin" } else { "" }
         );
         found.push((PathBuf::from(exe), name));
     }
