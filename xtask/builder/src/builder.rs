@@ -490,6 +490,8 @@ const BUILDER_SOURCE: &[&str] = &[
     include_str!("toolchain.rs"),
     include_str!("digest.rs"),
     include_str!("error.rs"),
+    include_str!("split.rs"),
+    include_str!("images.rs"),
 ];
 
 fn finish(

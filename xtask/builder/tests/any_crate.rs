@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use ptx_builder::{Arch, BuildError, Builder};
 
 const KERNEL: &str = r#"#![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 use gpu_std::kernel;
 
@@ -68,6 +68,10 @@ fn a_kernel_crate_of_ones_own_builds_to_ptx() {
     let (arch, path) = &built.ptx[0];
     assert_eq!(*arch, Arch(90));
     assert_eq!(path, &root.join("ptx/my_kernels_sm_90.ptx"));
+    // One module, the crate's root, cut from the whole.
+    assert_eq!(built.modules.len(), 1);
+    assert_eq!(built.modules[0].name, "my_kernels");
+    assert!(root.join("ptx/my_kernels-my_kernels_sm_90.ptx").is_file());
     let ptx = std::fs::read_to_string(path).unwrap();
     let params = ptx_builder::entry_params(&ptx).unwrap();
     let bytes: Vec<usize> = params[0].1.iter().map(|p| p.bytes).collect();
