@@ -23,7 +23,7 @@ cp /tmp/res/jit/startup.md "$out/startup_jit.md" 2>/dev/null
 timeout 250 ./run.sh tests >/tmp/res/tests.log 2>&1; echo "tests rc=$?" | tee -a "$out/machine.txt"
 grep -E "^test result|run.sh tests" /tmp/res/tests.log > "$out/tests_summary.txt"
 cp /tmp/res-sass.log /tmp/res-jit.log /tmp/res/ 2>/dev/null
-tar -cJf "$out/logs.tar.xz" -C /tmp res
+tar -cJf "$out/raw.tar.xz" -C /tmp res
 tail -3 /tmp/res/tests.log
 echo "== SASS (default)"; cat "$out/startup_sass.md"
 echo "== PTX only (GPU_HOST_JIT=1)"; cat "$out/startup_jit.md"
