@@ -179,10 +179,8 @@ impl Gpu {
     /// The architecture of the kernel images this device loads (`90` for `sm_90`: SASS on an
     /// H100 or H200, PTX JIT-compiled on a newer GPU).
     pub fn ptx_arch(&self) -> u32 {
-        self.kernel_image()
-            .ok()
-            .and_then(|i| i.strip_prefix("sm_")?.split(' ').next()?.parse().ok())
-            .unwrap_or(0)
+        let first = crate::ptx::KERNELS.modules.first().map_or("", |m| m.name);
+        self.module.library.image(first).map_or(0, |i| i.sm)
     }
 
     /// The kernel image this device loads, e.g. `"sm_90 SASS"` or `"sm_70 PTX"`.

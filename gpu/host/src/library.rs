@@ -168,11 +168,19 @@ impl Library {
     /// # Errors
     /// [`Error::NotInTable`]; [`Error::NoCompatiblePtx`] if every image is newer than the device.
     pub fn image_for(&self, module: &str) -> Result<String> {
+        Ok(self.image(module)?.to_string())
+    }
+
+    /// The image a module would be (or was) loaded from on this device.
+    ///
+    /// # Errors
+    /// As [`Library::image_for`].
+    pub fn image(&self, module: &str) -> Result<&'static crate::table::Image> {
         let table = self
             .table
             .module(module)
             .ok_or_else(|| self.not_in_table(module))?;
-        Ok(self.pick(table)?.to_string())
+        self.pick(table)
     }
 
     fn pick(&self, table: &'static ModuleTable) -> Result<&'static crate::table::Image> {
