@@ -5,7 +5,7 @@
 //! module the first time one of its kernels is launched.
 
 /// The `gpu` crate's kernel table.
-pub static KERNELS: gpu_host::KernelTable = include!(concat!(env!("OUT_DIR"), "/gpu_kernels.rs"));
+pub static KERNELS: gpu_host::KernelTable = gpu_host::include_kernels!("gpu_kernels.rs");
 
 /// The embedded architectures, e.g. `"sm_70 PTX, sm_80 SASS, sm_90 PTX, sm_90 SASS"`.
 pub fn built_archs() -> String {

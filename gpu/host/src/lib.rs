@@ -22,7 +22,7 @@
 //! # fn main() -> gpu_host::Result<()> {
 //! use gpu_host::{Device, KernelTable, LaunchConfig, Module};
 //! # static KERNELS: KernelTable = KernelTable { krate: "gpu", modules: &[] };
-//! // In the app: `static KERNELS: KernelTable = include!(concat!(env!("OUT_DIR"), "/kernels.rs"));`
+//! // In the app: `static KERNELS: KernelTable = gpu_host::include_kernels!("kernels.rs");`
 //! let device = Device::new(0)?;
 //! let module = Module::from_table(&device, &KERNELS)?;
 //! let x = device.upload(&[1.0f32; 1000])?;

@@ -8,7 +8,7 @@
 //! # fn main() -> gpu_host::Result<()> {
 //! use gpu_host::{Device, KernelTable, LaunchConfig, Module};
 //! # static KERNELS: KernelTable = KernelTable { krate: "gpu", modules: &[] };
-//! // static KERNELS: KernelTable = include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
+//! // static KERNELS: KernelTable = gpu_host::include_kernels!("kernels.rs");
 //! let device = Device::new(0)?;
 //! // Every handle the crate `gpu` declares is checked against the table; nothing is loaded yet.
 //! let module = Module::from_table(&device, &KERNELS)?;
@@ -109,7 +109,7 @@ impl Module {
     }
 
     /// The kernels of `table` (what `ptx_builder`'s `Built::write_table` embeds:
-    /// `static KERNELS: gpu_host::KernelTable = include!(concat!(env!("OUT_DIR"), "/kernels.rs"));`)
+    /// `static KERNELS: gpu_host::KernelTable = gpu_host::include_kernels!("kernels.rs");`)
     /// on `device`'s context, every handle of its crate checked against it first
     /// ([`Library::new`]); each PTX module is loaded the first time one of its kernels is
     /// launched, from SASS where the build made it for the device, else from PTX.

@@ -14,6 +14,18 @@ use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 
+/// Embeds the kernel table a build script wrote into `OUT_DIR` with `ptx_builder`'s
+/// `Built::write_table(out_dir.join(FILE))`:
+/// `static KERNELS: gpu_host::KernelTable = gpu_host::include_kernels!("kernels.rs");`.
+/// The table carries the kernel crate's name, as the builder read it from `cargo metadata`, so
+/// no name is typed twice; a missing file is a compile error naming it.
+#[macro_export]
+macro_rules! include_kernels {
+    ($file:literal) => {
+        include!(concat!(env!("OUT_DIR"), "/", $file))
+    };
+}
+
 /// The kernels of one kernel crate, as its build embeds them. Written by `ptx_builder`; its
 /// fields are public so that the generated expression can build it in a `static`.
 #[derive(Debug)]

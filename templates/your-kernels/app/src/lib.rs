@@ -34,7 +34,7 @@ pub const KERNEL_CRATE: &str = "kernels";
 /// `Built::write_table`): one PTX module per top-level module of the crate (here one, the
 /// crate's root), each with its PTX for sm_70 and sm_90, the prebuilt files of `app/ptx/`
 /// (zstd-compressed) or a fresh build's.
-pub static KERNELS: gpu_host::KernelTable = include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
+pub static KERNELS: gpu_host::KernelTable = gpu_host::include_kernels!("kernels.rs");
 
 /// The PTX of every module for each architecture, decompressed and joined: `(sm, text)`,
 /// ascending; for checks that read the PTX (loading needs none of this).
