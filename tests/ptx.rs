@@ -5,22 +5,16 @@
 //! (count, order, byte sizes), and a handle for every `.entry`.
 
 use cpu::kernel::{KERNELS, KernelInfo};
-use cpu::ptx::{KERNELS as TABLE, ptx_texts};
+use cpu::ptx::KERNELS as TABLE;
 use gpu_host::ImageFormat;
 use ptx_builder::{Arch, EntryParam, entry_params, module_of_path, validate_ptx};
 
 /// `(sm, every module's PTX for it)` for each embedded PTX architecture, decompressed.
 fn ptx_by_arch() -> Vec<(u32, Vec<(&'static str, String)>)> {
-    let mut archs: Vec<u32> = TABLE.modules[0]
-        .images
-        .iter()
-        .filter(|i| i.format == ImageFormat::Ptx)
-        .map(|i| i.sm)
-        .collect();
-    archs.dedup();
-    archs
+    TABLE
+        .ptx_sms()
         .into_iter()
-        .map(|sm| (sm, ptx_texts(sm).unwrap_or_else(|e| panic!("{e}"))))
+        .map(|sm| (sm, TABLE.ptx_texts(sm).unwrap_or_else(|e| panic!("{e}"))))
         .collect()
 }
 

@@ -22,24 +22,6 @@ pub fn built_archs() -> String {
         .unwrap_or_default()
 }
 
-/// The PTX text of every module for architecture `sm`, decompressed: `(module, text)`, for
-/// checks and tools that read the PTX (the loader does not need it).
-///
-/// # Errors
-/// [`gpu_host::Error::KernelImage`] if an image does not decompress.
-pub fn ptx_texts(sm: u32) -> Result<Vec<(&'static str, String)>, gpu_host::Error> {
-    let mut out = Vec::new();
-    for module in KERNELS.modules {
-        for image in module.images {
-            if image.sm == sm && image.format == gpu_host::ImageFormat::Ptx {
-                let bytes = image.decode(module.name)?;
-                out.push((module.name, String::from_utf8_lossy(&bytes).into_owned()));
-            }
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,6 +19,9 @@ pub(super) type Occupancy = Vec<((u32, usize), u32)>;
 #[derive(Debug)]
 pub(super) struct Module {
     pub(super) library: Library,
+    /// The image this device loads every module from (each module has the same
+    /// architectures): picked once, when the context's kernels are first made.
+    pub(super) image: &'static gpu_host::Image,
     /// [`Gpu::resident_blocks_per_sm`](super::Gpu::resident_blocks_per_sm) answers so far, by kernel: the occupancy calculator
     /// runs once per context and launch shape.
     pub(super) occupancy: Mutex<HashMap<String, Occupancy>>,
@@ -72,8 +75,11 @@ pub(super) fn module_for(ctx: &Arc<CudaContext>) -> Result<Arc<Module>> {
     {
         return Ok(module);
     }
+    let library = Library::new(ctx, &ptx::KERNELS)?;
+    let first = ptx::KERNELS.modules.first().map_or("", |m| m.name);
     let module = Arc::new(Module {
-        library: Library::new(ctx, &ptx::KERNELS)?,
+        image: library.image(first)?,
+        library,
         occupancy: Mutex::new(HashMap::new()),
         constants: Mutex::new(ConstantTimeline::default()),
     });

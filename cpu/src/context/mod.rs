@@ -98,10 +98,6 @@ impl Gpu {
     /// [`Error::NoCompatiblePtx`] if the device is older than every embedded architecture.
     pub fn from_device(device: Device) -> Result<Self> {
         let module = module_for(device.context())?;
-        // The image every module loads on this device: each has the same architectures.
-        if let Some(first) = crate::ptx::KERNELS.modules.first() {
-            module.library.image_for(first.name)?;
-        }
         Ok(Self {
             device,
             module,
@@ -179,17 +175,12 @@ impl Gpu {
     /// The architecture of the kernel images this device loads (`90` for `sm_90`: SASS on an
     /// H100 or H200, PTX JIT-compiled on a newer GPU).
     pub fn ptx_arch(&self) -> u32 {
-        let first = crate::ptx::KERNELS.modules.first().map_or("", |m| m.name);
-        self.module.library.image(first).map_or(0, |i| i.sm)
+        self.module.image.sm
     }
 
     /// The kernel image this device loads, e.g. `"sm_90 SASS"` or `"sm_70 PTX"`.
-    ///
-    /// # Errors
-    /// [`Error::NoCompatiblePtx`] if the device is older than every embedded architecture.
-    pub fn kernel_image(&self) -> Result<String> {
-        let first = crate::ptx::KERNELS.modules.first().map_or("", |m| m.name);
-        Ok(self.module.library.image_for(first)?)
+    pub fn kernel_image(&self) -> String {
+        self.module.image.to_string()
     }
 
     /// The lab's kernel modules loaded on this context so far, with the image each was loaded

@@ -163,18 +163,11 @@ impl Library {
             .collect()
     }
 
-    /// The image a module would be (or was) loaded from on this device, e.g. `"sm_90 SASS"`.
+    /// The image a module would be (or was) loaded from on this device (its `Display` reads
+    /// `sm_90 SASS`).
     ///
     /// # Errors
     /// [`Error::NotInTable`]; [`Error::NoCompatiblePtx`] if every image is newer than the device.
-    pub fn image_for(&self, module: &str) -> Result<String> {
-        Ok(self.image(module)?.to_string())
-    }
-
-    /// The image a module would be (or was) loaded from on this device.
-    ///
-    /// # Errors
-    /// As [`Library::image_for`].
     pub fn image(&self, module: &str) -> Result<&'static crate::table::Image> {
         let table = self
             .table

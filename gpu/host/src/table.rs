@@ -231,6 +231,39 @@ impl KernelTable {
         modules.iter().find(|m| m.name == name)
     }
 
+    /// The PTX text of every module for architecture `sm`, decompressed: `(module, text)` in the
+    /// table's order, for checks and tools that read the PTX (loading needs none of this).
+    ///
+    /// # Errors
+    /// [`Error::KernelImage`] if an image cannot be read or does not decompress.
+    pub fn ptx_texts(&self, sm: u32) -> Result<Vec<(&'static str, String)>> {
+        let modules: &'static [ModuleTable] = self.modules;
+        let mut out = Vec::new();
+        for module in modules {
+            for image in module.images {
+                if image.sm == sm && image.format == ImageFormat::Ptx {
+                    let bytes = image.decode(module.name)?;
+                    out.push((module.name, String::from_utf8_lossy(&bytes).into_owned()));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The architectures of the PTX images, ascending and each once.
+    pub fn ptx_sms(&self) -> Vec<u32> {
+        let mut archs: Vec<u32> = self
+            .modules
+            .iter()
+            .flat_map(|m| m.images.iter())
+            .filter(|i| i.format == ImageFormat::Ptx)
+            .map(|i| i.sm)
+            .collect();
+        archs.sort_unstable();
+        archs.dedup();
+        archs
+    }
+
     /// Every kernel's signature, module by module.
     pub fn entries(&self) -> impl Iterator<Item = &'static EntrySignature> {
         let modules: &'static [ModuleTable] = self.modules;

@@ -42,21 +42,14 @@ pub static KERNELS: gpu_host::KernelTable = gpu_host::include_kernels!("kernels.
 /// # Errors
 /// [`gpu_host::Error::KernelImage`] if an image does not decompress.
 pub fn ptx_by_arch() -> gpu_host::Result<Vec<(u32, String)>> {
-    let mut out: Vec<(u32, String)> = Vec::new();
-    for module in KERNELS.modules {
-        for image in module.images {
-            if image.format != gpu_host::ImageFormat::Ptx {
-                continue;
-            }
-            let text = String::from_utf8_lossy(&image.decode(module.name)?).into_owned();
-            match out.iter_mut().find(|(sm, _)| *sm == image.sm) {
-                Some((_, all)) => all.push_str(&text),
-                None => out.push((image.sm, text)),
-            }
-        }
-    }
-    out.sort_by_key(|(sm, _)| *sm);
-    Ok(out)
+    KERNELS
+        .ptx_sms()
+        .into_iter()
+        .map(|sm| {
+            let texts = KERNELS.ptx_texts(sm)?;
+            Ok((sm, texts.into_iter().map(|(_, text)| text).collect()))
+        })
+        .collect()
 }
 
 /// Whether the embedded PTX is the prebuilt one of `app/ptx/` (this build compiled no kernel)
