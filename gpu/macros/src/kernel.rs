@@ -192,7 +192,7 @@ pub fn expand_kernel(args: KernelArgs, func: ItemFn) -> syn::Result<TokenStream2
     };
     let gpu_std = gpu_std_path();
     let mut out = TokenStream2::new();
-    for inst in &list {
+    for (inst_index, inst) in list.iter().enumerate() {
         let name = if inst.suffix.is_empty() {
             sig.ident.clone()
         } else {
@@ -225,6 +225,9 @@ pub fn expand_kernel(args: KernelArgs, func: ItemFn) -> syn::Result<TokenStream2
             launch_bounds: &args.launch_bounds,
             generic: generic.then_some((&sig.ident, &inst.bindings)),
         };
+        if inst_index == 0 {
+            out.extend(one.host_check(&body));
+        }
         out.extend(one.entry(body));
         out.extend(one.handle());
     }
@@ -256,9 +259,31 @@ impl One<'_> {
             attrs,
             vis,
             name,
-            params,
             ..
         } = self;
+        let (wire_params, rebuild) = self.wire(self.params);
+        let bounds = self
+            .launch_bounds
+            .as_ref()
+            .map(|(threads, blocks)| quote!(#gpu_std::launch_bounds!(#threads, #blocks);));
+        let body = self.safe_body(body);
+        quote! {
+            #[cfg(target_arch = "nvptx64")]
+            #(#attrs)*
+            #[unsafe(no_mangle)]
+            #vis unsafe extern "ptx-kernel" fn #name(#(#wire_params),*) {
+                #gpu_std::kernel_module_marker!();
+                #bounds
+                #(#rebuild)*
+                #body
+            }
+        }
+    }
+
+    /// The entry's parameters as the PTX sees them (a slice as its pointer and length), and
+    /// the statements that rebuild the slices and outputs from them.
+    fn wire(&self, params: &[Param]) -> (Vec<TokenStream2>, Vec<TokenStream2>) {
+        let gpu_std = self.gpu_std;
         let wire_params = params.iter().map(|p| match p {
             Param::Plain { name, ty } => quote!(#name: #ty),
             Param::Slice { name, elem } => {
@@ -298,13 +323,15 @@ impl One<'_> {
             }
             Param::Plain { .. } => None,
         });
-        let bounds = self
-            .launch_bounds
-            .as_ref()
-            .map(|(threads, blocks)| quote!(#gpu_std::launch_bounds!(#threads, #blocks);));
+        (wire_params.collect(), rebuild.collect())
+    }
+
+    /// A safe kernel's body as a safe inner `fn` (an `unsafe` kernel's as written).
+    fn safe_body(&self, body: TokenStream2) -> TokenStream2 {
+        let params = self.params;
         // A safe kernel's body is a safe `fn`, so the compiler refuses any `unsafe` operation
         // in it that is not inside an `unsafe` block of its own.
-        let body = if self.safe {
+        if self.safe {
             let inner_params = params.iter().zip(self.original).map(|(p, arg)| {
                 let pat = match arg {
                     FnArg::Typed(pt) => pt.pat.to_token_stream(),
@@ -328,17 +355,32 @@ impl One<'_> {
             }
         } else {
             body
-        };
+        }
+    }
+
+    /// The body as the host build sees it: the entry's function, under a hidden name in an
+    /// anonymous `const`, compiled (type-checked, borrow-checked, linted) but never called nor
+    /// code-generated, so that `cargo check` and rust-analyzer report an error in a kernel's
+    /// body where it is, once, before any PTX build. The device intrinsics it calls exist on the
+    /// host as `#[gpu_only]` stubs. A generic kernel is checked as its first instance (the
+    /// instance's prelude names its types and constants, as in the device build).
+    fn host_check(&self, body: &TokenStream2) -> TokenStream2 {
+        let (wire_params, rebuild) = self.wire(self.params);
+        let body = self.safe_body(body.clone());
         quote! {
-            #[cfg(target_arch = "nvptx64")]
-            #(#attrs)*
-            #[unsafe(no_mangle)]
-            #vis unsafe extern "ptx-kernel" fn #name(#(#wire_params),*) {
-                #gpu_std::kernel_module_marker!();
-                #bounds
-                #(#rebuild)*
-                #body
-            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            const _: () = {
+                #[allow(
+                    dead_code,
+                    non_snake_case,
+                    clippy::missing_safety_doc,
+                    clippy::too_many_arguments
+                )]
+                unsafe fn __gpu_std_kernel_host_check(#(#wire_params),*) {
+                    #(#rebuild)*
+                    #body
+                }
+            };
         }
     }
 

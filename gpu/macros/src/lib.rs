@@ -55,11 +55,18 @@ fn gpu_std_path() -> TokenStream2 {
 /// ```
 ///
 /// In the device build (`target_arch = "nvptx64"`) the function is emitted as
-/// `#[unsafe(no_mangle)] pub unsafe extern "ptx-kernel" fn`. In the host build the body is
-/// dropped and a constant of the same name is emitted instead: a `gpu_std::host::Kernel` whose
-/// type records the parameter types in order, which the host's launcher matches argument by
-/// argument at compile time; the constant is also listed in `gpu_std::host::KERNELS` for the
-/// check of the built PTX against the signatures.
+/// `#[unsafe(no_mangle)] pub unsafe extern "ptx-kernel" fn`. In the host build a constant of
+/// the same name is emitted instead: a `gpu_std::host::Kernel` whose type records the parameter
+/// types in order, which the host's launcher matches argument by argument at compile time; the
+/// constant is also listed in `gpu_std::host::KERNELS` for the check of the built PTX against
+/// the signatures.
+///
+/// **Checked on the host.** The host build also compiles the body, as a hidden function in an
+/// anonymous `const` that is never called and never code-generated: `cargo check`, `cargo
+/// clippy` and rust-analyzer report an error or a lint inside a kernel where it is written,
+/// once, without a PTX build. The device functions it calls exist on the host with the same
+/// signatures (`#[gpu_only]`, whose host bodies are unreachable). A generic kernel is checked as
+/// its first instance; an error only another instance has shows in the device build.
 ///
 /// **Parameters** may be `Copy` scalars (implementing `gpu_std::DeviceCopy`), raw pointers
 /// (`*const T`, `*mut T`), shared slices `&[T]` and outputs `DisjointSlice<T>` (recognised by
@@ -108,8 +115,8 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// So device-support functions (and kernel helpers built on inline PTX) exist with the same
 /// signature in both builds: code that calls them type-checks on the host, and the host build
-/// of a kernel crate links (its kernels' bodies are never compiled there; see
-/// [`macro@kernel`]). Calling one on the host panics.
+/// of a kernel crate type-checks its kernels' bodies (see [`macro@kernel`]) and links. Calling
+/// one on the host panics.
 #[proc_macro_attribute]
 pub fn gpu_only(attr: TokenStream, item: TokenStream) -> TokenStream {
     if !attr.is_empty() {

@@ -135,6 +135,70 @@
 //! #[gpu_std::kernel(launch_bounds(2048, 1))]
 //! pub unsafe fn add(x: *const f32) {}
 //! ```
+//!
+//! The body is compiled on the host too (never run there), so `cargo check` reports its errors
+//! without a PTX build. A type error inside a kernel:
+//!
+//! ```compile_fail,E0308
+//! use gpu_std::{DisjointSlice, grid_stride};
+//! #[gpu_std::kernel]
+//! pub fn scale(a: f32, x: &[f32], mut y: DisjointSlice<f32>) {
+//!     for i in grid_stride(y.len()) {
+//!         let xi: u32 = x[i.get()];
+//!         if let Some(yi) = y.get_mut(&i) {
+//!             *yi = a * xi;
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! An `unsafe` operation outside an `unsafe` block of a safe kernel:
+//!
+//! ```compile_fail,E0133
+//! #[gpu_std::kernel]
+//! pub fn first(x: &[f32], mut y: gpu_std::DisjointSlice<f32>) {
+//!     let v = *x.as_ptr();
+//! }
+//! ```
+//!
+//! In a generic kernel (checked as its first instance, here `T = f32`):
+//!
+//! ```compile_fail,E0599
+//! pub trait Num: Copy {}
+//! impl Num for f32 {}
+//! /// # Safety
+//! /// `x` is valid for `n` elements.
+//! #[gpu_std::kernel(instantiate(T = f32))]
+//! pub unsafe fn fill<T: Num>(x: *mut T, n: usize, value: T) {
+//!     value.no_such_method();
+//! }
+//! ```
+//!
+//! The same kernels written correctly compile on the host:
+//!
+//! ```
+//! use gpu_std::{DisjointSlice, grid_stride};
+//! #[gpu_std::kernel]
+//! pub fn scale(a: f32, x: &[f32], mut y: DisjointSlice<f32>) {
+//!     for i in grid_stride(y.len().min(x.len())) {
+//!         let xi = x[i.get()];
+//!         if let Some(yi) = y.get_mut(&i) {
+//!             *yi = a * xi;
+//!         }
+//!     }
+//! }
+//! pub trait Num: Copy {}
+//! impl Num for f32 {}
+//! /// # Safety
+//! /// `x` is valid for `n` elements.
+//! #[gpu_std::kernel(instantiate(T = f32))]
+//! pub unsafe fn fill<T: Num>(x: *mut T, n: usize, value: T) {
+//!     for i in 0..n {
+//!         // SAFETY: `i < n` (the contract).
+//!         unsafe { *x.add(i) = value };
+//!     }
+//! }
+//! ```
 
 mod entries;
 
