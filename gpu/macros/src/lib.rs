@@ -7,13 +7,14 @@
 //! - [`macro@gpu_only`] keeps a function's body in the device build and replaces it with
 //!   `unreachable!` on the host, so device-support code type-checks on both sides.
 
+mod device_copy;
 mod instances;
 mod kernel;
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::{ToTokens, format_ident, quote};
-use syn::{Error, FnArg, Ident, ItemFn, Pat, Type, parse_macro_input};
+use syn::{DeriveInput, Error, FnArg, Ident, ItemFn, Pat, Type, parse_macro_input};
 
 /// The path under which the `gpu_std` crate is visible where a macro expands: `::gpu_std` by
 /// default (inside `gpu_std` too), or the name a dependency line gave it
@@ -105,6 +106,34 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let args = parse_macro_input!(attr as kernel::KernelArgs);
     let func = parse_macro_input!(item as ItemFn);
     match kernel::expand_kernel(args, func) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Derives `gpu_std::DeviceCopy` for a `#[repr(C)]` struct of the caller's crate whose every
+/// field is `DeviceCopy` (primitives, arrays of them, other derived structs): the struct can then
+/// be a kernel's scalar parameter, the element of a `&[T]` / `DisjointSlice<T>` parameter, and,
+/// in the host build, the element of device buffers (`gpu_host::Device::upload`, `zeros`,
+/// `download`: the derive also implements cudarc's `DeviceRepr` and `ValidAsZeroBits`), all
+/// without `unsafe`.
+///
+/// ```ignore
+/// #[derive(Clone, Copy, Debug, Default, PartialEq, gpu_std::DeviceCopy)]
+/// #[repr(C)]
+/// pub struct Particle {
+///     pub position: [f32; 3],
+///     pub mass: f32,
+/// }
+/// ```
+///
+/// Refused at compile time (the examples are in `gpu_std::DeviceCopy`'s docs): a struct
+/// without `#[repr(C)]` or `#[repr(transparent)]`, an enum or a union, and a field that is not
+/// `DeviceCopy`.
+#[proc_macro_derive(DeviceCopy)]
+pub fn derive_device_copy(item: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(item as DeriveInput);
+    match device_copy::expand(input) {
         Ok(tokens) => tokens.into(),
         Err(e) => e.to_compile_error().into(),
     }

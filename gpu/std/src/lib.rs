@@ -119,7 +119,7 @@ pub const FULL_MASK: u32 = 0xffff_ffff;
 
 // `#[kernel]` refers to this crate as `::gpu_std`, here as in any crate that depends on it.
 extern crate self as gpu_std;
-pub use gpu_std_macros::{gpu_only, kernel};
+pub use gpu_std_macros::{DeviceCopy, gpu_only, kernel};
 
 #[doc(hidden)]
 pub use gpu_std_macros::__shared_array;
@@ -188,7 +188,62 @@ pub use warp::{
 };
 
 /// Plain data a kernel may take by value: copied bit for bit into the launch's parameter
-/// space (rust-cuda's `DeviceCopy`).
+/// space (rust-cuda's `DeviceCopy`), and the element type of the buffers a safe kernel takes.
+///
+/// Implemented for the primitives and arrays of them; `#[derive(DeviceCopy)]` implements it,
+/// with no `unsafe`, for a `#[repr(C)]` struct of such fields (and in the host build cudarc's
+/// `DeviceRepr` and `ValidAsZeroBits` too, so the struct is a device buffer's element).
+///
+/// ```
+/// #[derive(Clone, Copy, Debug, Default, PartialEq, gpu_std::DeviceCopy)]
+/// #[repr(C)]
+/// pub struct Particle {
+///     pub position: [f32; 3],
+///     pub mass: f32,
+/// }
+/// /// A generic one: `DeviceCopy` where its fields are.
+/// #[derive(Clone, Copy, gpu_std::DeviceCopy)]
+/// #[repr(C)]
+/// pub struct Pair<V> {
+///     pub value: V,
+///     pub index: u32,
+/// }
+/// fn plain<T: gpu_std::DeviceCopy>() {}
+/// plain::<Particle>();
+/// plain::<Pair<f64>>();
+/// plain::<[Pair<Particle>; 4]>();
+/// ```
+///
+/// Refused: a struct without `#[repr(C)]` or `#[repr(transparent)]` (host and device must lay
+/// it out alike; Rust's default layout promises nothing across targets),
+///
+/// ```compile_fail
+/// #[derive(Clone, Copy, gpu_std::DeviceCopy)]
+/// pub struct NoRepr {
+///     pub x: f32,
+/// }
+/// ```
+///
+/// an enum (a device write could leave a bit pattern that is no variant),
+///
+/// ```compile_fail
+/// #[derive(Clone, Copy, gpu_std::DeviceCopy)]
+/// #[repr(C)]
+/// pub enum Kind {
+///     A,
+///     B,
+/// }
+/// ```
+///
+/// and a field that is not `DeviceCopy` (a reference: the device cannot follow it).
+///
+/// ```compile_fail,E0277
+/// #[derive(Clone, Copy, gpu_std::DeviceCopy)]
+/// #[repr(C)]
+/// pub struct Borrowed {
+///     pub x: &'static f32,
+/// }
+/// ```
 ///
 /// # Safety
 /// The type is `Copy`, has no pointers the device cannot follow (references, boxes), and every
@@ -205,6 +260,9 @@ macro_rules! device_copy {
 device_copy!(
     u8, i8, u16, i16, u32, i32, u64, i64, usize, isize, f32, f64, bool
 );
+
+// SAFETY: `N` elements of a `DeviceCopy` type, laid out one after another on both targets.
+unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 
 /// Runs `$body` with `$i` bound to each of `0..$n` (`$n` a constant up to 32), one copy per
 /// index: a loop written out, so that every index into a per-thread array in it is a constant
