@@ -29,6 +29,13 @@
 //! `deps/<lib>.s`, which is the PTX. The link step has nothing left to do (`-C linker=true`).
 //! The prebuilt `rust-std` of the target and the `llvm-bitcode-linker` are not needed.
 //!
+//! Options of the kernel build, each part of the prebuilt digest: [`Builder::debug`] (line
+//! info, `-C debuginfo=line-directives-only` and `ptxas -lineinfo`: `.loc` / `.file` that
+//! Nsight Compute and compute-sanitizer map to Rust lines), [`Builder::features`] (the kernel
+//! crate's cargo features, checked against those it declares) and [`Builder::rustflags`]
+//! (extra rustc arguments; those the build sets itself are refused with
+//! [`BuildError::ReservedRustflag`]).
+//!
 //! Launch bounds: rustc has no `__launch_bounds__`, so a kernel declares them with the `gpu`
 //! crate's `launch_bounds!(max_threads, min_blocks)`, which leaves the assembler comment
 //! `// launch_bounds(max_threads, min_blocks)` in the kernel's body, and
