@@ -423,12 +423,12 @@ impl Builder {
 
     /// SHA-256 (hex) of everything the PTX is made from: the architectures, the
     /// [`debug`](Self::debug), [`features`](Self::features) and [`rustflags`](Self::rustflags)
-    /// options, this builder's own source, the toolchain file, the workspace manifest's `[profile*]` sections, the
-    /// registry crates of the closure (name, version, source), and every file of the local
-    /// crates' `src/` and `Cargo.toml` (hidden files skipped), each as its path relative to the
-    /// workspace root (`/`-separated; for a path dependency outside the workspace, its folder's
-    /// name and the path inside it), its length and its bytes, in path order: the same on every
-    /// machine and checkout.
+    /// options, this builder's own source, the toolchain file, the workspace manifest's
+    /// `[profile*]` sections, the registry crates of the closure (name, version, source), and
+    /// every file of the local crates' `src/` and `Cargo.toml` (hidden files skipped), each as
+    /// its path relative to the workspace root (`/`-separated; for a path dependency outside
+    /// the workspace, its folder's name and the path inside it), its length and its bytes, in
+    /// path order: the same on every machine and checkout.
     fn digest(&self, krate: &KernelCrate) -> Result<String, BuildError> {
         use sha2::{Digest, Sha256};
         let root = &krate.workspace_root;

@@ -423,7 +423,8 @@ mod tests {
     /// every module keeps the whole table, which its `.loc` lines index.
     #[test]
     fn line_info_stays_in_every_module() {
-        let table = "\t.section\t.debug_macinfo\t{\t}\n\t.file\t1 \"/src/lib.rs\"\n\t.file\t2 \"/core/src/cmp.rs\"\n";
+        let table = "\t.section\t.debug_macinfo\t{\t}\n\
+                     \t.file\t1 \"/src/lib.rs\"\n\t.file\t2 \"/core/src/cmp.rs\"\n";
         let with_loc = PTX.replace("\tret;\n", "\t.loc\t1 7 14\n\tret;\n");
         let modules = split_modules("my_kernels", &format!("{with_loc}{table}")).unwrap();
         assert_eq!(modules.len(), 3);

@@ -75,7 +75,8 @@ fn kernel_crate(root: &Path) -> std::path::PathBuf {
         format!(
             "[package]\nname = \"my-kernels\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
              [dependencies]\ngpu_std = {{ path = {:?} }}\n\n[features]\nextra = []\n\n\
-             [lints.rust]\nunexpected_cfgs = {{ level = \"warn\", check-cfg = ['cfg(with_negate)'] }}\n\n\
+             [lints.rust]\nunexpected_cfgs = \
+             {{ level = \"warn\", check-cfg = ['cfg(with_negate)'] }}\n\n\
              [workspace]\n",
             gpu_std.display().to_string()
         ),
