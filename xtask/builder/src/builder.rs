@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::digest::{collect_files, profile_sections};
 use crate::images::{BuiltModule, assemble, find_ptxas, read_prebuilt, split_into, table_source};
+use crate::options::KernelOptions;
 use crate::toolchain::Toolchain;
 use crate::{
     Arch, BuildError, DEFAULT_ARCHS, DIGEST_FILE, TARGET, apply_launch_bounds, validate_ptx,
@@ -38,6 +39,7 @@ pub struct Builder {
     locked: bool,
     sass: Vec<Arch>,
     ptxas: Option<PathBuf>,
+    options: KernelOptions,
 }
 
 /// What a [`Builder`] made.
@@ -126,7 +128,47 @@ impl Builder {
             locked: false,
             sass: Vec::new(),
             ptxas: None,
+            options: KernelOptions::default(),
         }
+    }
+
+    /// Line info: the PTX carries `.loc` and `.file` directives (rustc's
+    /// `-C debuginfo=line-directives-only`, for the kernel crate and `core`), and
+    /// [`sass`](Self::sass) runs `ptxas -lineinfo`, so that Nsight Compute, compute-sanitizer
+    /// and cuda-gdb show the Rust source line of each instruction. The code is the same
+    /// optimised code (no DWARF, no `.target sm_XX, debug`: `ptxas` refuses the DWARF
+    /// sections LLVM writes for PTX); the `.file` table names the sources by absolute path
+    /// (add `--remap-path-prefix` with [`rustflags`](Self::rustflags) to shorten them). A
+    /// prebuilt folder recorded without it is not used with it, nor the reverse.
+    pub fn debug(mut self) -> Self {
+        self.options.debug = true;
+        self
+    }
+
+    /// Enables these cargo features of the kernel crate (each string may hold several,
+    /// separated by commas or spaces, as cargo's `--features`); kept sorted, each once, and
+    /// added to those of earlier calls. A feature the kernel crate does not declare stops the
+    /// build ([`BuildError::UnknownFeature`]); `dependency/feature` is passed on for cargo to
+    /// check. Part of the prebuilt digest.
+    pub fn features<S: AsRef<str>>(mut self, features: impl IntoIterator<Item = S>) -> Self {
+        self.options.add_features(features);
+        self
+    }
+
+    /// Appends these arguments to the rustflags of every crate of the kernel build (`core`
+    /// included), after the builder's `-C target-cpu=sm_XX`: each string is one argument,
+    /// as in `CARGO_ENCODED_RUSTFLAGS` (so `["--cfg", "fast"]`, or `["-Cllvm-args=..."]`);
+    /// added to those of earlier calls, in order. Flags the build sets itself stop it with
+    /// [`BuildError::ReservedRustflag`] naming the flag: `-C target-cpu` (use
+    /// [`archs`](Self::archs)), `-C debuginfo` and `-g` (use [`debug`](Self::debug)),
+    /// `-C lto`, `-C codegen-units`, `-C panic`, `-C linker`, `-C linker-flavor`,
+    /// `-C embed-bitcode`, `--target`, `--emit`, `--crate-type`, `--crate-name`, `-o`,
+    /// `--out-dir`. Part of the prebuilt digest.
+    pub fn rustflags<S: Into<String>>(mut self, flags: impl IntoIterator<Item = S>) -> Self {
+        self.options
+            .rustflags
+            .extend(flags.into_iter().map(Into::into));
+        self
     }
 
     /// Also assembles every module to SASS for these architectures (a cubin each, with
@@ -199,8 +241,10 @@ impl Builder {
     /// # Errors
     /// One sentence each: no rustup and no usable active nightly ([`BuildError::NoRustup`]), no
     /// `rust-src`, a kernel crate that does not build (its compiler message,
-    /// [`BuildError::Compile`]), `cargo metadata` failing, PTX that is unusable, a file that
-    /// cannot be read or written.
+    /// [`BuildError::Compile`]), `cargo metadata` failing, a reserved rustflag
+    /// ([`BuildError::ReservedRustflag`]) or an unknown feature
+    /// ([`BuildError::UnknownFeature`]), PTX that is unusable, a file that cannot be read or
+    /// written.
     pub fn build(&self) -> Result<Built, BuildError> {
         let krate = self.metadata()?;
         if std::env::var_os("OUT_DIR").is_some() {
@@ -222,8 +266,7 @@ impl Builder {
             .archs
             .iter()
             .map(|&arch| {
-                let path =
-                    build_arch(self.locked, &toolchain, &krate, arch, &target_dir, &out_dir)?;
+                let path = build_arch(self, &toolchain, &krate, arch, &target_dir, &out_dir)?;
                 Ok((arch, path))
             })
             .collect::<Result<Vec<_>, BuildError>>()?;
@@ -233,7 +276,15 @@ impl Builder {
                 Some(p) => p.clone(),
                 None => find_ptxas()?,
             };
-            assemble(&krate.lib_name, &mut modules, &self.sass, &ptxas, &out_dir)?;
+            let lineinfo = self.options.debug;
+            assemble(
+                &krate.lib_name,
+                &mut modules,
+                &self.sass,
+                &ptxas,
+                lineinfo,
+                &out_dir,
+            )?;
         }
         Ok(finish(krate.lib_name, ptx, modules, false))
     }
@@ -291,7 +342,10 @@ impl Builder {
     /// The kernel crate and the local crates of its dependency closure, from `cargo metadata
     /// --no-deps` (the outer build's cargo: no nightly, no download) of it and of each path
     /// dependency outside its workspace; the registry crates from its workspace's `Cargo.lock`.
+    /// Checks the [`rustflags`](Self::rustflags) first and the [`features`](Self::features)
+    /// against the crate's, so that every public call refuses them alike.
     fn metadata(&self) -> Result<KernelCrate, BuildError> {
+        self.options.check_rustflags()?;
         let manifest = self.crate_dir.join("Cargo.toml");
         if !manifest.is_file() {
             return Err(BuildError::NoKernelCrate {
@@ -309,6 +363,8 @@ impl Builder {
             })?
             .clone();
         let package_name = package.name.clone();
+        self.options
+            .check_features(&package_name, &package.features)?;
         let lib_name = package
             .lib_name
             .clone()
@@ -365,13 +421,14 @@ impl Builder {
         inputs
     }
 
-    /// SHA-256 (hex) of everything the PTX is made from: the architectures, this builder's
-    /// own source, the toolchain file, the workspace manifest's `[profile*]` sections, the
-    /// registry crates of the closure (name, version, source), and every file of the local
-    /// crates' `src/` and `Cargo.toml` (hidden files skipped), each as its path relative to the
-    /// workspace root (`/`-separated; for a path dependency outside the workspace, its folder's
-    /// name and the path inside it), its length and its bytes, in path order: the same on every
-    /// machine and checkout.
+    /// SHA-256 (hex) of everything the PTX is made from: the architectures, the
+    /// [`debug`](Self::debug), [`features`](Self::features) and [`rustflags`](Self::rustflags)
+    /// options, this builder's own source, the toolchain file, the workspace manifest's
+    /// `[profile*]` sections, the registry crates of the closure (name, version, source), and
+    /// every file of the local crates' `src/` and `Cargo.toml` (hidden files skipped), each as
+    /// its path relative to the workspace root (`/`-separated; for a path dependency outside
+    /// the workspace, its folder's name and the path inside it), its length and its bytes, in
+    /// path order: the same on every machine and checkout.
     fn digest(&self, krate: &KernelCrate) -> Result<String, BuildError> {
         use sha2::{Digest, Sha256};
         let root = &krate.workspace_root;
@@ -424,6 +481,10 @@ impl Builder {
             krate.registry.clone().into_bytes(),
         ));
         entries.push(("ptx_builder".into(), BUILDER_SOURCE.concat().into_bytes()));
+        entries.push((
+            "Builder options".into(),
+            self.options.digest_text().into_bytes(),
+        ));
         entries.sort();
         let mut hash = Sha256::new();
         for arch in &self.archs {
@@ -492,6 +553,7 @@ const BUILDER_SOURCE: &[&str] = &[
     include_str!("error.rs"),
     include_str!("split.rs"),
     include_str!("images.rs"),
+    include_str!("options.rs"),
 ];
 
 fn finish(
@@ -532,7 +594,7 @@ fn nested_target_dir(out_dir: &Path, crate_dir: &Path) -> PathBuf {
 }
 
 fn build_arch(
-    locked: bool,
+    builder: &Builder,
     toolchain: &Toolchain,
     krate: &KernelCrate,
     arch: Arch,
@@ -542,9 +604,10 @@ fn build_arch(
     let target_dir = target_dir.join(arch.to_string());
     let mut cmd = toolchain.cargo();
     cmd.current_dir(&krate.dir).args(["rustc"]);
-    if locked {
+    if builder.locked {
         cmd.arg("--locked");
     }
+    cmd.args(builder.options.cargo_args());
     cmd.arg("--manifest-path")
         .arg(krate.dir.join("Cargo.toml"))
         .args(["--lib", "--release"])
@@ -559,12 +622,18 @@ fn build_arch(
         .arg(&target_dir)
         .args(["--", "--emit=asm", "-C", "linker=true"])
         // In the rustflags (not after `--`) so that `core` is built for the same chip.
-        .env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={arch}"))
+        .env(
+            "CARGO_ENCODED_RUSTFLAGS",
+            builder.options.encoded_rustflags(arch),
+        )
         .env("CARGO_PROFILE_RELEASE_LTO", "fat")
         .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")
         .env("CARGO_PROFILE_RELEASE_PANIC", "abort")
         .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "3")
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .env(
+            "CARGO_PROFILE_RELEASE_DEBUG",
+            builder.options.profile_debug(),
+        )
         .env("CARGO_PROFILE_RELEASE_INCREMENTAL", "false");
     let output = cmd.output().map_err(|source| BuildError::Spawn {
         program: toolchain.describe(),
@@ -605,6 +674,8 @@ struct Package {
     name: String,
     dir: PathBuf,
     lib_name: Option<String>,
+    /// The features it declares (with those cargo makes of its optional dependencies).
+    features: Vec<String>,
     /// The directories of its path dependencies (not dev-dependencies).
     path_deps: Vec<PathBuf>,
 }
@@ -669,10 +740,15 @@ fn workspace_packages(manifest: &Path) -> Result<Workspace, BuildError> {
                 .filter(|d| d["kind"] != "dev")
                 .filter_map(|d| d["path"].as_str().map(PathBuf::from))
                 .collect();
+            let features = p["features"]
+                .as_object()
+                .map(|f| f.keys().cloned().collect())
+                .unwrap_or_default();
             Some(Package {
                 name: p["name"].as_str()?.to_string(),
                 dir,
                 lib_name,
+                features,
                 path_deps,
             })
         })

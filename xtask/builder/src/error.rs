@@ -142,6 +142,24 @@ pub enum BuildError {
         /// What the decoder said.
         reason: String,
     },
+    /// A rustflag of `Builder::rustflags` that the build sets itself.
+    #[error("the rustflag `{flag}` cannot be added to the kernel build: {reason}")]
+    ReservedRustflag {
+        /// The flag as given (with its value, when given as a separate argument).
+        flag: String,
+        /// What the build does instead.
+        reason: &'static str,
+    },
+    /// A feature of `Builder::features` that the kernel crate does not declare.
+    #[error("the kernel crate {krate} has no feature `{feature}` (its features: {declared})")]
+    UnknownFeature {
+        /// The feature asked for.
+        feature: String,
+        /// The kernel crate's package name.
+        krate: String,
+        /// The features it declares, comma-separated (`none` if it declares none).
+        declared: String,
+    },
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {

@@ -134,6 +134,7 @@ pub(crate) fn assemble(
     modules: &mut [BuiltModule],
     archs: &[Arch],
     ptxas: &Path,
+    lineinfo: bool,
     out_dir: &Path,
 ) -> Result<(), BuildError> {
     let mut jobs: Vec<(usize, Arch, PathBuf, PathBuf)> = Vec::new();
@@ -156,7 +157,7 @@ pub(crate) fn assemble(
                 let mine: Vec<_> = jobs.iter().filter(|j| j.1 == arch).cloned().collect();
                 scope.spawn(move || {
                     for (_, arch, source, dest) in mine {
-                        run_ptxas(ptxas, arch, &source, &dest)?;
+                        run_ptxas(ptxas, arch, lineinfo, &source, &dest)?;
                     }
                     Ok(())
                 })
@@ -179,9 +180,19 @@ pub(crate) fn assemble(
     Ok(())
 }
 
-fn run_ptxas(ptxas: &Path, arch: Arch, source: &Path, dest: &Path) -> Result<(), BuildError> {
-    let output = std::process::Command::new(ptxas)
-        .arg(format!("-arch={arch}"))
+fn run_ptxas(
+    ptxas: &Path,
+    arch: Arch,
+    lineinfo: bool,
+    source: &Path,
+    dest: &Path,
+) -> Result<(), BuildError> {
+    let mut cmd = std::process::Command::new(ptxas);
+    cmd.arg(format!("-arch={arch}"));
+    if lineinfo {
+        cmd.arg(crate::options::PTXAS_LINE_INFO);
+    }
+    let output = cmd
         .arg(source)
         .arg("-o")
         .arg(dest)

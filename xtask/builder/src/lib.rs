@@ -29,6 +29,13 @@
 //! `deps/<lib>.s`, which is the PTX. The link step has nothing left to do (`-C linker=true`).
 //! The prebuilt `rust-std` of the target and the `llvm-bitcode-linker` are not needed.
 //!
+//! Options of the kernel build, each part of the prebuilt digest: [`Builder::debug`] (line
+//! info, `-C debuginfo=line-directives-only` and `ptxas -lineinfo`: `.loc` / `.file` that
+//! Nsight Compute and compute-sanitizer map to Rust lines), [`Builder::features`] (the kernel
+//! crate's cargo features, checked against those it declares) and [`Builder::rustflags`]
+//! (extra rustc arguments; those the build sets itself are refused with
+//! [`BuildError::ReservedRustflag`]).
+//!
 //! Launch bounds: rustc has no `__launch_bounds__`, so a kernel declares them with the `gpu`
 //! crate's `launch_bounds!(max_threads, min_blocks)`, which leaves the assembler comment
 //! `// launch_bounds(max_threads, min_blocks)` in the kernel's body, and
@@ -39,6 +46,7 @@ mod builder;
 mod digest;
 mod error;
 mod images;
+mod options;
 mod ptx;
 mod split;
 mod toolchain;
@@ -194,7 +202,8 @@ mod tests {
         std::fs::copy(pinned, root.join("rust-toolchain.toml")).unwrap();
         std::fs::write(
             krate.join("Cargo.toml"),
-            "[package]\nname = \"my-kernels\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[workspace]\n",
+            "[package]\nname = \"my-kernels\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\
+             [features]\nfast = []\n[workspace]\n",
         )
         .unwrap();
         std::fs::write(krate.join("src/lib.rs"), "#![no_std]\n").unwrap();
@@ -245,6 +254,39 @@ mod tests {
                 "sm: 90, format: ::gpu_host::ImageFormat::Ptx, encoding: ::gpu_host::Encoding::Zstd"
             ),
             "{table}"
+        );
+        // Each option of the kernel build is an input: a build asking for one does not take
+        // the PTX recorded without it.
+        let with = || Builder::new(&krate).prebuilt(root.join("ptx"));
+        assert!(!with().debug().prebuilt_is_current().unwrap(), "debug");
+        assert!(
+            !with().features(["fast"]).prebuilt_is_current().unwrap(),
+            "features"
+        );
+        let cfg = with().rustflags(["--cfg", "fast"]);
+        assert!(!cfg.prebuilt_is_current().unwrap(), "rustflags");
+        // Nor the reverse: what a debug build recorded is not taken without it.
+        let debug = Builder::new(&krate)
+            .prebuilt(root.join("ptx-debug"))
+            .debug();
+        debug.record_prebuilt(&built).unwrap();
+        assert!(debug.prebuilt_is_current().unwrap());
+        let plain = Builder::new(&krate).prebuilt(root.join("ptx-debug"));
+        assert!(!plain.prebuilt_is_current().unwrap(), "recorded with debug");
+        // Refused options stop every call alike, before any build.
+        let e = with().features(["slow"]).build().unwrap_err();
+        assert!(
+            matches!(&e, BuildError::UnknownFeature { feature, krate, .. }
+                if feature == "slow" && krate == "my-kernels"),
+            "{e}"
+        );
+        let e = with()
+            .rustflags(["-C", "target-cpu=sm_80"])
+            .prebuilt_is_current()
+            .unwrap_err();
+        assert!(
+            matches!(&e, BuildError::ReservedRustflag { flag, .. } if flag == "-C target-cpu=sm_80"),
+            "{e}"
         );
         // A hidden file is no input; an edit of the source is.
         std::fs::write(krate.join("src/.lib.rs.swp"), "x").unwrap();

@@ -178,9 +178,11 @@ fn items(ptx: &str) -> Result<Vec<Item<'_>>, String> {
         if depth < 0 {
             return Err(format!("unbalanced `}}` at byte {end} of the PTX"));
         }
-        let directive = [".version", ".target", ".address_size"]
+        // One-line directives without a `;`: the header's, and the `.file` table that line
+        // info (`Builder::debug`) puts after the functions.
+        let directive = [".version", ".target", ".address_size", ".file"]
             .iter()
-            .any(|d| code.starts_with(d));
+            .any(|d| depth == 0 && code.starts_with(d));
         if depth == 0 && (code.ends_with(';') || code.ends_with('}') || directive) {
             let text = &ptx[start..end];
             items.push(classify(text));
@@ -414,6 +416,23 @@ mod tests {
                 .unwrap_err()
                 .contains("two module markers")
         );
+    }
+
+    /// Line info (`Builder::debug`): `.loc` lines in the bodies, an empty `.debug_macinfo`
+    /// section and the `.file` table (one-line directives without `;`) after the functions;
+    /// every module keeps the whole table, which its `.loc` lines index.
+    #[test]
+    fn line_info_stays_in_every_module() {
+        let table = "\t.section\t.debug_macinfo\t{\t}\n\
+                     \t.file\t1 \"/src/lib.rs\"\n\t.file\t2 \"/core/src/cmp.rs\"\n";
+        let with_loc = PTX.replace("\tret;\n", "\t.loc\t1 7 14\n\tret;\n");
+        let modules = split_modules("my_kernels", &format!("{with_loc}{table}")).unwrap();
+        assert_eq!(modules.len(), 3);
+        for m in &modules {
+            assert!(m.ptx.ends_with(table), "{}:\n{}", m.name, m.ptx);
+            assert!(m.ptx.contains("\t.loc\t1 7 14\n\tret;"), "{}", m.ptx);
+        }
+        assert_eq!(modules[2].entries, ["add"]);
     }
 
     #[test]

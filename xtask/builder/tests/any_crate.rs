@@ -76,6 +76,8 @@ fn a_kernel_crate_of_ones_own_builds_to_ptx() {
     let params = ptx_builder::entry_params(&ptx).unwrap();
     let bytes: Vec<usize> = params[0].1.iter().map(|p| p.bytes).collect();
     assert_eq!(bytes, [4, 8, 8, 8], "a, x_ptr, x_len, y");
+    // No line info without `Builder::debug`.
+    assert!(!ptx.contains(".loc") && !ptx.contains(".file"), "{ptx}");
 
     // A compile error: one error, with the compiler's message in it.
     std::fs::write(
