@@ -4,10 +4,11 @@
 use std::sync::MutexGuard;
 
 use cudarc::driver::DeviceRepr;
+use gpu_std::ConstantSymbol;
 
 use super::Gpu;
 use super::lab_module::ConstantTimeline;
-use crate::error::{DriverContext, Error, Result, bytes_of};
+use crate::error::{Error, Result};
 
 /// Use of the module's `__constant__` and `__device__` globals, from [`Gpu::constant_memory`].
 pub struct ConstantMemory<'g> {
@@ -16,62 +17,83 @@ pub struct ConstantMemory<'g> {
 }
 
 impl ConstantMemory<'_> {
-    /// Queues a write of `data` at the start of the module global `symbol` (CUDA's
-    /// `cudaMemcpyToSymbol`, through the driver's `cuModuleGetGlobal`).
+    /// Queues a write of `data` to the first `data.len()` elements of the `__constant__` array
+    /// `constant` (a `gpu_std::constant_memory!` declaration of the `gpu` crate; CUDA's
+    /// `cudaMemcpyToSymbol`), its type and length checked (the kit's
+    /// [`gpu_host::Library::write_constant`]).
+    ///
+    /// # Errors
+    /// [`Error::ConstantTooLarge`] if `data` has more than `C::LEN` elements; as
+    /// [`gpu_host::Library::write_constant`] otherwise.
+    pub fn write_constant<C: ConstantSymbol>(
+        &mut self,
+        constant: C,
+        data: &[C::Element],
+    ) -> Result<()>
+    where
+        C::Element: DeviceRepr,
+    {
+        self.timeline.written.retain(|(s, _)| *s != C::SYMBOL);
+        let gpu = self.gpu;
+        let library = &gpu.module()?.library;
+        library
+            .write_constant(gpu.stream(), constant, data)
+            .map_err(|e| too_large(C::SYMBOL, e))
+    }
+
+    /// As [`ConstantMemory::write_constant`], skipped if the array already holds the data
+    /// written with the same `tag` (an immutable value's id, e.g. a convolution mask's):
+    /// repeated launches with one mask cost no copy.
+    ///
+    /// # Errors
+    /// As [`ConstantMemory::write_constant`].
+    pub fn write_constant_tagged<C: ConstantSymbol>(
+        &mut self,
+        constant: C,
+        tag: u64,
+        data: &[C::Element],
+    ) -> Result<()>
+    where
+        C::Element: DeviceRepr,
+    {
+        if self.timeline.written.contains(&(C::SYMBOL, tag)) {
+            return Ok(());
+        }
+        self.write_constant(constant, data)?;
+        self.timeline.written.push((C::SYMBOL, tag));
+        Ok(())
+    }
+
+    /// The `C::LEN` elements of the `__constant__` array `constant`, waiting for the stream.
+    ///
+    /// # Errors
+    /// As [`gpu_host::Library::read_constant`].
+    pub fn read_constant<C: ConstantSymbol>(&mut self, constant: C) -> Result<Vec<C::Element>>
+    where
+        C::Element: DeviceRepr + Default,
+    {
+        let gpu = self.gpu;
+        Ok(gpu
+            .module()?
+            .library
+            .read_constant(gpu.stream(), constant)?)
+    }
+
+    /// Queues a write of `data` at the start of the module global `symbol` (a `__device__`
+    /// array the kernels name; CUDA's `cudaMemcpyToSymbol`, through the driver's
+    /// `cuModuleGetGlobal`). [`ConstantMemory::write_constant`] is the typed form for a
+    /// `constant_memory!` array.
     ///
     /// # Errors
     /// [`Error::ConstantTooLarge`] if `data` is larger than the symbol; [`Error::Driver`] if the
     /// module has no such symbol or the copy fails.
     pub fn write<T: DeviceRepr>(&mut self, symbol: &'static str, data: &[T]) -> Result<()> {
         self.timeline.written.retain(|(s, _)| *s != symbol);
-        self.copy_in(symbol, data)
-    }
-
-    /// As [`ConstantMemory::write`], skipped if the symbol already holds the data written with
-    /// the same `tag` (an immutable value's id, e.g. a convolution mask's): repeated launches
-    /// with one mask cost no copy.
-    ///
-    /// # Errors
-    /// As [`ConstantMemory::write`].
-    pub fn write_tagged<T: DeviceRepr>(
-        &mut self,
-        symbol: &'static str,
-        tag: u64,
-        data: &[T],
-    ) -> Result<()> {
-        if self.timeline.written.contains(&(symbol, tag)) {
-            return Ok(());
-        }
-        self.write(symbol, data)?;
-        self.timeline.written.push((symbol, tag));
-        Ok(())
-    }
-
-    fn copy_in<T: DeviceRepr>(&self, symbol: &'static str, data: &[T]) -> Result<()> {
         let gpu = self.gpu;
-        let module = gpu.module()?.holding(symbol)?;
-        let mut global = module
-            .get_global(symbol, gpu.stream())
-            .during(format!("looking up the module global {symbol}"))?;
-        let requested = std::mem::size_of_val(data);
-        if requested > global.len() {
-            return Err(Error::ConstantTooLarge {
-                symbol,
-                capacity: global.len(),
-                requested,
-            });
-        }
-        // SAFETY: the view covers `requested` bytes of the symbol (checked above), reinterpreted
-        // as `data.len()` elements of `T`; `T: DeviceRepr` has no invalid bit patterns on device.
-        let mut typed =
-            unsafe { global.transmute_mut::<T>(data.len()) }.ok_or(Error::ConstantTooLarge {
-                symbol,
-                capacity: requested,
-                requested,
-            })?;
-        gpu.stream()
-            .memcpy_htod(data, &mut typed)
-            .during(format!("writing {symbol}"))
+        gpu.module()?
+            .library
+            .write_global(gpu.stream(), symbol, data)
+            .map_err(|e| too_large(symbol, e))
     }
 
     /// Reads the first `len` elements of the module global `symbol` (a `__device__` or
@@ -87,31 +109,27 @@ impl ConstantMemory<'_> {
         len: usize,
     ) -> Result<Vec<T>> {
         let gpu = self.gpu;
-        let module = gpu.module()?.holding(symbol)?;
-        let global = module
-            .get_global(symbol, gpu.stream())
-            .during(format!("looking up {symbol}"))?;
-        let requested = bytes_of::<T>(symbol, len)?;
-        if requested > global.len() {
-            return Err(Error::ConstantTooLarge {
-                symbol,
-                capacity: global.len(),
-                requested,
-            });
-        }
-        // SAFETY: the view covers `requested` bytes of the symbol (checked above), read as
-        // `len` elements of `T`, a `DeviceRepr` plain-data type.
-        let typed = unsafe { global.transmute::<T>(len) }.ok_or(Error::ConstantTooLarge {
-            symbol,
-            capacity: global.len(),
+        gpu.module()?
+            .library
+            .read_global(gpu.stream(), symbol, len)
+            .map_err(|e| too_large(symbol, e))
+    }
+}
+
+/// The kit's [`gpu_host::Error::GlobalTooSmall`] as the library's [`Error::ConstantTooLarge`]
+/// (which names the symbol by the `gpu` crate's constant); any other error as it maps.
+fn too_large(symbol: &'static str, e: gpu_host::Error) -> Error {
+    match e {
+        gpu_host::Error::GlobalTooSmall {
+            capacity,
             requested,
-        })?;
-        let mut out = vec![T::default(); len];
-        gpu.stream()
-            .memcpy_dtoh(&typed, &mut out)
-            .during(format!("reading {symbol}"))?;
-        gpu.synchronize(&format!("reading {symbol}"))?;
-        Ok(out)
+            ..
+        } => Error::ConstantTooLarge {
+            symbol,
+            capacity,
+            requested,
+        },
+        other => other.into(),
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use gpu_host::Library;
 
 use crate::error::Result;
@@ -32,11 +32,6 @@ impl Module {
     /// The kernel `name`'s function, its module loaded on first use.
     pub(super) fn function(&self, name: &str) -> Result<CudaFunction> {
         Ok(self.library.function(name)?)
-    }
-
-    /// The loaded module that holds the global `symbol`.
-    pub(super) fn holding(&self, symbol: &str) -> Result<Arc<CudaModule>> {
-        Ok(self.library.module_holding(symbol)?)
     }
 }
 

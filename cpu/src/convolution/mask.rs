@@ -92,7 +92,7 @@ impl Mask1d {
 
     /// Places the mask in [`k::C_MASK_1D`] under `constants` (skipped if it is there already).
     pub(super) fn write_constant(&self, constants: &mut ConstantMemory) -> Result<()> {
-        constants.write_tagged(k::C_MASK_1D::SYMBOL, self.tag, &self.values)
+        constants.write_constant_tagged(k::C_MASK_1D, self.tag, &self.values)
     }
 }
 
@@ -304,7 +304,7 @@ impl Mask2d {
 
     /// Places the mask in [`k::C_MASK_2D`] under `constants` (skipped if it is there already).
     pub(super) fn write_constant(&self, constants: &mut ConstantMemory) -> Result<()> {
-        constants.write_tagged(k::C_MASK_2D::SYMBOL, self.tag, &self.values)
+        constants.write_constant_tagged(k::C_MASK_2D, self.tag, &self.values)
     }
 
     /// Places the factors in [`k::C_MASK_ROW`] and [`k::C_MASK_COL`] under `constants`
@@ -314,8 +314,8 @@ impl Mask2d {
     /// If the mask has no factors (launchers check first).
     pub(super) fn write_factors(&self, constants: &mut ConstantMemory) -> Result<()> {
         let (row, col) = self.factors.as_ref().expect("a separable mask");
-        constants.write_tagged(k::C_MASK_ROW::SYMBOL, self.tag, row)?;
-        constants.write_tagged(k::C_MASK_COL::SYMBOL, self.tag, col)
+        constants.write_constant_tagged(k::C_MASK_ROW, self.tag, row)?;
+        constants.write_constant_tagged(k::C_MASK_COL, self.tag, col)
     }
 }
 

@@ -149,7 +149,7 @@ pub fn constant_polynomial(gpu: &Gpu, coefficients: &[f32], x: &[f32]) -> Result
     let n = x.len();
     // Held until the kernel has finished (the download below waits for it).
     let mut constants = gpu.constant_memory()?;
-    constants.write(k::C_SMOKE_COEFFICIENTS::SYMBOL, coefficients)?;
+    constants.write_constant(k::C_SMOKE_COEFFICIENTS, coefficients)?;
     let d_x = gpu.upload(x)?;
     let mut d_y = gpu.poisoned(n, f32::NAN)?;
     if n > 0 {

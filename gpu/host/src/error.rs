@@ -150,6 +150,31 @@ pub enum Error {
         /// The driver's error.
         source: DriverError,
     },
+    /// Data larger than the module global it is copied to, or a read of more than it holds.
+    #[error("the module global {symbol} holds {capacity} bytes; {requested} bytes were asked for")]
+    #[non_exhaustive]
+    GlobalTooSmall {
+        /// The global's symbol.
+        symbol: String,
+        /// Its size in bytes (in the loaded module).
+        capacity: usize,
+        /// Bytes to write or read.
+        requested: usize,
+    },
+    /// A `__constant__` array whose size in the loaded module is not the size its declaration
+    /// gives (`gpu_std::constant_memory!`): a PTX built from other sources than the handle.
+    #[error(
+        "the __constant__ array {symbol} is declared as {declared} bytes but the loaded module holds {found}: the PTX is stale"
+    )]
+    #[non_exhaustive]
+    ConstantSize {
+        /// The array's symbol.
+        symbol: &'static str,
+        /// Its size by the declaration the host was compiled with.
+        declared: usize,
+        /// Its size in the module.
+        found: usize,
+    },
     /// A CUDA driver call failed.
     #[error("{during}: {source}")]
     #[non_exhaustive]

@@ -38,6 +38,7 @@
 
 mod device;
 mod error;
+mod global;
 pub mod kernel;
 mod library;
 mod module;

@@ -12,7 +12,9 @@
 /// - `SYMBOL`: the PTX symbol name (here `"C_COEFFICIENTS"`), for the host's symbol copy;
 /// - `LEN` (elements) and `BYTES` (size in bytes);
 /// - on the device, `C_COEFFICIENTS::read(i) -> f32`, a `ld.const` of element `i`
-///   (traps if `i >= LEN`).
+///   (traps if `i >= LEN`);
+/// - an implementation of [`ConstantSymbol`](crate::ConstantSymbol), by which the host writes
+///   and reads the array with its types checked (`gpu_host::Module::write_constant`).
 ///
 /// Element types: `f32`, `i32`, `u32`, `f64`, `i64`, `u64`. Total constant memory per module is
 /// 64 KiB. The array starts zeroed when the module is loaded.
@@ -31,6 +33,12 @@ macro_rules! constant_memory {
             pub const LEN: usize = $n;
             /// Size in bytes.
             pub const BYTES: usize = ($n) * ::core::mem::size_of::<$t>();
+        }
+
+        impl $crate::ConstantSymbol for $name {
+            type Element = $t;
+            const SYMBOL: &'static str = stringify!($name);
+            const LEN: usize = $n;
         }
 
         #[cfg(target_arch = "nvptx64")]
@@ -61,6 +69,21 @@ macro_rules! constant_memory {
             }
         }
     };
+}
+
+/// A `__constant__` array declared with [`constant_memory!`](crate::constant_memory): its
+/// symbol, element type and length, by which the host writes and reads it with types checked
+/// (`gpu_host::Module::write_constant(C_COEFFICIENTS, &values)`, CUDA's
+/// `cudaMemcpyToSymbol(c_coefficients, values, sizeof values)`).
+pub trait ConstantSymbol: Copy {
+    /// The element type.
+    type Element: ConstWord + crate::DeviceCopy;
+    /// The PTX symbol name.
+    const SYMBOL: &'static str;
+    /// Number of elements.
+    const LEN: usize;
+    /// Size in bytes.
+    const BYTES: usize = Self::LEN * core::mem::size_of::<Self::Element>();
 }
 
 /// Element types that [`constant_memory!`](crate::constant_memory) arrays can hold.

@@ -209,12 +209,12 @@ pub use entries::{
     EntryMismatch, EntryParam, check_entries, check_entry_sizes, entry_names, entry_params,
 };
 
-#[doc(hidden)]
-pub use linkme::{self, distributed_slice};
 /// cudarc's traits for a device buffer's element, implemented by `#[derive(DeviceCopy)]` for a
 /// struct of the caller's crate (which cudarc's and the kit's crates cannot implement for it).
 #[doc(hidden)]
 pub use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+#[doc(hidden)]
+pub use linkme::{self, distributed_slice};
 
 /// Every kernel of every crate linked into the program, as [`KernelInfo`] (filled at link time
 /// by [`#[kernel]`](crate::kernel)); in no particular order.

@@ -165,7 +165,7 @@ pub use atomic::{
     AtomicAdd, AtomicMinMax, ReduceAdd, atomic_add, atomic_add_acq_rel, atomic_cas, atomic_max,
     atomic_min, atomic_shared_add, red_global_add, red_shared_add,
 };
-pub use constant::ConstWord;
+pub use constant::{ConstWord, ConstantSymbol};
 pub use disjoint::{DisjointSlice, GridStride, ThreadIndex, grid_stride, thread_index};
 pub use index::{
     Dim2, Dim3, block_dim, block_idx, global_index_x, global_index_y, grid_dim, grid_stride_x,

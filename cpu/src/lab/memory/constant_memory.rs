@@ -103,7 +103,7 @@ impl Table {
     /// # Errors
     /// [`Error::Driver`] if the copy fails.
     pub fn write_constant(&self, constants: &mut ConstantMemory) -> Result<()> {
-        constants.write_tagged(k::C_TABLE::SYMBOL, self.tag, &self.values)
+        constants.write_constant_tagged(k::C_TABLE, self.tag, &self.values)
     }
 
     /// Queues `out[i] = sum_{k < reads} table[(k + lane * spread) % TABLE_LEN]` for every
@@ -213,7 +213,7 @@ pub fn dev_var_example(gpu: &Gpu, dev_var: i32, threads: u32) -> Result<Vec<i32>
     launch::check_block(kernel.name(), threads, false)?;
     let mut a = gpu.poisoned(threads as usize, i32::MIN)?;
     let mut constants = gpu.constant_memory()?;
-    constants.write(k::C_DEV_VAR::SYMBOL, &[dev_var])?;
+    constants.write_constant(k::C_DEV_VAR, &[dev_var])?;
     // SAFETY: `constant_memory_dev_var(a)`, one block of `threads` threads, `a` holds `threads`
     // ints.
     unsafe { gpu.launch_unchecked(kernel, launch::linear(1, threads, 0), (&mut a,)) }?;
