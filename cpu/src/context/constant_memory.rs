@@ -70,7 +70,7 @@ impl ConstantMemory<'_> {
     /// As [`gpu_host::Library::read_constant`].
     pub fn read_constant<C: ConstantSymbol>(&mut self, constant: C) -> Result<Vec<C::Element>>
     where
-        C::Element: DeviceRepr + Default,
+        C::Element: DeviceRepr,
     {
         let gpu = self.gpu;
         Ok(gpu
@@ -103,11 +103,7 @@ impl ConstantMemory<'_> {
     /// [`Error::SizeOverflow`] if `len` elements of `T` overflow the address space;
     /// [`Error::ConstantTooLarge`] if the symbol holds fewer than `len` elements;
     /// [`Error::Driver`] if the module has no such symbol or the copy fails.
-    pub fn read<T: DeviceRepr + Default + Clone>(
-        &mut self,
-        symbol: &'static str,
-        len: usize,
-    ) -> Result<Vec<T>> {
+    pub fn read<T: DeviceRepr>(&mut self, symbol: &'static str, len: usize) -> Result<Vec<T>> {
         let gpu = self.gpu;
         gpu.module()?
             .library

@@ -159,10 +159,7 @@ impl Device {
     ///
     /// # Errors
     /// [`Error::WrongContext`]; [`Error::Driver`] if the copy fails or earlier work faulted.
-    pub fn download<T: DeviceRepr + Default + Clone>(
-        &self,
-        data: &impl DevicePtr<T>,
-    ) -> Result<Vec<T>> {
+    pub fn download<T: DeviceRepr>(&self, data: &impl DevicePtr<T>) -> Result<Vec<T>> {
         self.check_buffer("downloaded buffer", data)?;
         self.stream
             .clone_dtoh(data)

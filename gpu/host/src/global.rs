@@ -58,7 +58,7 @@ pub(crate) fn write<T: DeviceRepr>(
 /// [`Error::SizeOverflow`] if `len` elements overflow the address space;
 /// [`Error::GlobalTooSmall`] if the symbol holds fewer; [`Error::Driver`] if the module has no
 /// such symbol or the copy fails.
-pub(crate) fn read<T: DeviceRepr + Default + Clone>(
+pub(crate) fn read<T: DeviceRepr>(
     module: &Arc<CudaModule>,
     stream: &Arc<CudaStream>,
     symbol: &str,
@@ -75,9 +75,8 @@ pub(crate) fn read<T: DeviceRepr + Default + Clone>(
             requested,
         });
     }
-    let mut out = vec![T::default(); len];
     if len == 0 {
-        return Ok(out);
+        return Ok(Vec::new());
     }
     // SAFETY: the view covers `requested` bytes of the symbol (checked above), read as `len`
     // elements of `T`, a `DeviceRepr` plain-data type.
@@ -86,8 +85,8 @@ pub(crate) fn read<T: DeviceRepr + Default + Clone>(
         capacity: global.len(),
         requested,
     })?;
-    stream
-        .memcpy_dtoh(&typed, &mut out)
+    let out = stream
+        .clone_dtoh(&typed)
         .during_with(|| format!("reading the module global {symbol}"))?;
     stream
         .synchronize()
@@ -197,7 +196,7 @@ impl Library {
         constant: C,
     ) -> Result<Vec<C::Element>>
     where
-        C::Element: DeviceRepr + Default,
+        C::Element: DeviceRepr,
     {
         let _ = constant;
         check_stream(self.context(), stream)?;
@@ -231,7 +230,7 @@ impl Library {
     /// # Errors
     /// As [`Library::write_global`]; [`Error::SizeOverflow`] if `len` elements of `T` overflow
     /// the address space.
-    pub fn read_global<T: DeviceRepr + Default + Clone>(
+    pub fn read_global<T: DeviceRepr>(
         &self,
         stream: &Arc<CudaStream>,
         symbol: &str,
@@ -273,7 +272,7 @@ impl Module {
     /// As [`Module::write_constant`] (but for the length).
     pub fn read_constant<C: ConstantSymbol>(&self, constant: C) -> Result<Vec<C::Element>>
     where
-        C::Element: DeviceRepr + Default,
+        C::Element: DeviceRepr,
     {
         let _ = constant;
         let stream = self.device().stream();
@@ -299,11 +298,7 @@ impl Module {
     /// # Errors
     /// As [`Module::write_global`]; [`Error::SizeOverflow`] if `len` elements of `T` overflow
     /// the address space.
-    pub fn read_global<T: DeviceRepr + Default + Clone>(
-        &self,
-        symbol: &str,
-        len: usize,
-    ) -> Result<Vec<T>> {
+    pub fn read_global<T: DeviceRepr>(&self, symbol: &str, len: usize) -> Result<Vec<T>> {
         let stream = self.device().stream();
         read(&self.cuda_module_holding(symbol)?, stream, symbol, len)
     }

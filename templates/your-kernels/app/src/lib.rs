@@ -274,75 +274,85 @@ pub fn axpy<T: AxpyElement>(
     Ok(())
 }
 
-/// The smallest and the largest of the pairs in `pairs` (`2 n` floats: `[min_0, max_0, min_1,
-/// max_1, ...]`, each pair a [`kernels::MinMax`]; a pair `[x, x]` per value gives the extremes of
-/// the values) with [`kernels::reduce_monoid`]: the kit's device-wide reduction over a type of
-/// this crate. Waits for the device's stream; `MinMax::IDENTITY` for no pairs.
+/// The smallest and the largest of `values` (each a [`kernels::MinMax`]; `MinMax { min: x,
+/// max: x }` per value gives the extremes of the values) with [`kernels::reduce_monoid`]: the
+/// kit's device-wide reduction over a type of this crate, whose buffers `MinMax`'s
+/// `#[derive(DeviceCopy)]` allows. Waits for the device's stream; `MinMax::IDENTITY` for no
+/// values.
 ///
-/// Launch: blocks of 512 threads, one per 2048 pairs up to 1024 blocks; its scratch (one partial
-/// per block, the ticket counter and the result) is allocated per call.
+/// Launch: blocks of 512 threads, one per 2048 values up to 1024 blocks; its scratch (one
+/// partial per block, the ticket counter and the result) is allocated per call.
 ///
 /// # Errors
-/// [`Error::LengthMismatch`] for an odd number of floats; [`gpu_host::Error::WrongContext`] if
-/// `pairs` is not in the module's context; [`gpu_host::Error::OutOfMemory`] and
-/// [`gpu_host::Error::Driver`] from the allocations, the launch and the copy.
-pub fn min_max(module: &Module, pairs: &CudaSlice<f32>) -> Result<kernels::MinMax> {
+/// [`gpu_host::Error::WrongContext`] if `values` is not in the module's context;
+/// [`gpu_host::Error::OutOfMemory`] and [`gpu_host::Error::Driver`] from the allocations, the
+/// launch and the copy.
+pub fn min_max(module: &Module, values: &CudaSlice<kernels::MinMax>) -> Result<kernels::MinMax> {
     let device = module.device();
-    device.check_buffer("min_max: pairs", pairs)?;
-    if pairs.len() % 2 != 0 {
-        return Err(Error::LengthMismatch {
-            what: "min_max: pairs (an even number of floats)",
-            expected: pairs.len() + 1,
-            actual: pairs.len(),
-        });
-    }
-    let n = pairs.len() / 2;
+    device.check_buffer("values", values)?;
+    let n = values.len();
     let block = kernels::REDUCE_MONOID_BLOCK;
     let grid = n.div_ceil(block as usize * 4).clamp(1, 1024);
-    let mut partials = device.zeros::<f32>(2 * grid)?;
+    // `MinMax` derives `DeviceCopy`: its buffers need no cast.
+    let mut partials = device.zeros::<kernels::MinMax>(grid)?;
     let mut counter = device.zeros::<u32>(1)?;
-    let mut result = device.zeros::<f32>(2)?;
-    // SAFETY: `MinMax` is two `f32`s (`#[repr(C)]`, 4-byte aligned): `2 k` floats hold `k` of
-    // them.
-    let views = unsafe {
-        (
-            pairs.transmute::<kernels::MinMax>(n),
-            partials.transmute_mut::<kernels::MinMax>(grid),
-            result.transmute_mut::<kernels::MinMax>(1),
-        )
-    };
-    let (Some(input), Some(mut partials), Some(mut result_view)) = views else {
-        return Err(Error::LengthMismatch {
-            what: "min_max: scratch",
-            expected: n,
-            actual: pairs.len() / 2,
-        });
-    };
+    let mut result = device.zeros::<kernels::MinMax>(1)?;
     let cfg = LaunchConfig {
         grid_dim: (grid as u32, 1, 1),
         block_dim: (block, 1, 1),
         shared_mem_bytes: 0,
     };
-    // SAFETY: the contract of `reduce_monoid`: `input` holds `n` pairs, only read; `partials`
+    // SAFETY: the contract of `reduce_monoid`: `values` holds `n` pairs, only read; `partials`
     // holds `grid` of them; `counter` is a zeroed `u32` of this call alone; `result` one pair;
     // blocks of 512 threads, a one-dimensional grid of at least one block.
     unsafe {
         module.launch_unchecked(
             kernels::reduce_monoid::<kernels::MinMax>(),
             cfg,
-            (&input, n, &mut partials, &mut counter, &mut result_view),
+            (values, n, &mut partials, &mut counter, &mut result),
         )
     }?;
-    let r = device.download(&result)?;
-    Ok(kernels::MinMax {
-        min: r[0],
-        max: r[1],
-    })
+    Ok(device.download(&result)?[0])
+}
+
+/// `y[i] = c[0] + c[1] x[i] + c[2] x[i]^2 + c[3] x[i]^3` with [`kernels::polynomial`]: the
+/// coefficients written to its `__constant__` array [`kernels::C_POLYNOMIAL`]
+/// (`Module::write_constant`, typed and sized by the kernel crate's declaration), then the
+/// launch, both queued on the stream of the module's device. An empty `y` launches nothing
+/// (the coefficients are still written).
+///
+/// # Errors
+/// [`Error::LengthMismatch`] if `x` is not as long as `y`; [`Error::GridTooLarge`];
+/// [`gpu_host::Error::ForeignArgument`] if a buffer belongs to another context than the
+/// module's; [`gpu_host::Error::Driver`] if the copy or the launch fails.
+pub fn polynomial(
+    module: &Module,
+    c: &[f32; 4],
+    x: &impl DevicePtr<f32>,
+    y: &mut impl DevicePtrMut<f32>,
+) -> Result<()> {
+    let n = y.len();
+    expect_len("polynomial: x", n, x.len())?;
+    let cfg = linear("polynomial", n.max(1), BLOCK)?;
+    module.write_constant(kernels::C_POLYNOMIAL, c)?;
+    if n == 0 {
+        return Ok(());
+    }
+    module.launch(kernels::polynomial, cfg, (x, y))?;
+    Ok(())
 }
 
 /// The CPU references: plain loops, in the kernels' order of operations where it matters.
 pub mod reference {
     use super::{AxpyElement, BLOCK_SUM_THREADS};
+
+    /// `c0 + c1 x + c2 x^2 + c3 x^3` for every `x`, by Horner's rule with fused multiply-adds
+    /// (`mul_add`, rounded once each, as the kernel's `fma.rn.f32`): bit for bit the GPU's.
+    pub fn polynomial(c: &[f32; 4], x: &[f32]) -> Vec<f32> {
+        x.iter()
+            .map(|&v| c[3].mul_add(v, c[2]).mul_add(v, c[1]).mul_add(v, c[0]))
+            .collect()
+    }
 
     /// `x[i] + y[i]` for every `i` (the shorter length).
     pub fn add(x: &[f32], y: &[f32]) -> Vec<f32> {

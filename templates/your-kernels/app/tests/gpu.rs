@@ -301,6 +301,7 @@ fn host_trials() -> Vec<Trial> {
                     "axpy_f64",
                     "axpy_i32",
                     "axpy_u32",
+                    "polynomial",
                 ] {
                     if !entries.iter().any(|e| e == kernel) {
                         return Err(format!("sm_{sm}: no entry {kernel} in {entries:?}").into());
@@ -354,8 +355,11 @@ fn min_max_trials() -> Vec<Trial> {
                 let seed = seed_for(&name);
                 let mut rng = StdRng::seed_from_u64(seed);
                 let x = random::<f32>(&mut rng, n);
-                // One pair `[x, x]` per value.
-                let pairs: Vec<f32> = x.iter().flat_map(|&v| [v, v]).collect();
+                // One pair `{ x, x }` per value: a buffer of the kernel crate's own struct.
+                let pairs: Vec<kernels::MinMax> = x
+                    .iter()
+                    .map(|&v| kernels::MinMax { min: v, max: v })
+                    .collect();
                 let got = app::min_max(module, &device.upload(&pairs)?)?;
                 let none = kernels::MinMax {
                     min: f32::INFINITY,
@@ -374,13 +378,75 @@ fn min_max_trials() -> Vec<Trial> {
             })
         })
         .collect();
-    trials.push(gpu_trial("reduce_monoid::refuses_an_odd_length".into(), || {
-        let (device, module) = gpu()?;
-        match app::min_max(module, &device.zeros::<f32>(7)?) {
-            Err(Error::LengthMismatch { actual: 7, .. }) => Ok(()),
-            other => Err(format!("expected a length mismatch, got {other:?}").into()),
-        }
-    }));
+    trials
+}
+
+fn polynomial_trials() -> Vec<Trial> {
+    let mut trials: Vec<Trial> = SIZES
+        .iter()
+        .map(|&n| {
+            let name = format!("polynomial::n_{n}");
+            gpu_trial(name.clone(), move || {
+                let (device, module) = gpu()?;
+                let seed = seed_for(&name);
+                let mut rng = StdRng::seed_from_u64(seed);
+                let x = random::<f32>(&mut rng, n);
+                let c: [f32; 4] = std::array::from_fn(|_| rng.random_range(-2.0..2.0));
+                let mut y = device.upload(&vec![f32::NAN; n])?;
+                app::polynomial(module, &c, &device.upload(&x)?, &mut y)?;
+                let got = device.download(&y)?;
+                // The coefficients are in constant memory, as written.
+                let back = module.read_constant(kernels::C_POLYNOMIAL)?;
+                if back != c {
+                    return Err(format!("{name}: C_POLYNOMIAL holds {back:?}, not {c:?}").into());
+                }
+                // Horner's rule with one rounding per FMA, on both sides: exact.
+                let expected = reference::polynomial(&c, &x);
+                match got
+                    .iter()
+                    .zip(&expected)
+                    .position(|(g, e)| g.to_bits() != e.to_bits())
+                {
+                    None => Ok(()),
+                    Some(i) => Err(format!(
+                        "{name} seed={seed}: y[{i}] = {}, expected {}",
+                        got[i], expected[i]
+                    )
+                    .into()),
+                }
+            })
+        })
+        .collect();
+    trials.push(gpu_trial(
+        "polynomial::refuses_more_coefficients_than_the_array".into(),
+        || {
+            let (_, module) = gpu()?;
+            match module.write_constant(kernels::C_POLYNOMIAL, &[1.0; 5]) {
+                Err(gpu_host::Error::GlobalTooSmall {
+                    capacity: 16,
+                    requested: 20,
+                    ..
+                }) => Ok(()),
+                other => Err(format!("expected GlobalTooSmall, got {other:?}").into()),
+            }
+        },
+    ));
+    trials.push(gpu_trial(
+        "polynomial::refuses_a_length_mismatch".into(),
+        || {
+            let (device, module) = gpu()?;
+            let x = device.zeros::<f32>(5)?;
+            let mut y = device.zeros::<f32>(6)?;
+            match app::polynomial(module, &[0.0; 4], &x, &mut y) {
+                Err(Error::LengthMismatch {
+                    expected: 6,
+                    actual: 5,
+                    ..
+                }) => Ok(()),
+                other => Err(format!("expected a length mismatch, got {other:?}").into()),
+            }
+        },
+    ));
     trials
 }
 
@@ -395,6 +461,7 @@ fn main() {
     trials.extend(axpy_trials::<u32>("u32"));
     trials.extend(axpy_error_trials());
     trials.extend(min_max_trials());
+    trials.extend(polynomial_trials());
     match device() {
         None => eprintln!("{}: the GPU tests are reported as ignored", no_gpu()),
         Some(_) => eprintln!(
