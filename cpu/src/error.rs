@@ -16,6 +16,14 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong between the host and a kernel.
 ///
+/// # `what`
+/// A variant's `what` field names the argument or parameter at fault as the caller knows it:
+/// the parameter's name in the function's signature (`"input"`, `"output"`, `"offsets"`,
+/// `"keys"`, `"mask"`), or, for a value that is not a parameter of its own (a length, a count,
+/// a field), a short lowercase noun naming it (`"input length"`, `"block size"`, `"stride"`).
+/// Never a sentence, a kernel's name or an explanation in parentheses: the variant's other
+/// fields and its message carry those (which kernel, what is required).
+///
 /// The enum and every variant with fields are `#[non_exhaustive]`: new variants and new fields
 /// may come in a minor release, so a `match` outside this crate needs a `_` arm and `..` in
 /// each struct pattern (`Error::MaskWidth { width, .. }`):
@@ -344,6 +352,17 @@ pub enum Error {
     EmptyInput {
         /// The operation (its kernel's name).
         operation: &'static str,
+    },
+    /// An arg-reduction over segments ([`reduce::segmented_reduce`](crate::reduce::segmented_reduce)
+    /// of `ArgMin`/`ArgMax`) with an empty segment: the index of the extreme of no elements has
+    /// no value, as for [`Error::EmptyInput`].
+    #[error("{operation}: segment {segment} is empty, and the extreme of no elements has no index")]
+    #[non_exhaustive]
+    EmptySegment {
+        /// The operation (its kernel's name).
+        operation: &'static str,
+        /// The first empty segment.
+        segment: usize,
     },
     /// An argument of the right type but the wrong kind (e.g. pageable memory where mapped
     /// page-locked memory is needed).

@@ -3,10 +3,10 @@
 
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceSlice, LaunchConfig};
 use gpu::scan::{self as k, lookback};
 
-use super::ops::{ByKeyKind, ScanKey};
+use super::ops::{ByKeyKind, ScanKeys};
 use super::{EMPTY_LAUNCH, Kind, Predicate, ScanElement, ScanKind, SelectElement};
 #[allow(unused_imports)] // doc links
 use super::{exclusive_sum, inclusive_scan_by_key, inclusive_sum, select_if, select_if_count};
@@ -157,13 +157,14 @@ impl<T> ScanWorkspace<T> {
     ///
     /// # Errors
     /// As [`inclusive_scan_by_key`].
-    pub fn scan_by_key<K: ByKeyKind<Item = T>, Key: ScanKey>(
+    pub fn scan_by_key<K: ByKeyKind<Item = T>>(
         &mut self,
         gpu: &Gpu,
-        keys: &impl DevicePtr<Key>,
+        keys: &impl ScanKeys,
         input: &impl DevicePtr<T>,
         output: &mut impl DevicePtrMut<T>,
     ) -> Result<LaunchConfig> {
+        let keys = keys.device_keys();
         gpu.check_buffer("keys", keys)?;
         gpu.check_buffer("input", input)?;
         gpu.check_buffer("output", output)?;

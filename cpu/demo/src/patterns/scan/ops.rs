@@ -234,7 +234,7 @@ where
         table,
         failures,
         (name, kernel, n),
-        || ws.scan_by_key::<K, u32>(gpu, &d_keys, &d_x, &mut *out.borrow_mut()),
+        || ws.scan_by_key::<K>(gpu, &d_keys, &d_x, &mut *out.borrow_mut()),
         || {
             Ok(check(
                 op,
