@@ -340,6 +340,33 @@ mod tests {
         scan::inclusive_scan_by_key::<Max<f32>>(gpu, &unsigned, x, y)
     }
 
+    /// A negative NaN is a NaN: `Min`/`Max` propagate it from either side with its own bits,
+    /// and the arg-reductions count it as the extreme.
+    #[test]
+    fn negative_nans_are_nans() {
+        use gpu_std::reduce::Reduction;
+        let neg = -f32::NAN;
+        for (a, b) in [(1.0, neg), (neg, 1.0), (f32::NEG_INFINITY, neg)] {
+            assert_eq!(
+                <Min<f32> as Reduction>::combine(a, b).to_bits(),
+                neg.to_bits()
+            );
+            assert_eq!(
+                <Max<f32> as Reduction>::combine(a, b).to_bits(),
+                neg.to_bits()
+            );
+        }
+        let pair = |v: f32, i| ArgPair::new(v, i);
+        let max = <ArgMax<f32> as Reduction>::combine(pair(f32::INFINITY, 0), pair(neg, 3));
+        assert_eq!((max.index(), max.value.to_bits()), (3, neg.to_bits()));
+        let min = <ArgMin<f32> as Reduction>::combine(pair(neg, 5), pair(f32::NAN, 2));
+        assert_eq!(
+            min.index(),
+            2,
+            "NaNs tie whatever their signs: the first index wins"
+        );
+    }
+
     #[test]
     fn the_narrowing_is_exact() {
         assert_eq!(i8::narrow(i8::MIN.value()), i8::MIN);

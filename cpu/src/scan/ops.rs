@@ -8,7 +8,8 @@
 //! and narrowed as they are stored: wrapping sums and products give the narrow type's own bits
 //! (CUB's result for an output of the input's type; PyTorch's `cumsum` of `int8` widens to
 //! `int64` instead), and `f16` outputs are each rounded once from an `f32` scan (PyTorch's
-//! `cumsum` of `half`). `Min`/`Max` of floats propagate NaN, as `torch.cummax`'s values.
+//! `cumsum` of `half`). `Min`/`Max` of floats propagate NaN, as `torch.cummax`'s values; a
+//! negative NaN (the sign bit set) is a NaN like any other.
 //!
 //! ```no_run
 //! use cpu::{Gpu, scan};
