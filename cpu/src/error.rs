@@ -730,6 +730,67 @@ pub fn elements(rows: usize, cols: usize) -> Result<usize> {
 mod tests {
     use super::*;
 
+    /// The `what` naming rule of [`Error`]'s docs: a short lowercase noun (at most four words),
+    /// no parentheses or sentence punctuation. Checked on every literal the crate's sources
+    /// pass as a `what` (the field, and the helpers that take it first).
+    #[test]
+    fn every_what_follows_the_naming_rule() {
+        fn walk(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, files);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut files,
+        );
+        let starts = [
+            "what: \"",
+            "expect_len(\"",
+            "check_buffer(\"",
+            "check_equal(\"",
+            "check_count(\"",
+            "out_of_range(\"",
+            "unsupported(\"",
+            "covering_launch(kernel.name(), \"",
+        ];
+        let mut seen = 0;
+        let mut bad = Vec::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            for start in starts {
+                for (at, _) in text.match_indices(start) {
+                    let rest = &text[at + start.len()..];
+                    let what = &rest[..rest.find('"').unwrap()];
+                    seen += 1;
+                    let ok = what.starts_with(|c: char| c.is_ascii_lowercase())
+                        && what.split(' ').count() <= 4
+                        && what
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || " _-".contains(c));
+                    if !ok {
+                        bad.push(format!("{}: {what:?}", file.display()));
+                    }
+                }
+            }
+        }
+        assert!(
+            seen > 100,
+            "only {seen} `what`s found: the patterns no longer match"
+        );
+        assert!(
+            bad.is_empty(),
+            "`what`s against the rule:\n{}",
+            bad.join("\n")
+        );
+    }
+
     #[test]
     fn byte_counts_that_overflow_are_refused() {
         assert_eq!(bytes_of::<f32>("x", 1 << 20).unwrap(), 4 << 20);

@@ -357,7 +357,7 @@ impl<T: SelectElement> ScanWorkspace<T> {
         let n = input.len();
         if output.len() < n {
             return Err(Error::LengthMismatch {
-                what: "select_if output (at least the input's length)",
+                what: "output",
                 expected: n,
                 actual: output.len(),
             });
@@ -365,7 +365,7 @@ impl<T: SelectElement> ScanWorkspace<T> {
         expect_len("count", 1, count.len())?;
         if n > u32::MAX as usize {
             return Err(Error::OutOfRange {
-                what: "select_if input length (the count is a u32)",
+                what: "input length",
                 value: n as u64,
                 min: 0,
                 max: u32::MAX as u64,

@@ -433,7 +433,7 @@ impl RadixSort {
         // valid `K` to overwrite; `transmute_mut` checks that it holds `n` of them.
         let view = unsafe { sorted.transmute_mut::<K>(keys.len()) };
         let mut view = view.ok_or(Error::LengthMismatch {
-            what: "the argsort's workspace",
+            what: "workspace",
             expected: keys.len(),
             actual: room,
         })?;
@@ -645,7 +645,7 @@ fn check<K: SortKey>(
     let width = 8 * size_of::<K>() as u32;
     if bits.start >= bits.end || bits.end > width {
         return Err(Error::OutOfRange {
-            what: "the sort's end bit (above its begin bit, within the key)",
+            what: "bits",
             value: bits.end as u64,
             min: bits.start as u64 + 1,
             max: width as u64,
@@ -653,7 +653,7 @@ fn check<K: SortKey>(
     }
     if n > MAX_SORT_LEN {
         return Err(Error::OutOfRange {
-            what: "keys to sort",
+            what: "keys",
             value: n as u64,
             min: 0,
             max: MAX_SORT_LEN as u64,
