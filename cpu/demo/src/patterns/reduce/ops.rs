@@ -142,15 +142,8 @@ where
 }
 
 /// The six operators of `T`.
-pub(super) fn ops<T: Sample>() -> [Op<T>; 6]
+pub(super) fn ops<T: Sample + DumpResult + npyz::AutoSerialize>() -> [Op<T>; 6]
 where
-    Sum<T>: ReduceKind<Input = T, Output = T::Wide>,
-    Product<T>: ReduceKind<Input = T, Output = T::Prod>,
-    Min<T>: ReduceKind<Input = T, Output = T>,
-    Max<T>: ReduceKind<Input = T, Output = T>,
-    ArgMin<T>: ReduceKind<Input = T, Output = (usize, T)>,
-    ArgMax<T>: ReduceKind<Input = T, Output = (usize, T)>,
-    T: DumpResult + npyz::AutoSerialize,
     T::Wide: std::fmt::Debug + PartialEq + DumpResult,
     T::Prod: std::fmt::Debug + PartialEq + DumpResult,
 {
@@ -313,7 +306,7 @@ pub(super) fn operator_table(
 }
 
 /// The six rows of `T`; with `--dump`, its inputs `input_<type>` and `input_product_<type>`.
-fn type_rows<T: Sample>(
+fn type_rows<T: Sample + DumpResult + npyz::AutoSerialize>(
     bench: Bench,
     out: &Out,
     flush: &mut L2Flush,
@@ -322,13 +315,6 @@ fn type_rows<T: Sample>(
     n: usize,
 ) -> Result<()>
 where
-    Sum<T>: ReduceKind<Input = T, Output = T::Wide>,
-    Product<T>: ReduceKind<Input = T, Output = T::Prod>,
-    Min<T>: ReduceKind<Input = T, Output = T>,
-    Max<T>: ReduceKind<Input = T, Output = T>,
-    ArgMin<T>: ReduceKind<Input = T, Output = (usize, T)>,
-    ArgMax<T>: ReduceKind<Input = T, Output = (usize, T)>,
-    T: DumpResult + npyz::AutoSerialize,
     T::Wide: std::fmt::Debug + PartialEq + DumpResult,
     T::Prod: std::fmt::Debug + PartialEq + DumpResult,
 {
@@ -386,15 +372,12 @@ impl Runner for SweepRunner<'_, '_> {
 }
 
 /// One operator sweep of `T` over `cases`.
-pub(super) fn sweep_op<T: Sample>(sweep: &mut Sweep<'_>, cases: Vec<Case>, name: &str) -> Result<()>
+pub(super) fn sweep_op<T: Sample + DumpResult + npyz::AutoSerialize>(
+    sweep: &mut Sweep<'_>,
+    cases: Vec<Case>,
+    name: &str,
+) -> Result<()>
 where
-    Sum<T>: ReduceKind<Input = T, Output = T::Wide>,
-    Product<T>: ReduceKind<Input = T, Output = T::Prod>,
-    Min<T>: ReduceKind<Input = T, Output = T>,
-    Max<T>: ReduceKind<Input = T, Output = T>,
-    ArgMin<T>: ReduceKind<Input = T, Output = (usize, T)>,
-    ArgMax<T>: ReduceKind<Input = T, Output = (usize, T)>,
-    T: DumpResult + npyz::AutoSerialize,
     T::Wide: std::fmt::Debug + PartialEq + DumpResult,
     T::Prod: std::fmt::Debug + PartialEq + DumpResult,
 {
