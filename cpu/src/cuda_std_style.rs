@@ -45,7 +45,7 @@ pub fn partial_count(n: usize) -> usize {
 /// # Errors
 /// [`Error::WrongContext`] if a buffer lives in another context than `gpu`'s;
 /// [`Error::LengthMismatch`] (`what: "b"` or `"c"`) if `b` or `c` differ in length from `a`;
-/// [`Error::OutOfRange`] (`what: "a.len()"`) beyond [`MAX_ELEMENTS`]; [`Error::Driver`] if
+/// [`Error::OutOfRange`] (`what: "a length"`) beyond [`MAX_ELEMENTS`]; [`Error::Driver`] if
 /// the launch fails.
 pub fn vector_add(
     gpu: &Gpu,
@@ -60,7 +60,7 @@ pub fn vector_add(
     let n = a.len();
     expect_len("b", n, b.len())?;
     expect_len("c", n, c.len())?;
-    let cfg = covering_launch(kernel.name(), "a.len()", n)?;
+    let cfg = covering_launch(kernel.name(), "a length", n)?;
     if n == 0 {
         return Ok(cfg);
     }
@@ -83,7 +83,7 @@ pub fn vector_add(
 /// # Errors
 /// [`Error::WrongContext`] if a buffer lives in another context than `gpu`'s;
 /// [`Error::LengthMismatch`] (`what: "partial"`) unless `partial.len()` is
-/// [`partial_count`]`(input.len())`; [`Error::OutOfRange`] (`what: "input.len()"`) beyond
+/// [`partial_count`]`(input.len())`; [`Error::OutOfRange`] (`what: "input length"`) beyond
 /// [`MAX_ELEMENTS`]; [`Error::Driver`] if the launch fails.
 pub fn block_sums(
     gpu: &Gpu,
@@ -95,7 +95,7 @@ pub fn block_sums(
     gpu.check_buffer("partial", partial)?;
     let n = input.len();
     expect_len("partial", partial_count(n), partial.len())?;
-    let cfg = covering_launch(kernel.name(), "input.len()", n)?;
+    let cfg = covering_launch(kernel.name(), "input length", n)?;
     if n == 0 {
         return Ok(cfg);
     }

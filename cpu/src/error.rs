@@ -16,6 +16,14 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong between the host and a kernel.
 ///
+/// # `what`
+/// A variant's `what` field names the argument or parameter at fault as the caller knows it:
+/// the parameter's name in the function's signature (`"input"`, `"output"`, `"offsets"`,
+/// `"keys"`, `"mask"`), or, for a value that is not a parameter of its own (a length, a count,
+/// a field), a short lowercase noun naming it (`"input length"`, `"block size"`, `"stride"`).
+/// Never a sentence, a kernel's name or an explanation in parentheses: the variant's other
+/// fields and its message carry those (which kernel, what is required).
+///
 /// The enum and every variant with fields are `#[non_exhaustive]`: new variants and new fields
 /// may come in a minor release, so a `match` outside this crate needs a `_` arm and `..` in
 /// each struct pattern (`Error::MaskWidth { width, .. }`):
@@ -344,6 +352,17 @@ pub enum Error {
     EmptyInput {
         /// The operation (its kernel's name).
         operation: &'static str,
+    },
+    /// An arg-reduction over segments ([`reduce::segmented_reduce`](crate::reduce::segmented_reduce)
+    /// of `ArgMin`/`ArgMax`) with an empty segment: the index of the extreme of no elements has
+    /// no value, as for [`Error::EmptyInput`].
+    #[error("{operation}: segment {segment} is empty, and the extreme of no elements has no index")]
+    #[non_exhaustive]
+    EmptySegment {
+        /// The operation (its kernel's name).
+        operation: &'static str,
+        /// The first empty segment.
+        segment: usize,
     },
     /// An argument of the right type but the wrong kind (e.g. pageable memory where mapped
     /// page-locked memory is needed).
@@ -710,6 +729,67 @@ pub fn elements(rows: usize, cols: usize) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `what` naming rule of [`Error`]'s docs: a short lowercase noun (at most four words),
+    /// no parentheses or sentence punctuation. Checked on every literal the crate's sources
+    /// pass as a `what` (the field, and the helpers that take it first).
+    #[test]
+    fn every_what_follows_the_naming_rule() {
+        fn walk(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, files);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut files,
+        );
+        let starts = [
+            "what: \"",
+            "expect_len(\"",
+            "check_buffer(\"",
+            "check_equal(\"",
+            "check_count(\"",
+            "out_of_range(\"",
+            "unsupported(\"",
+            "covering_launch(kernel.name(), \"",
+        ];
+        let mut seen = 0;
+        let mut bad = Vec::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            for start in starts {
+                for (at, _) in text.match_indices(start) {
+                    let rest = &text[at + start.len()..];
+                    let what = &rest[..rest.find('"').unwrap()];
+                    seen += 1;
+                    let ok = what.starts_with(|c: char| c.is_ascii_lowercase())
+                        && what.split(' ').count() <= 4
+                        && what
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || " _-".contains(c));
+                    if !ok {
+                        bad.push(format!("{}: {what:?}", file.display()));
+                    }
+                }
+            }
+        }
+        assert!(
+            seen > 100,
+            "only {seen} `what`s found: the patterns no longer match"
+        );
+        assert!(
+            bad.is_empty(),
+            "`what`s against the rule:\n{}",
+            bad.join("\n")
+        );
+    }
 
     #[test]
     fn byte_counts_that_overflow_are_refused() {

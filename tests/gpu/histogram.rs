@@ -504,7 +504,7 @@ fn refusal_trials() -> Vec<Trial> {
                     matches!(
                         e,
                         Error::OutOfRange {
-                            what: "histogram bins (the length of counts)",
+                            what: "bins",
                             value: 0,
                             ..
                         }

@@ -9,12 +9,15 @@
 //! checked against an `f64` sum within the rounding bound of the launch's depth.
 //!
 //! The segmented reductions (`reduce::segmented_reduce`) run every operator of every type over
-//! CSR offsets with many short and empty segments and one long one, and refuse offsets that
-//! decrease or pass the input's end.
+//! CSR offsets with many short and empty segments and one long one (the arg-reductions without
+//! the empty ones, which they refuse by name), and refuse offsets that decrease or pass the
+//! input's end; segments whose every element is the identity's value name their first element;
+//! code bounded by `T: Element` alone runs.
 
 use cpu::reduce::{
-    self, ArgMax, ArgMin, F16, Max, Min, Product, Reduce, ReduceKind, SegmentedKind, Sum,
+    self, ArgMax, ArgMin, Element, F16, Max, Min, Product, Reduce, ReduceKind, SegmentedKind, Sum,
 };
+use cudarc::driver::CudaSlice;
 use cpu::reduce::reference;
 use cpu::reduce::samples::{Sample, SumReference};
 use cudarc::driver::LaunchConfig;
@@ -340,18 +343,22 @@ where
             check_segmented::<Max<T>>(&gpu, &x, &offs, &format!("{name} max"), ok, |got, seg| {
                 same_v(*got, ext(reference::argmax(seg), false))
             })?;
-            check_segmented::<ArgMin<T>>(&gpu, &x, &offs, &format!("{name} argmin"), ok, |got, seg| {
+            // The arg-reductions over the same segments without the empty ones (an empty one is
+            // refused: `segmented_empty_trials`).
+            let mut full = offs.clone();
+            full.dedup();
+            check_segmented::<ArgMin<T>>(&gpu, &x, &full, &format!("{name} argmin"), ok, |got, seg| {
                 match reference::argmin(seg) {
                     Some(e) if e.0 == got.0 => same_v(got.1, e.1),
                     Some(e) => Err(format!("got {got:?}, expected {e:?}")),
-                    None => same_v(got.1, T::from_f64(f64::INFINITY)),
+                    None => Err("an empty segment".into()),
                 }
             })?;
-            check_segmented::<ArgMax<T>>(&gpu, &x, &offs, &format!("{name} argmax"), ok, |got, seg| {
+            check_segmented::<ArgMax<T>>(&gpu, &x, &full, &format!("{name} argmax"), ok, |got, seg| {
                 match reference::argmax(seg) {
                     Some(e) if e.0 == got.0 => same_v(got.1, e.1),
                     Some(e) => Err(format!("got {got:?}, expected {e:?}")),
-                    None => same_v(got.1, T::from_f64(f64::NEG_INFINITY)),
+                    None => Err("an empty segment".into()),
                 }
             })?;
             let factors = T::factors(seed, n);
@@ -385,6 +392,69 @@ fn segmented_error_trials() -> Vec<Trial> {
     })]
 }
 
+/// An arg-reduction of an empty segment is refused naming it (as `argmin` of an empty input),
+/// the other operators give their identity there; segments whose every element is the
+/// identity's value (`T::MAX` for ArgMin) name their first element, in both kernel shapes.
+fn segmented_empty_trials<T: Sample>() -> Vec<Trial>
+where
+    T::Prod: std::fmt::Debug + PartialEq,
+{
+    let name = format!("reduce::segmented::{}::empty_and_identity_valued", T::NAME);
+    vec![gpu_trial(name.clone(), move || {
+        let gpu = gpu()?;
+        let e = |e: cpu::Error| e.to_string();
+        let x = T::random(seed_for(&name), 100);
+        let d = gpu.upload(&x).map_err(e)?;
+        let offsets = gpu.upload(&[0u64, 10, 10, 100]).map_err(e)?;
+        expect_err(reduce::segmented_reduce::<ArgMin<T>>(&gpu, &d, &offsets), |e| {
+            matches!(e, cpu::Error::EmptySegment { segment: 1, .. })
+        })?;
+        expect_err(reduce::segmented_reduce::<ArgMax<T>>(&gpu, &d, &offsets), |e| {
+            matches!(e, cpu::Error::EmptySegment { segment: 1, .. })
+        })?;
+        let mins = reduce::segmented_reduce::<Min<T>>(&gpu, &d, &offsets).map_err(e)?;
+        same_value(&name, mins[1], T::from_f64(f64::INFINITY))?;
+        let products = reduce::segmented_reduce::<Product<T>>(&gpu, &d, &offsets).map_err(e)?;
+        same(&name, products[1], T::product_reference(&[]))?;
+        // Many short segments (a warp each) and one long one (a block each).
+        for (len, segments) in [(7usize, 100usize), (5000, 1)] {
+            let n = len * segments;
+            let offsets: Vec<u64> = (0..=segments).map(|s| (s * len) as u64).collect();
+            let d_offsets = gpu.upload(&offsets).map_err(e)?;
+            let highest = gpu.upload(&vec![T::from_f64(f64::INFINITY); n]).map_err(e)?;
+            let got = reduce::segmented_reduce::<ArgMin<T>>(&gpu, &highest, &d_offsets).map_err(e)?;
+            let lowest = gpu.upload(&vec![T::from_f64(f64::NEG_INFINITY); n]).map_err(e)?;
+            let got_max = reduce::segmented_reduce::<ArgMax<T>>(&gpu, &lowest, &d_offsets).map_err(e)?;
+            for s in 0..segments {
+                same(&format!("{name} argmin {len} x {segments}"), got[s].0, 0)?;
+                same(&format!("{name} argmax {len} x {segments}"), got_max[s].0, 0)?;
+            }
+        }
+        Ok(())
+    })]
+}
+
+/// Code generic over the element type with `T: Element` as its only bound.
+fn extremes<T: Element>(gpu: &cpu::Gpu, x: &CudaSlice<T>) -> cpu::Result<(T, (usize, T), T::Prod)> {
+    Ok((reduce::min(gpu, x)?, reduce::argmax(gpu, x)?, reduce::product(gpu, x)?))
+}
+
+fn generic_trials<T: Sample>() -> Vec<Trial>
+where
+    T::Prod: std::fmt::Debug + PartialEq,
+{
+    let name = format!("reduce::generic::{}::element_bound", T::NAME);
+    vec![gpu_trial(name.clone(), move || {
+        let gpu = gpu()?;
+        let x = T::factors(seed_for(&name), 1001);
+        let d = gpu.upload(&x).map_err(|e| e.to_string())?;
+        let (lo, hi, product) = extremes(&gpu, &d).map_err(|e| e.to_string())?;
+        same_value(&name, lo, reference::argmin(&x).expect("1001 elements").1)?;
+        same_arg(&name, hi, reference::argmax(&x).expect("1001 elements"))?;
+        same(&name, product, T::product_reference(&x))
+    })]
+}
+
 pub fn trials() -> Vec<Trial> {
     let mut trials = Vec::new();
     trials.extend(type_trials::<i8>());
@@ -410,5 +480,15 @@ pub fn trials() -> Vec<Trial> {
     trials.extend(segmented_trials::<f64>());
     trials.extend(segmented_trials::<F16>());
     trials.extend(segmented_error_trials());
+    trials.extend(segmented_empty_trials::<i8>());
+    trials.extend(segmented_empty_trials::<u16>());
+    trials.extend(segmented_empty_trials::<i32>());
+    trials.extend(segmented_empty_trials::<u64>());
+    trials.extend(segmented_empty_trials::<f32>());
+    trials.extend(segmented_empty_trials::<F16>());
+    trials.extend(generic_trials::<i8>());
+    trials.extend(generic_trials::<u32>());
+    trials.extend(generic_trials::<f64>());
+    trials.extend(generic_trials::<F16>());
     trials
 }

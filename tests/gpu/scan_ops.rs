@@ -294,7 +294,7 @@ where
         let mut out = gpu
             .upload(&vec![<K::Item as Sample>::poison(); n])
             .map_err(e)?;
-        scan::inclusive_scan_by_key::<K, u32>(&gpu, &d_keys, &d_x, &mut out).map_err(e)?;
+        scan::inclusive_scan_by_key::<K>(&gpu, &d_keys, &d_x, &mut out).map_err(e)?;
         let got = gpu.download(&out, "scan_by_key").map_err(e)?;
         let expected = cpu_by_key(op, &keys, &x);
         // Float sums: the f64 sum and the sum of magnitudes of each element's segment so far.

@@ -1,5 +1,6 @@
 //! `--dump DIR` (GPU): for every pattern, every array a table verifies is written, and the
-//! names `docs/demo.md` lists for scan, histogram and conv2d are there with their shapes.
+//! names `docs/report.md` lists (its section "`--dump DIR`: arrays for NumPy") for reduce,
+//! scan, histogram and conv2d are there with their shapes and types.
 //!
 //! Each pattern runs at small sizes (its first compute-sanitizer case; scan, histogram and
 //! conv2d at sizes of their own) with `--reps 1 --format json --dump DIR`. The checks read
@@ -20,18 +21,6 @@ use demo::report::{Block, Report};
 /// Tables whose measurements do not each verify an array the demo holds, with the fewest
 /// arrays they verify and why (`*`: every table of the pattern).
 const EXEMPT: &[(&str, &str, usize, &str)] = &[
-    (
-        "reduce",
-        "operators",
-        0,
-        "66 (operator, type) rows, each checked against the CPU in the table; their f16, i8..u64 scalars are not dumped",
-    ),
-    (
-        "scan",
-        "operators",
-        0,
-        "46 (operator, type) scans, each checked against the CPU in the table; their arrays of every type are not dumped",
-    ),
     (
         "bank-conflicts",
         "patterns",
@@ -253,6 +242,19 @@ fn scan_dumps_the_documented_names() {
         }
     }
     expect(&arrays, "output_tile_copy_u32", &[n], "<u4");
+    // The operator table: every operator of every type, and the scans by key.
+    for (ty, dtype) in TYPES {
+        expect(&arrays, &format!("input_ops_{ty}"), &[n], dtype);
+        expect(&arrays, &format!("input_ops_product_{ty}"), &[n], dtype);
+        for op in ["cumsum", "cumprod", "cummin", "cummax"] {
+            expect(&arrays, &format!("output_{op}_{ty}"), &[n], dtype);
+        }
+    }
+    expect(&arrays, "input_by_key_keys", &[n], "<u4");
+    expect(&arrays, "input_by_key_f32", &[n], "<f4");
+    expect(&arrays, "input_by_key_i32", &[n], "<i4");
+    expect(&arrays, "output_sum_by_key_f32", &[n], "<f4");
+    expect(&arrays, "output_max_by_key_i32", &[n], "<i4");
     let scan = dir.path().join("scan");
     for (ty, dtype) in [("f32", "<f4"), ("i32", "<i4")] {
         expect(&arrays, &format!("input_select_{ty}"), &[n], dtype);
@@ -262,6 +264,14 @@ fn scan_dumps_the_documented_names() {
         assert!(kept > 0 && kept < n, "{ty}: {kept} kept of {n}");
         expect(&arrays, &format!("output_select_if_{ty}"), &[kept], dtype);
     }
+    // The i8 cummax against the dumped input.
+    let (_, _, x) = read_npy::<i8>(&scan.join("input_ops_i8.npy"));
+    let (_, _, got) = read_npy::<i8>(&scan.join("output_cummax_i8.npy"));
+    let mut acc = i8::MIN;
+    for (i, (&v, &g)) in x.iter().zip(&got).enumerate() {
+        acc = acc.max(v);
+        assert_eq!(g, acc, "output_cummax_i8[{i}]");
+    }
     // The i32 scans against a wrapping prefix sum of the dumped input.
     let (_, _, input) = read_npy::<i32>(&scan.join("input_i32.npy"));
     let (_, _, inclusive) = read_npy::<i32>(&scan.join("output_inclusive_sum_i32.npy"));
@@ -270,6 +280,71 @@ fn scan_dumps_the_documented_names() {
         acc = acc.wrapping_add(x);
         assert_eq!(got, acc, "output_inclusive_sum_i32[{i}]");
     }
+}
+
+/// Every primitive type of the operator tables and its NumPy type string.
+const TYPES: [(&str, &str); 11] = [
+    ("i8", "|i1"),
+    ("i16", "<i2"),
+    ("i32", "<i4"),
+    ("i64", "<i8"),
+    ("u8", "|u1"),
+    ("u16", "<u2"),
+    ("u32", "<u4"),
+    ("u64", "<u8"),
+    ("f32", "<f4"),
+    ("f64", "<f8"),
+    ("f16", "<f2"),
+];
+
+#[test]
+#[ignore = "needs an NVIDIA GPU (run.sh tests runs it)"]
+fn reduce_dumps_every_operator_of_every_type() {
+    require_gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let n = 100_003u64;
+    let (report, index) = run_dump(
+        dir.path(),
+        "reduce",
+        &["--size", "100003", "--block", "256"],
+    );
+    let arrays = check_index(dir.path(), "reduce", &report, &index.expect("an index"));
+    for (ty, dtype) in TYPES {
+        expect(&arrays, &format!("input_{ty}"), &[n], dtype);
+        expect(&arrays, &format!("input_product_{ty}"), &[n], dtype);
+        // The accumulators: 64-bit integers; f64 sums of f32 and f64, f32 of f16; products in
+        // f32 for f32 and f16.
+        let (sum, product) = match ty {
+            "f32" => ("<f8", "<f4"),
+            "f64" => ("<f8", "<f8"),
+            "f16" => ("<f4", "<f4"),
+            t if t.starts_with('i') => ("<i8", "<i8"),
+            _ => ("<u8", "<u8"),
+        };
+        expect(&arrays, &format!("output_sum_{ty}"), &[1], sum);
+        expect(&arrays, &format!("output_product_{ty}"), &[1], product);
+        for op in ["min", "max"] {
+            expect(&arrays, &format!("output_{op}_{ty}"), &[1], dtype);
+        }
+        for op in ["argmin", "argmax"] {
+            expect(&arrays, &format!("output_{op}_{ty}"), &[1], "<u8");
+            expect(&arrays, &format!("output_{op}_{ty}_value"), &[1], dtype);
+        }
+    }
+    // The u8 argmax against the dumped input: the first of the largest.
+    let red = dir.path().join("reduce");
+    let (_, _, x) = read_npy::<u8>(&red.join("input_u8.npy"));
+    let (_, _, index) = read_npy::<u64>(&red.join("output_argmax_u8.npy"));
+    let largest = *x.iter().max().unwrap();
+    let first = x.iter().position(|&v| v == largest).unwrap() as u64;
+    assert_eq!(index, vec![first], "output_argmax_u8");
+    let (_, _, sum) = read_npy::<i64>(&red.join("output_sum_i16.npy"));
+    let (_, _, x) = read_npy::<i16>(&red.join("input_i16.npy"));
+    assert_eq!(
+        sum,
+        vec![x.iter().map(|&v| i64::from(v)).sum::<i64>()],
+        "output_sum_i16"
+    );
 }
 
 #[test]

@@ -349,7 +349,7 @@ pub(crate) fn check_bytes<C: Counter>(
     let n = input.len();
     if n as u64 > C::MAX_INPUT {
         return Err(Error::OutOfRange {
-            what: "histogram input length (bytes into u32 counts; u64 counts take any length)",
+            what: "input length",
             value: n as u64,
             min: 0,
             max: C::MAX_INPUT,
@@ -430,7 +430,7 @@ pub fn even_with<T: HistogramElement, C: Counter>(
     let bins = counts.len();
     if bins == 0 || bins > MAX_BINS {
         return Err(Error::OutOfRange {
-            what: "histogram bins (the length of counts)",
+            what: "bins",
             value: bins as u64,
             min: 1,
             max: MAX_BINS as u64,
@@ -445,7 +445,7 @@ pub fn even_with<T: HistogramElement, C: Counter>(
     let n = input.len();
     if n as u64 > C::MAX_INPUT {
         return Err(Error::OutOfRange {
-            what: "histogram input length (u32 counts; u64 counts take any length)",
+            what: "input length",
             value: n as u64,
             min: 0,
             max: C::MAX_INPUT,

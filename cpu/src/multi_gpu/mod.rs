@@ -349,17 +349,17 @@ impl GpuGroup {
         S: DevicePtr<f32>,
         D: DevicePtrMut<f32>,
     {
-        self.check_count("all-reduce inputs (one per GPU)", inputs.len())?;
-        self.check_count("all-reduce outputs (one per GPU)", outputs.len())?;
+        self.check_count("inputs", inputs.len())?;
+        self.check_count("outputs", outputs.len())?;
         let lengths: Vec<usize> = inputs
             .iter()
             .map(|b| b.len())
             .chain(outputs.iter().map(|b| b.len()))
             .collect();
-        check_equal("all-reduce buffers (inputs, then outputs)", &lengths)?;
+        check_equal("buffers", &lengths)?;
         for ((gpu, input), output) in self.gpus.iter().zip(inputs).zip(outputs.iter()) {
-            gpu.check_buffer("all-reduce input", input)?;
-            gpu.check_buffer("all-reduce output", output)?;
+            gpu.check_buffer("input", input)?;
+            gpu.check_buffer("output", output)?;
         }
         let count = lengths[0];
         if count == 0 {
@@ -405,11 +405,11 @@ impl GpuGroup {
         datatype: nccl_sys::ncclDataType_t,
         during: &str,
     ) -> Result<()> {
-        self.check_count("all-reduce buffers (one per GPU)", buffers.len())?;
+        self.check_count("buffers", buffers.len())?;
         let lengths: Vec<usize> = buffers.iter().map(|b| b.len()).collect();
-        check_equal("all-reduce buffers", &lengths)?;
+        check_equal("buffers", &lengths)?;
         for (gpu, buffer) in self.gpus.iter().zip(buffers.iter()) {
-            gpu.check_buffer("all-reduce buffer", buffer)?;
+            gpu.check_buffer("buffer", buffer)?;
         }
         let count = lengths[0];
         if count == 0 {
@@ -568,8 +568,8 @@ impl ShardedSum {
         S: DevicePtr<f32>,
         R: DevicePtrMut<f64>,
     {
-        group.check_count("shards (one per GPU)", shards.len())?;
-        group.check_count("results (one per GPU)", results.len())?;
+        group.check_count("shards", shards.len())?;
+        group.check_count("results", results.len())?;
         self.check_group(group)?;
         let mut cfgs = Vec::with_capacity(group.len());
         for (((gpu, reducer), shard), result) in group
@@ -614,7 +614,7 @@ impl ShardedSum {
     pub fn result(&self, group: &GpuGroup, rank: usize) -> Result<f64> {
         let (Some(gpu), Some(partial)) = (group.gpus.get(rank), self.partials.get(rank)) else {
             return Err(Error::LengthMismatch {
-                what: "rank (below the number of GPUs)",
+                what: "rank",
                 expected: group.len(),
                 actual: rank,
             });

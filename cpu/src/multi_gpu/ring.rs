@@ -176,17 +176,17 @@ impl RingAllReduce {
         buffers: &mut [D],
     ) -> Result<()> {
         let n = group.len();
-        group.check_count("ring all-reduce buffers (one per GPU)", buffers.len())?;
+        group.check_count("buffers", buffers.len())?;
         group.check_count(
             "RingAllReduce workspaces (made for another group)",
             self.staging.len(),
         )?;
         let lengths: Vec<usize> = buffers.iter().map(|b| b.len()).collect();
-        check_equal("ring all-reduce buffers", &lengths)?;
+        check_equal("buffers", &lengths)?;
         let len = lengths[0];
         if len > self.capacity {
             return Err(Error::OutOfRange {
-                what: "ring all-reduce length (the workspace's capacity)",
+                what: "length",
                 value: len as u64,
                 min: 0,
                 max: self.capacity as u64,
@@ -194,7 +194,7 @@ impl RingAllReduce {
         }
         let gpus = group.gpus();
         for (gpu, buffer) in gpus.iter().zip(buffers.iter()) {
-            gpu.check_buffer("ring all-reduce buffer", buffer)?;
+            gpu.check_buffer("buffer", buffer)?;
         }
         if n == 1 || len == 0 {
             return Ok(());

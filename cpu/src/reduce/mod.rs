@@ -28,7 +28,9 @@
 //! - [`reduce`](fn@reduce) / [`reduce_into`] and [`min`](fn@min), [`max`](fn@max),
 //!   [`argmin`], [`argmax`], [`product`]: CUB's and PyTorch's operators over every primitive type
 //!   ([`ops`]: `Sum`, `Product`, `Min`, `Max`, `ArgMin`, `ArgMax` of `i8`..`i64`, `u8`..`u64`,
-//!   `f32`, `f64`, `f16`), the same one launch (`gpu_std::reduce::device_reduce`).
+//!   `f32`, `f64`, `f16`), the same one launch (`gpu_std::reduce::device_reduce`). Generic
+//!   code bounds the element type by [`Element`] only: it implies every operator, and the
+//!   accumulators are [`Arithmetic`]'s and [`Ordered`]'s associated types, re-exported here.
 //! - [`segmented_reduce`] / [`segmented_reduce_into`]: every operator over the segments of CSR
 //!   offsets (CUB's `DeviceSegmentedReduce`).
 //! - [`square_sum`](fn@square_sum) / [`square_sum_into`]: `sum(x * x)` of `i32` the same way
@@ -56,8 +58,8 @@ use crate::context::Gpu;
 use crate::error::Result;
 
 pub use ops::{
-    ArgMax, ArgMin, ArgPair, Element, F16, Max, Min, Product, Sum, argmax, argmin, max, min,
-    product,
+    ArgMax, ArgMin, ArgPair, Arithmetic, Element, F16, Max, Min, Ordered, Product, Scannable, Sum,
+    argmax, argmin, max, min, product,
 };
 pub use segmented::{SegmentedKernel, SegmentedKind, segmented_reduce, segmented_reduce_into};
 pub use square_sum::SquareSumI32;

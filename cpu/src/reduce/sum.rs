@@ -296,7 +296,7 @@ impl<K: ReduceKind> Reduce<K> {
 /// are sized for them at allocation).
 fn workspace_too_small() -> Error {
     Error::Unsupported {
-        what: "reduction workspace",
+        what: "workspace",
         requirement: "room for one accumulator per block",
     }
 }

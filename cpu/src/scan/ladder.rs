@@ -233,7 +233,7 @@ impl Ladder {
         expect_len("output", n, output.len())?;
         if n > self.capacity {
             return Err(Error::OutOfRange {
-                what: "scan ladder input length",
+                what: "input length",
                 value: n as u64,
                 min: 0,
                 max: self.capacity as u64,
@@ -356,7 +356,7 @@ fn hierarchical(
     let grid = launch::blocks_to_cover(kernel, n, k::COARSENED_SECTION as u64)?;
     let cfg = launch::linear(grid, k::COARSENED_BLOCK, 0);
     let (sums, rest) = levels.split_first_mut().ok_or(Error::Unsupported {
-        what: "hierarchical scan",
+        what: "levels",
         requirement: "a level of section totals for every level of the input",
     })?;
     // SAFETY: `(input, output, n, sums)`: views of `n` elements; `sums` holds `grid` words

@@ -45,8 +45,8 @@ use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig};
 use gpu::scan::{self as k, lookback};
 
 pub use ops::{
-    ByKeyKernel, ByKeyKind, ScanKernel, ScanKey, ScanKind, cummax, cummin, cumprod, cumsum,
-    exclusive_scan, inclusive_scan, inclusive_scan_by_key, inclusive_scan_init,
+    ByKeyKernel, ByKeyKind, ScanKernel, ScanKey, ScanKeys, ScanKind, cummax, cummin, cumprod,
+    cumsum, exclusive_scan, inclusive_scan, inclusive_scan_by_key, inclusive_scan_init,
 };
 pub use workspace::ScanWorkspace;
 

@@ -8,7 +8,8 @@
 //! and narrowed as they are stored: wrapping sums and products give the narrow type's own bits
 //! (CUB's result for an output of the input's type; PyTorch's `cumsum` of `int8` widens to
 //! `int64` instead), and `f16` outputs are each rounded once from an `f32` scan (PyTorch's
-//! `cumsum` of `half`). `Min`/`Max` of floats propagate NaN, as `torch.cummax`'s values.
+//! `cumsum` of `half`). `Min`/`Max` of floats propagate NaN, as `torch.cummax`'s values; a
+//! negative NaN (the sign bit set) is a NaN like any other.
 //!
 //! ```no_run
 //! use cpu::{Gpu, scan};
@@ -27,27 +28,27 @@
 
 use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr};
 use gpu::scan::ScanOp;
-use gpu::scan::lookback::scan_lookback;
 use gpu_std::DeviceCopy;
 
 use super::{Kind, ScanWorkspace};
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::Kernel;
+use crate::reduce::ops::Scannable;
+use crate::reduce::ops::sealed::Instances;
 use crate::reduce::{Element, Max, Min, Product, Sum};
 
 /// The kernel instances `scan_by_key` has.
 use gpu::scan::by_key::__gpu_std_instance_of_scan_by_key as ByKeyInstance;
 use gpu::scan::by_key::scan_by_key;
-/// The kernel instances `scan_lookback` has (the operators its `instantiate` lists).
-use gpu::scan::lookback::__gpu_std_instance_of_scan_lookback as Instance;
 
 /// A look-back scan kernel over `T` with accumulator `A`: `(input: *const T, output: *mut T, n:
 /// usize, status: *mut u64, counter: *mut u32, epoch: u32, exclusive: u32, init: A)`.
 pub type ScanKernel<T, A> = Kernel<(*const T, *mut T, usize, *mut u64, *mut u32, u32, u32, A)>;
 
 /// A scan the library runs: an operator of `gpu::scan::ScanOp` with its kernel instance
-/// (`Sum<T>`, `Product<T>`, `Min<T>`, `Max<T>` of every primitive `T`).
+/// (`Sum<T>`, `Product<T>`, `Min<T>`, `Max<T>` of every [`Element`] `T`, the accumulator
+/// [`Scannable::Acc`]).
 pub trait ScanKind: 'static {
     /// The element type of input and output.
     type Item: DeviceRepr + Copy + Send + Sync;
@@ -61,19 +62,23 @@ pub trait ScanKind: 'static {
     fn lift(x: Self::Item) -> Self::Acc;
 }
 
-impl<S> ScanKind for S
-where
-    S: ScanOp + Instance + 'static,
-    S::Item: DeviceRepr + Send + Sync,
-    S::Acc: DeviceCopy,
-{
-    type Item = S::Item;
-    type Acc = S::Acc;
-    const KERNEL: ScanKernel<S::Item, S::Acc> = scan_lookback::<S>();
-    const IDENTITY: S::Acc = <S as ScanOp>::IDENTITY;
-    fn lift(x: S::Item) -> S::Acc {
-        <S as ScanOp>::lift(x)
-    }
+/// Every operator of every [`Element`] is a [`ScanKind`], so `T: Element` is the only bound
+/// generic code writes.
+macro_rules! scan_kind {
+    ($($op:ident => $kernel:ident;)*) => {$(
+        impl<T: Element> ScanKind for $op<T> {
+            type Item = T;
+            type Acc = <T as Scannable>::Acc;
+            const KERNEL: ScanKernel<T, Self::Acc> = <T as Instances>::$kernel;
+            const IDENTITY: Self::Acc = <$op<T> as ScanOp>::IDENTITY;
+            fn lift(x: T) -> Self::Acc {
+                <$op<T> as ScanOp>::lift(x)
+            }
+        }
+    )*};
+}
+scan_kind! {
+    Sum => SCAN_SUM; Product => SCAN_PRODUCT; Min => SCAN_MIN; Max => SCAN_MAX;
 }
 
 /// `output[i] = input[0] ⊕ ... ⊕ input[i]` with the operator `K` ([`ScanKind`]), queued on
@@ -142,10 +147,7 @@ pub fn cumsum<T: Element>(
     gpu: &Gpu,
     input: &impl DevicePtr<T>,
     output: &mut impl DevicePtrMut<T>,
-) -> Result<()>
-where
-    Sum<T>: ScanKind<Item = T>,
-{
+) -> Result<()> {
     inclusive_scan::<Sum<T>>(gpu, input, output)
 }
 
@@ -157,10 +159,7 @@ pub fn cumprod<T: Element>(
     gpu: &Gpu,
     input: &impl DevicePtr<T>,
     output: &mut impl DevicePtrMut<T>,
-) -> Result<()>
-where
-    Product<T>: ScanKind<Item = T>,
-{
+) -> Result<()> {
     inclusive_scan::<Product<T>>(gpu, input, output)
 }
 
@@ -173,10 +172,7 @@ pub fn cummax<T: Element>(
     gpu: &Gpu,
     input: &impl DevicePtr<T>,
     output: &mut impl DevicePtrMut<T>,
-) -> Result<()>
-where
-    Max<T>: ScanKind<Item = T>,
-{
+) -> Result<()> {
     inclusive_scan::<Max<T>>(gpu, input, output)
 }
 
@@ -188,10 +184,7 @@ pub fn cummin<T: Element>(
     gpu: &Gpu,
     input: &impl DevicePtr<T>,
     output: &mut impl DevicePtrMut<T>,
-) -> Result<()>
-where
-    Min<T>: ScanKind<Item = T>,
-{
+) -> Result<()> {
     inclusive_scan::<Min<T>>(gpu, input, output)
 }
 
@@ -233,22 +226,53 @@ pub trait ScanKey: DeviceRepr + Copy + sealed::Sealed {}
 impl ScanKey for i32 {}
 impl ScanKey for u32 {}
 
+/// Device memory of [`ScanKey`]s, whose key type [`inclusive_scan_by_key`] infers: a
+/// `CudaSlice`, `CudaView` or `CudaViewMut` of `i32` or `u32` keys (and cudarc's unified-memory
+/// forms). A device pointer type of one's own takes part by returning itself.
+pub trait ScanKeys {
+    /// The key type.
+    type Key: ScanKey;
+    /// The keys as device memory.
+    fn device_keys(&self) -> &impl DevicePtr<Self::Key>;
+}
+
+macro_rules! scan_keys {
+    ($($ptr:ty),*) => {$(
+        impl<Key: ScanKey> ScanKeys for $ptr {
+            type Key = Key;
+            fn device_keys(&self) -> &impl DevicePtr<Key> {
+                self
+            }
+        }
+    )*};
+}
+scan_keys!(
+    cudarc::driver::CudaSlice<Key>,
+    cudarc::driver::CudaView<'_, Key>,
+    cudarc::driver::CudaViewMut<'_, Key>,
+    cudarc::driver::UnifiedSlice<Key>,
+    cudarc::driver::UnifiedView<'_, Key>,
+    cudarc::driver::UnifiedViewMut<'_, Key>
+);
+
 /// Inclusive scan by key (CUB's `InclusiveSumByKey` / `InclusiveScanByKey`): `output[i]` is the
 /// scan with `K` of `input[h..=i]`, where `h` is the start of `i`'s run of equal consecutive
 /// keys (the last `h <= i` with `h == 0` or `keys[h] != keys[h - 1]`). Queued on `gpu`'s stream;
 /// one launch of the look-back scan over `(head, value)` pairs, which carries a run across
-/// tiles. Uses the scan workspace `gpu` keeps for the value type.
+/// tiles. Uses the scan workspace `gpu` keeps for the value type. The key type (`i32` or
+/// `u32`) comes from `keys` ([`ScanKeys`]): only the operator is named,
+/// `inclusive_scan_by_key::<Sum<f32>>(&gpu, &keys, &x, &mut y)`.
 ///
 /// # Errors
 /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) unless `keys`, `input` and `output`
 /// have one length; otherwise as [`inclusive_scan`].
-pub fn inclusive_scan_by_key<K: ByKeyKind, Key: ScanKey>(
+pub fn inclusive_scan_by_key<K: ByKeyKind>(
     gpu: &Gpu,
-    keys: &impl DevicePtr<Key>,
+    keys: &impl ScanKeys,
     input: &impl DevicePtr<K::Item>,
     output: &mut impl DevicePtrMut<K::Item>,
 ) -> Result<()> {
     gpu.with_workspace(ScanWorkspace::<K::Item>::new, |ws| {
-        ws.scan_by_key::<K, Key>(gpu, keys, input, output).map(drop)
+        ws.scan_by_key::<K>(gpu, keys, input, output).map(drop)
     })
 }

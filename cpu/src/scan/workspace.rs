@@ -3,10 +3,10 @@
 
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceSlice, LaunchConfig};
 use gpu::scan::{self as k, lookback};
 
-use super::ops::{ByKeyKind, ScanKey};
+use super::ops::{ByKeyKind, ScanKeys};
 use super::{EMPTY_LAUNCH, Kind, Predicate, ScanElement, ScanKind, SelectElement};
 #[allow(unused_imports)] // doc links
 use super::{exclusive_sum, inclusive_scan_by_key, inclusive_sum, select_if, select_if_count};
@@ -157,13 +157,14 @@ impl<T> ScanWorkspace<T> {
     ///
     /// # Errors
     /// As [`inclusive_scan_by_key`].
-    pub fn scan_by_key<K: ByKeyKind<Item = T>, Key: ScanKey>(
+    pub fn scan_by_key<K: ByKeyKind<Item = T>>(
         &mut self,
         gpu: &Gpu,
-        keys: &impl DevicePtr<Key>,
+        keys: &impl ScanKeys,
         input: &impl DevicePtr<T>,
         output: &mut impl DevicePtrMut<T>,
     ) -> Result<LaunchConfig> {
+        let keys = keys.device_keys();
         gpu.check_buffer("keys", keys)?;
         gpu.check_buffer("input", input)?;
         gpu.check_buffer("output", output)?;
@@ -356,7 +357,7 @@ impl<T: SelectElement> ScanWorkspace<T> {
         let n = input.len();
         if output.len() < n {
             return Err(Error::LengthMismatch {
-                what: "select_if output (at least the input's length)",
+                what: "output",
                 expected: n,
                 actual: output.len(),
             });
@@ -364,7 +365,7 @@ impl<T: SelectElement> ScanWorkspace<T> {
         expect_len("count", 1, count.len())?;
         if n > u32::MAX as usize {
             return Err(Error::OutOfRange {
-                what: "select_if input length (the count is a u32)",
+                what: "input length",
                 value: n as u64,
                 min: 0,
                 max: u32::MAX as u64,

@@ -157,7 +157,7 @@ fn tiled(gpu: &Gpu, keys: &mut impl DevicePtrMut<u32>, fused: bool) -> Result<()
 fn check(gpu: &Gpu, keys: &impl DevicePtrMut<u32>) -> Result<()> {
     if keys.len() > MAX_SORT_LEN {
         return Err(Error::OutOfRange {
-            what: "keys to sort",
+            what: "keys",
             value: keys.len() as u64,
             min: 0,
             max: MAX_SORT_LEN as u64,

@@ -12,7 +12,27 @@
 //!
 //! Floats are ordered as `torch.sort` orders them: `-0.0` equals `+0.0` (a stable sort keeps
 //! their input order), NaN is greater than every number (first in a descending sort) and
-//! equal to every other NaN; keys keep their own bits.
+//! equal to every other NaN; keys keep their own bits. A NaN is any pattern with an all-ones
+//! exponent and a non-zero mantissa whatever its sign bit: a negative NaN (`-f32::NAN`) sorts
+//! with the other NaNs above `+inf`, not below `-inf` as in [`f32::total_cmp`], and NaNs of any
+//! sign or payload keep their input order among themselves.
+//!
+//! # The bit pattern a sort orders (and `keys_bits`' bits)
+//! Each key is mapped to an unsigned pattern of its width whose unsigned order is the key's
+//! order, then inverted (all bits XORed) for a descending sort; the digits, and
+//! [`keys_bits`]' `begin_bit..end_bit`, are bits of that pattern, not of the key:
+//!
+//! | key | pattern |
+//! |---|---|
+//! | `u8`..`u64` | the key's bits |
+//! | `i8`..`i64` | the sign bit flipped (`i32::MIN` is 0, `-1` is `0x7fff_ffff`, `0` is `0x8000_0000`) |
+//! | `f32`, `f64`, negative (sign bit set, not NaN) | every bit flipped (`-inf` is `0x007f_ffff`) |
+//! | `f32`, `f64`, `+0.0` and `-0.0` | the sign bit alone (`0x8000_0000`) |
+//! | `f32`, `f64`, positive | the sign bit set (`+inf` is `0xff80_0000`) |
+//! | `f32`, `f64`, any NaN | all ones (`0xffff_ffff`) |
+//!
+//! So for `f32` the top bit `31..32` separates the negative numbers from the rest, and a sort
+//! of `f32` by `0..23` orders by the mantissa bits of the pattern only.
 //!
 //! ```no_run
 //! use cpu::{Gpu, sort::{self, Order}};
@@ -283,8 +303,11 @@ impl RadixSort {
 
     /// Sorts `keys` in place by the bits `bits` of their ordered pattern only (CUB's
     /// `begin_bit..end_bit`: bits of the key mapped to the unsigned order, descending ones
-    /// inverted; `0..8 * size_of::<K>()` is the whole key): fewer passes when the keys are known
-    /// to differ only there. As [`RadixSort::keys`] otherwise.
+    /// inverted, as the [module](self#the-bit-pattern-a-sort-orders-and-keys_bits-bits) table
+    /// maps them: signed keys with the sign bit flipped, floats with negative ones inverted,
+    /// zeros of both signs equal and every NaN all ones; `0..8 * size_of::<K>()` is the whole
+    /// key): fewer passes when the keys are known to differ only there. As
+    /// [`RadixSort::keys`] otherwise.
     ///
     /// # Errors
     /// [`Error::OutOfRange`] for an empty bit range or one past the key's width; as
@@ -410,7 +433,7 @@ impl RadixSort {
         // valid `K` to overwrite; `transmute_mut` checks that it holds `n` of them.
         let view = unsafe { sorted.transmute_mut::<K>(keys.len()) };
         let mut view = view.ok_or(Error::LengthMismatch {
-            what: "the argsort's workspace",
+            what: "workspace",
             expected: keys.len(),
             actual: room,
         })?;
@@ -622,7 +645,7 @@ fn check<K: SortKey>(
     let width = 8 * size_of::<K>() as u32;
     if bits.start >= bits.end || bits.end > width {
         return Err(Error::OutOfRange {
-            what: "the sort's end bit (above its begin bit, within the key)",
+            what: "bits",
             value: bits.end as u64,
             min: bits.start as u64 + 1,
             max: width as u64,
@@ -630,7 +653,7 @@ fn check<K: SortKey>(
     }
     if n > MAX_SORT_LEN {
         return Err(Error::OutOfRange {
-            what: "keys to sort",
+            what: "keys",
             value: n as u64,
             min: 0,
             max: MAX_SORT_LEN as u64,

@@ -112,6 +112,28 @@ mod tests {
         assert_eq!(down, vec![1, 5, 0, 2, 3, 7, 6, 4]);
     }
 
+    /// The patterns the module docs' table lists (what `keys_bits`' bit range selects from).
+    #[test]
+    fn the_documented_bit_patterns() {
+        use gpu::sort::{KEY_FLOAT, KEY_SIGNED, KEY_UNSIGNED, RadixBits};
+        let f = |x: f32| x.to_bits().ordered(KEY_FLOAT, 0);
+        assert_eq!(f(f32::NEG_INFINITY), 0x007f_ffff);
+        assert_eq!((f(-0.0), f(0.0)), (0x8000_0000, 0x8000_0000));
+        assert_eq!(f(f32::INFINITY), 0xff80_0000);
+        for nan in [f32::NAN, -f32::NAN, f32::from_bits(0xff80_0001)] {
+            assert_eq!(f(nan), u32::MAX, "{:#x}", nan.to_bits());
+        }
+        assert!(f(-1.0) < f(-0.5) && f(-0.5) < f(0.0) && f(0.0) < f(1e-45) && f(1.0) < f(2.0));
+        let i = |x: i32| (x as u32).ordered(KEY_SIGNED, 0);
+        assert_eq!((i(i32::MIN), i(-1), i(0)), (0, 0x7fff_ffff, 0x8000_0000));
+        assert_eq!(7u32.ordered(KEY_UNSIGNED, 0), 7);
+        // Descending: the pattern inverted.
+        assert_eq!(
+            1.0f64.to_bits().ordered(KEY_FLOAT, u64::MAX),
+            !(1.0f64.to_bits() | 1 << 63)
+        );
+    }
+
     #[test]
     fn pairs_are_stable() {
         let (k, v) = sort_pairs(&[2u8, 1, 2, 1], &[0u32, 1, 2, 3], Order::Ascending);

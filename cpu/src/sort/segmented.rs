@@ -219,15 +219,15 @@ fn check<K: SortKey>(
     offsets: &impl DevicePtr<u64>,
 ) -> Result<usize> {
     super::check::<K>(gpu, keys.len(), &super::all_bits::<K>(), keys)?;
-    gpu.check_buffer("segment offsets", offsets)?;
+    gpu.check_buffer("offsets", offsets)?;
     let segments = offsets.len().checked_sub(1).ok_or(Error::LengthMismatch {
-        what: "segment offsets (segments + 1)",
+        what: "offsets",
         expected: 1,
         actual: 0,
     })?;
     if segments > MAX_SEGMENTS {
         return Err(Error::OutOfRange {
-            what: "segments to sort",
+            what: "segments",
             value: segments as u64,
             min: 0,
             max: MAX_SEGMENTS as u64,

@@ -169,7 +169,7 @@ impl NeighbourList {
         check_atoms(n)?;
         if threads == 0 {
             return Err(Error::OutOfRange {
-                what: "threads building the neighbour list",
+                what: "threads",
                 value: 0,
                 min: 1,
                 max: u64::MAX,
@@ -280,14 +280,14 @@ impl NeighbourList {
         check_atoms(atoms)?;
         if offsets.len() != atoms + 1 {
             return Err(Error::LengthMismatch {
-                what: "neighbour offsets (atoms + 1)",
+                what: "offsets",
                 expected: atoms + 1,
                 actual: offsets.len(),
             });
         }
         if offsets[0] != 0 {
             return Err(Error::OutOfRange {
-                what: "first neighbour offset",
+                what: "offsets",
                 value: offsets[0] as u64,
                 min: 0,
                 max: 0,
@@ -295,7 +295,7 @@ impl NeighbourList {
         }
         if offsets[atoms] as usize != neighbours.len() {
             return Err(Error::LengthMismatch {
-                what: "neighbours (the last offset)",
+                what: "neighbours",
                 expected: offsets[atoms] as usize,
                 actual: neighbours.len(),
             });
@@ -303,7 +303,7 @@ impl NeighbourList {
         // Nondecreasing from 0 to `neighbours.len()`: every range below is in bounds.
         if let Some(w) = offsets.windows(2).find(|w| w[1] < w[0]) {
             return Err(Error::OutOfRange {
-                what: "neighbour offset (offsets must not decrease)",
+                what: "offsets",
                 value: w[1] as u64,
                 min: w[0] as u64,
                 max: neighbours.len() as u64,
@@ -370,7 +370,7 @@ impl NeighbourList {
 fn check_atoms(n: usize) -> Result<()> {
     if n > u32::MAX as usize {
         return Err(Error::OutOfRange {
-            what: "atoms in a neighbour list",
+            what: "atoms",
             value: n as u64,
             min: 0,
             max: u32::MAX as u64,

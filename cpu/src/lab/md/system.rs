@@ -99,7 +99,7 @@ impl System {
     pub fn fcc(cells: usize) -> Result<Self> {
         if !(MIN_CELLS..=MAX_CELLS).contains(&cells) {
             return Err(Error::OutOfRange {
-                what: "fcc unit cells per side",
+                what: "cells per side",
                 value: cells as u64,
                 min: MIN_CELLS as u64,
                 max: MAX_CELLS as u64,

@@ -156,7 +156,7 @@ impl Partition {
 fn check_threads(threads: usize) -> Result<()> {
     if !(1..=MAX_THREADS).contains(&threads) {
         return Err(Error::OutOfRange {
-            what: "threads in the team",
+            what: "threads",
             value: threads as u64,
             min: 1,
             max: MAX_THREADS as u64,

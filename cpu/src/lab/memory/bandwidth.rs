@@ -269,7 +269,7 @@ impl HostBuffer {
                 ..
             }) => Ok(*p),
             _ => Err(Error::Unsupported {
-                what: "zero-copy host buffer",
+                what: "host buffer",
                 requirement: "zero-copy needs mapped page-locked memory (HostMemory::ZeroCopy)",
             }),
         }
@@ -436,7 +436,7 @@ pub fn kernel_copy(
     check_bytes(bytes, src.len(), dst.len())?;
     if !bytes.is_multiple_of(k::GROUP_BYTES) {
         return Err(Error::NotMultiple {
-            what: "copy-kernel bytes",
+            what: "bytes",
             value: bytes,
             multiple: k::GROUP_BYTES,
         });

@@ -73,13 +73,13 @@ impl Access {
     pub fn validate(self) -> Result<()> {
         match self {
             Access::Offset(o) if o > k::MAX_OFFSET => Err(Error::OutOfRange {
-                what: "misalignment offset (elements)",
+                what: "offset",
                 value: o as u64,
                 min: 0,
                 max: k::MAX_OFFSET as u64,
             }),
             Access::Stride(s) if s == 0 || s > k::MAX_STRIDE => Err(Error::OutOfRange {
-                what: "stride (elements)",
+                what: "stride",
                 value: s as u64,
                 min: 1,
                 max: k::MAX_STRIDE as u64,

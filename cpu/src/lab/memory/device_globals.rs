@@ -28,7 +28,7 @@ fn check_inputs(u: &[f32], v: &[f32]) -> Result<()> {
     }
     if u.len() > k::DEVICE_GLOBAL_LEN {
         return Err(Error::OutOfRange {
-            what: "elements of the __device__ arrays DEV_U and DEV_V",
+            what: "elements",
             value: u.len() as u64,
             min: 0,
             max: k::DEVICE_GLOBAL_LEN as u64,

@@ -55,7 +55,7 @@ impl FmaRate {
     pub fn new(gpu: &Gpu, blocks_per_sm: u32, iterations: u32) -> Result<Self> {
         if !(1..=MAX_BLOCKS_PER_SM).contains(&blocks_per_sm) {
             return Err(Error::OutOfRange {
-                what: "FMA-rate blocks per SM",
+                what: "blocks per SM",
                 value: u64::from(blocks_per_sm),
                 min: 1,
                 max: u64::from(MAX_BLOCKS_PER_SM),
@@ -63,7 +63,7 @@ impl FmaRate {
         }
         if iterations == 0 {
             return Err(Error::OutOfRange {
-                what: "FMA-rate iterations",
+                what: "iterations",
                 value: 0,
                 min: 1,
                 max: u64::from(u32::MAX),

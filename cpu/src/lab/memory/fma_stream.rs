@@ -61,7 +61,7 @@ pub fn kernel(w: usize) -> Result<kernels::FmaStreamKernel> {
     match kernels::FMA_STREAM_BY_RADIUS.get(w / 2) {
         Some(Some(kernel)) if w % 2 == 1 => Ok(*kernel),
         _ => Err(Error::OutOfRange {
-            what: "FMA-stream width (odd)",
+            what: "width",
             value: w as u64,
             min: 3,
             max: MAX_WIDTH as u64,
@@ -86,7 +86,7 @@ impl FmaStream {
     pub fn new(gpu: &Gpu, input: &[f32]) -> Result<Self> {
         if input.is_empty() {
             return Err(Error::OutOfRange {
-                what: "FMA-stream elements",
+                what: "elements",
                 value: 0,
                 min: 1,
                 max: usize::MAX as u64,

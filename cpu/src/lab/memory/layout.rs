@@ -100,7 +100,7 @@ impl DeviceData {
         // variant needs), seen as structs by the AoS kernels.
         let actual = self.input.len().min(self.output.len());
         let too_short = || Error::LengthMismatch {
-            what: "layout buffers (floats)",
+            what: "elements",
             expected: 2 * n,
             actual,
         };

@@ -112,7 +112,7 @@ impl ReadShape {
         let grid = sms * u64::from(self.blocks_per_sm);
         if self.blocks_per_sm == 0 || grid > launch::MAX_GRID_X {
             return Err(Error::OutOfRange {
-                what: "read-stream blocks per SM",
+                what: "blocks per SM",
                 value: u64::from(self.blocks_per_sm),
                 min: 1,
                 max: launch::MAX_GRID_X / sms,

@@ -63,7 +63,7 @@ pub fn launch(
     launch::check_block(kernel.name(), block, false)?;
     if !u.len().is_multiple_of(block as usize) {
         return Err(Error::NotMultiple {
-            what: "elements (each block mirrors its own slice of a block's length)",
+            what: "elements",
             value: u.len(),
             multiple: block as usize,
         });

@@ -63,7 +63,7 @@ impl<'a> TextureObject<'a> {
         let max = max_linear_width(gpu)?;
         if table.is_empty() || table.len() > max {
             return Err(Error::OutOfRange {
-                what: "elements of a 1D linear texture",
+                what: "elements",
                 value: table.len() as u64,
                 min: 1,
                 max: max as u64,

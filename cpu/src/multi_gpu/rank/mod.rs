@@ -165,7 +165,7 @@ impl RankCommunicator {
     ) -> Result<Self> {
         if world_size == 0 || world_size > i32::MAX as usize {
             return Err(Error::OutOfRange {
-                what: "world size (ranks of the job)",
+                what: "world size",
                 value: world_size as u64,
                 min: 1,
                 max: i32::MAX as u64,
@@ -376,11 +376,11 @@ impl RankCommunicator {
     ) -> Result<()> {
         let count = input.len();
         self.out_of_place(
-            ("all-reduce", ["all-reduce input", "all-reduce output"]),
+            ("all-reduce", ["input", "output"]),
             input,
             output,
             [
-                ("all-reduce input", count),
+                ("input", count),
                 ("all-reduce output (the input's length)", count),
             ],
             // SAFETY: `src` and `dst` hold `count` elements of T on this rank's device (checked
@@ -402,7 +402,7 @@ impl RankCommunicator {
         op: ReduceOp,
     ) -> Result<()> {
         self.check_alive()?;
-        self.check("all-reduce buffer", buffer)?;
+        self.check("buffer", buffer)?;
         let count = buffer.len();
         let (ptr, _write) = buffer.device_ptr_mut(self.gpu.stream());
         // SAFETY: as all_reduce, with `src == dst`, which NCCL allows.

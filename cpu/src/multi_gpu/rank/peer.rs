@@ -165,9 +165,9 @@ impl<'c> PeerAllReduce<'c> {
     /// [`Error::Driver`](crate::Error::Driver) if the launch fails.
     pub fn all_reduce_in_place(&mut self, value: &mut impl DevicePtrMut<f64>) -> Result<()> {
         self.comm.check_alive()?;
-        expect_len("peer all-reduce value", 1, value.len())?;
+        expect_len("value", 1, value.len())?;
         let gpu = self.comm.gpu();
-        gpu.check_buffer("peer all-reduce value", value)?;
+        gpu.check_buffer("value", value)?;
         if self.comm.world_size() == 1 {
             // The sum over one rank is its value: nothing to launch.
             return Ok(());
@@ -217,11 +217,11 @@ impl<'c> PeerAllReduce<'c> {
         result: &mut impl DevicePtrMut<f64>,
     ) -> Result<LaunchConfig> {
         self.comm.check_alive()?;
-        expect_len("sharded sum result", 1, result.len())?;
+        expect_len("result", 1, result.len())?;
         let comm = self.comm;
         let gpu = comm.gpu();
         gpu.check_buffer("shard", shard)?;
-        gpu.check_buffer("sharded sum result", result)?;
+        gpu.check_buffer("result", result)?;
         let ws = match self.sum.take() {
             Some(ws) => ws,
             None if comm.world_size() == 1 => SumWorkspace::Alone(ReduceSum::new(gpu)?),

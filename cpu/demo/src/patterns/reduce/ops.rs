@@ -1,6 +1,13 @@
 //! `demo reduce`'s operator table and `demo sweep reduce-max-f32 ...`: the reductions of
 //! `cpu::reduce::ops` (`Sum`, `Product`, `Min`, `Max`, `ArgMin`, `ArgMax` of every primitive
 //! type), each checked against the CPU and timed with the L2 flushed.
+//!
+//! `--dump DIR` writes, for every type `<type>` (`i8`..`u64`, `f32`, `f64`, `f16`), the input
+//! `input_<type>` and the product's exact factors `input_product_<type>`, and for every
+//! operator `<op>` (`sum`, `product`, `min`, `max`, `argmin`, `argmax`) the result the table
+//! verified, `output_<op>_<type>` (one element of the accumulator's type: `i64` for the sum of
+//! `i8`, `f32` for the sum of `f16`); the arg-reductions' index is `output_<op>_<type>` (one
+//! `u64`) and their value `output_<op>_<type>_value`.
 
 use anyhow::Result;
 use cpu::reduce::samples::{Sample, SumReference};
@@ -15,6 +22,37 @@ use crate::engine::out::Out;
 use crate::engine::report::{ChartKind, Table};
 use crate::engine::sweep::{Case, Sweep};
 use crate::engine::timing::L2Flush;
+
+/// An operator's result as the arrays `--dump` writes: a scalar as one element, an arg-result
+/// as its index (`u64`) and its value (`<name>_value`).
+pub(super) trait DumpResult: Copy {
+    /// `check()`, with the result written under `name` as the table's verified output.
+    fn verify<V>(self, out: &Out, name: &str, check: impl FnOnce() -> V) -> Result<V>;
+}
+
+macro_rules! dump_scalar {
+    ($($t:ty),*) => {$(
+        impl DumpResult for $t {
+            fn verify<V>(self, out: &Out, name: &str, check: impl FnOnce() -> V) -> Result<V> {
+                out.verify(name, &[], &[self], |_| check())
+            }
+        }
+    )*};
+}
+dump_scalar!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, F16);
+
+impl<T: DumpResult + npyz::AutoSerialize> DumpResult for (usize, T) {
+    fn verify<V>(self, out: &Out, name: &str, check: impl FnOnce() -> V) -> Result<V> {
+        let verdict = out.verify(name, &[], &[self.0 as u64], |_| check())?;
+        out.verify(&format!("{name}_value"), &[], &[self.1], |_| ())?;
+        Ok(verdict)
+    }
+}
+
+/// The name an operator's result is dumped under: `output_argmax_u8`.
+pub(super) fn output_name(op: &str, ty: &str) -> String {
+    format!("output_{op}_{ty}")
+}
 
 /// The check of a sum of `n` elements against its reference.
 fn check_sum<T: Sample>(
@@ -70,41 +108,44 @@ pub(super) trait Runner {
         kernel: &'static str,
         bytes: u64,
         launch: &mut dyn FnMut() -> cpu::Result<LaunchConfig>,
-        check: &mut dyn FnMut(&LaunchConfig) -> Result<Checked>,
+        check: &mut dyn FnMut(&LaunchConfig, Option<&Out>) -> Result<Checked>,
     ) -> Result<()>;
 }
 
-/// Runs the reduction `K` through `runner`, checking its output with `check`.
+/// Runs the reduction `K` through `runner`, checking its output with `check` (and, where the
+/// runner dumps, writing it as `output_<op>_<type>`).
 fn run_kind<K: ReduceKind>(
     gpu: &Gpu,
     d_input: &cudarc::driver::CudaSlice<K::Input>,
     runner: &mut dyn Runner,
+    (op, ty): (&str, &str),
     check: impl Fn(K::Output, &LaunchConfig) -> Checked,
-) -> Result<()> {
+) -> Result<()>
+where
+    K::Output: DumpResult,
+{
     let n = d_input.len();
     let ws = std::cell::RefCell::new(Reduce::<K>::new(gpu)?);
     runner.run(
         K::KERNEL_NAME,
         (n * size_of::<K::Input>()) as u64,
         &mut || ws.borrow_mut().launch(gpu, d_input),
-        &mut |cfg| {
+        &mut |cfg, out| {
             let acc = ws.borrow().result(gpu)?;
-            Ok(check(K::output(acc, n)?, cfg))
+            let got = K::output(acc, n)?;
+            match out {
+                Some(out) => got.verify(out, &output_name(op, ty), || check(got, cfg)),
+                None => Ok(check(got, cfg)),
+            }
         },
     )
 }
 
 /// The six operators of `T`.
-pub(super) fn ops<T: Sample>() -> [Op<T>; 6]
+pub(super) fn ops<T: Sample + DumpResult + npyz::AutoSerialize>() -> [Op<T>; 6]
 where
-    Sum<T>: ReduceKind<Input = T, Output = T::Wide>,
-    Product<T>: ReduceKind<Input = T, Output = T::Prod>,
-    Min<T>: ReduceKind<Input = T, Output = T>,
-    Max<T>: ReduceKind<Input = T, Output = T>,
-    ArgMin<T>: ReduceKind<Input = T, Output = (usize, T)>,
-    ArgMax<T>: ReduceKind<Input = T, Output = (usize, T)>,
-    T::Wide: std::fmt::Debug + PartialEq,
-    T::Prod: std::fmt::Debug + PartialEq,
+    T::Wide: std::fmt::Debug + PartialEq + DumpResult,
+    T::Prod: std::fmt::Debug + PartialEq + DumpResult,
 {
     [
         Op {
@@ -112,7 +153,9 @@ where
             input: T::random,
             measure: |gpu, x, d, r| {
                 let e = T::sum_reference(x);
-                run_kind::<Sum<T>>(gpu, d, r, |got, cfg| check_sum::<T>(&e, got, x.len(), cfg))
+                run_kind::<Sum<T>>(gpu, d, r, ("sum", T::NAME), |got, cfg| {
+                    check_sum::<T>(&e, got, x.len(), cfg)
+                })
             },
         },
         Op {
@@ -120,7 +163,9 @@ where
             input: T::factors,
             measure: |gpu, x, d, r| {
                 let e = T::product_reference(x);
-                run_kind::<Product<T>>(gpu, d, r, |got, _| same(got, e, false))
+                run_kind::<Product<T>>(gpu, d, r, ("product", T::NAME), |got, _| {
+                    same(got, e, false)
+                })
             },
         },
         Op {
@@ -128,7 +173,9 @@ where
             input: T::random,
             measure: |gpu, x, d, r| {
                 let e = reference::argmin(x).map(|(_, v)| v);
-                run_kind::<Min<T>>(gpu, d, r, |got, _| same(Some(got), e, false))
+                run_kind::<Min<T>>(gpu, d, r, ("min", T::NAME), |got, _| {
+                    same(Some(got), e, false)
+                })
             },
         },
         Op {
@@ -136,7 +183,9 @@ where
             input: T::random,
             measure: |gpu, x, d, r| {
                 let e = reference::argmax(x).map(|(_, v)| v);
-                run_kind::<Max<T>>(gpu, d, r, |got, _| same(Some(got), e, false))
+                run_kind::<Max<T>>(gpu, d, r, ("max", T::NAME), |got, _| {
+                    same(Some(got), e, false)
+                })
             },
         },
         Op {
@@ -144,7 +193,9 @@ where
             input: T::random,
             measure: |gpu, x, d, r| {
                 let e = reference::argmin(x);
-                run_kind::<ArgMin<T>>(gpu, d, r, |got, _| same(Some(got), e, false))
+                run_kind::<ArgMin<T>>(gpu, d, r, ("argmin", T::NAME), |got, _| {
+                    same(Some(got), e, false)
+                })
             },
         },
         Op {
@@ -152,7 +203,9 @@ where
             input: T::random,
             measure: |gpu, x, d, r| {
                 let e = reference::argmax(x);
-                run_kind::<ArgMax<T>>(gpu, d, r, |got, _| same(Some(got), e, false))
+                run_kind::<ArgMax<T>>(gpu, d, r, ("argmax", T::NAME), |got, _| {
+                    same(Some(got), e, false)
+                })
             },
         },
     ]
@@ -161,6 +214,7 @@ where
 /// A row of `demo reduce`'s operator table.
 struct TableRunner<'a, 'b> {
     bench: Bench<'a>,
+    out: &'b Out,
     flush: &'b mut L2Flush,
     table: &'b mut Table,
     failures: &'b mut usize,
@@ -174,16 +228,17 @@ impl Runner for TableRunner<'_, '_> {
         kernel: &'static str,
         bytes: u64,
         launch: &mut dyn FnMut() -> cpu::Result<LaunchConfig>,
-        check: &mut dyn FnMut(&LaunchConfig) -> Result<Checked>,
+        check: &mut dyn FnMut(&LaunchConfig, Option<&Out>) -> Result<Checked>,
     ) -> Result<()> {
         let Bench { gpu, opts, ceiling } = self.bench;
+        let out = self.out;
         let trial: Trial<Checked> = Plan::new(gpu, opts, kernel, kernel)
             .bytes(bytes, Some(ceiling))
             .run_with_setup(
                 &mut *self.flush,
                 |flush| flush.flush(gpu),
                 |_| launch(),
-                |_, cfg| check(cfg),
+                |_, cfg| check(cfg, Some(out)),
             )?;
         *self.failures += !trial.passed() as usize;
         let gbps = trial.gbps();
@@ -234,48 +289,43 @@ pub(super) fn operator_table(
         ],
     );
     let mut failures = 0;
-    let mut rows = |table: &mut Table, flush: &mut L2Flush| -> Result<()> {
-        type_rows::<i8>(bench, flush, table, &mut failures, n)?;
-        type_rows::<i16>(bench, flush, table, &mut failures, n)?;
-        type_rows::<i32>(bench, flush, table, &mut failures, n)?;
-        type_rows::<i64>(bench, flush, table, &mut failures, n)?;
-        type_rows::<u8>(bench, flush, table, &mut failures, n)?;
-        type_rows::<u16>(bench, flush, table, &mut failures, n)?;
-        type_rows::<u32>(bench, flush, table, &mut failures, n)?;
-        type_rows::<u64>(bench, flush, table, &mut failures, n)?;
-        type_rows::<f32>(bench, flush, table, &mut failures, n)?;
-        type_rows::<f64>(bench, flush, table, &mut failures, n)?;
-        type_rows::<F16>(bench, flush, table, &mut failures, n)
-    };
-    rows(&mut table, flush)?;
+    let (t, f, fl) = (&mut table, flush, &mut failures);
+    type_rows::<i8>(bench, out, f, t, fl, n)?;
+    type_rows::<i16>(bench, out, f, t, fl, n)?;
+    type_rows::<i32>(bench, out, f, t, fl, n)?;
+    type_rows::<i64>(bench, out, f, t, fl, n)?;
+    type_rows::<u8>(bench, out, f, t, fl, n)?;
+    type_rows::<u16>(bench, out, f, t, fl, n)?;
+    type_rows::<u32>(bench, out, f, t, fl, n)?;
+    type_rows::<u64>(bench, out, f, t, fl, n)?;
+    type_rows::<f32>(bench, out, f, t, fl, n)?;
+    type_rows::<f64>(bench, out, f, t, fl, n)?;
+    type_rows::<F16>(bench, out, f, t, fl, n)?;
     out.table(table);
     Ok(failures)
 }
 
-/// The six rows of `T`.
-fn type_rows<T: Sample>(
+/// The six rows of `T`; with `--dump`, its inputs `input_<type>` and `input_product_<type>`.
+fn type_rows<T: Sample + DumpResult + npyz::AutoSerialize>(
     bench: Bench,
+    out: &Out,
     flush: &mut L2Flush,
     table: &mut Table,
     failures: &mut usize,
     n: usize,
 ) -> Result<()>
 where
-    Sum<T>: ReduceKind<Input = T, Output = T::Wide>,
-    Product<T>: ReduceKind<Input = T, Output = T::Prod>,
-    Min<T>: ReduceKind<Input = T, Output = T>,
-    Max<T>: ReduceKind<Input = T, Output = T>,
-    ArgMin<T>: ReduceKind<Input = T, Output = (usize, T)>,
-    ArgMax<T>: ReduceKind<Input = T, Output = (usize, T)>,
-    T::Wide: std::fmt::Debug + PartialEq,
-    T::Prod: std::fmt::Debug + PartialEq,
+    T::Wide: std::fmt::Debug + PartialEq + DumpResult,
+    T::Prod: std::fmt::Debug + PartialEq + DumpResult,
 {
     let gpu = bench.gpu;
     let random = T::random(bench.opts.seed ^ n as u64, n);
+    out.dump(&format!("input_{}", T::NAME), &[], &random)?;
     let d_random = gpu.upload(&random)?;
     for op in ops::<T>() {
         let mut runner = TableRunner {
             bench,
+            out,
             flush: &mut *flush,
             table: &mut *table,
             failures: &mut *failures,
@@ -284,6 +334,7 @@ where
         };
         if op.name == "product" {
             let x = (op.input)(bench.opts.seed ^ n as u64, n);
+            out.dump(&format!("input_product_{}", T::NAME), &[], &x)?;
             let d = gpu.upload(&x)?;
             (op.measure)(gpu, &x, &d, &mut runner)?;
         } else {
@@ -305,7 +356,7 @@ impl Runner for SweepRunner<'_, '_> {
         kernel: &'static str,
         bytes: u64,
         launch: &mut dyn FnMut() -> cpu::Result<LaunchConfig>,
-        check: &mut dyn FnMut(&LaunchConfig) -> Result<Checked>,
+        check: &mut dyn FnMut(&LaunchConfig, Option<&Out>) -> Result<Checked>,
     ) -> Result<()> {
         let case = self.case.take().expect("one run per case");
         self.sweep.measure(
@@ -315,22 +366,20 @@ impl Runner for SweepRunner<'_, '_> {
             None,
             &mut (),
             |_| launch(),
-            |_, cfg| check(cfg),
+            |_, cfg| check(cfg, None),
         )
     }
 }
 
 /// One operator sweep of `T` over `cases`.
-pub(super) fn sweep_op<T: Sample>(sweep: &mut Sweep<'_>, cases: Vec<Case>, name: &str) -> Result<()>
+pub(super) fn sweep_op<T: Sample + DumpResult + npyz::AutoSerialize>(
+    sweep: &mut Sweep<'_>,
+    cases: Vec<Case>,
+    name: &str,
+) -> Result<()>
 where
-    Sum<T>: ReduceKind<Input = T, Output = T::Wide>,
-    Product<T>: ReduceKind<Input = T, Output = T::Prod>,
-    Min<T>: ReduceKind<Input = T, Output = T>,
-    Max<T>: ReduceKind<Input = T, Output = T>,
-    ArgMin<T>: ReduceKind<Input = T, Output = (usize, T)>,
-    ArgMax<T>: ReduceKind<Input = T, Output = (usize, T)>,
-    T::Wide: std::fmt::Debug + PartialEq,
-    T::Prod: std::fmt::Debug + PartialEq,
+    T::Wide: std::fmt::Debug + PartialEq + DumpResult,
+    T::Prod: std::fmt::Debug + PartialEq + DumpResult,
 {
     let Some(op) = ops::<T>().into_iter().find(|op| op.name == name) else {
         anyhow::bail!("no reduction operator {name}");

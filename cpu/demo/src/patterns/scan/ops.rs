@@ -1,6 +1,7 @@
 //! `demo scan`'s operator table: the inclusive scans of `cpu::scan::ops` (`Sum`, `Product`,
 //! `Min`, `Max` of every primitive type) and the scan by key, each checked against the CPU and
-//! timed with the L2 flushed.
+//! timed with the L2 flushed. `--dump` writes every input and every output the table verifies
+//! ([`dump`](super::dump) names them).
 
 use anyhow::Result;
 use cpu::Gpu;
@@ -146,27 +147,24 @@ fn row<T: Sample>(
     Ok(())
 }
 
-/// The four inclusive scans of `T` at `n` elements.
-fn type_rows<T: Sample>(
+/// The four inclusive scans of `T` at `n` elements; with `--dump`, their inputs and outputs.
+fn type_rows<T: Sample + npyz::AutoSerialize>(
     bench: &Bench,
+    dump: &Out,
     flush: &mut L2Flush,
     table: &mut Table,
     failures: &mut usize,
     n: usize,
-) -> Result<()>
-where
-    Sum<T>: ScanKind<Item = T>,
-    Product<T>: ScanKind<Item = T>,
-    Min<T>: ScanKind<Item = T>,
-    Max<T>: ScanKind<Item = T>,
-{
+) -> Result<()> {
     let gpu = bench.gpu;
     let mut ws = ScanWorkspace::<T>::new(gpu)?;
     let random = T::random(bench.opts.seed ^ n as u64, n);
     let factors = T::factors(bench.opts.seed ^ n as u64, n);
+    dump.dump(&super::dump::ops_input(false, T::NAME), &[], &random)?;
+    dump.dump(&super::dump::ops_input(true, T::NAME), &[], &factors)?;
     let mut out = gpu.upload(&vec![T::default(); n])?;
     macro_rules! scan_row {
-        ($op:ident, $name:literal, $x:expr) => {{
+        ($op:ident, $name:literal, $torch:literal, $x:expr) => {{
             let x = $x;
             let d = gpu.upload(x)?;
             let kernel = <$op<T> as ScanKind>::KERNEL.name();
@@ -185,21 +183,25 @@ where
                 },
                 || {
                     let (_, out) = &*cell.borrow();
-                    Ok(check(Op::$op, x, &gpu.download(&**out, kernel)?, None))
+                    let got = gpu.download(&**out, kernel)?;
+                    let name = super::dump::ops_output($torch, T::NAME);
+                    dump.verify(&name, &[], &got, |got| check(Op::$op, x, got, None))
                 },
             )?;
         }};
     }
-    scan_row!(Sum, "inclusive sum", &random);
-    scan_row!(Product, "inclusive product", &factors);
-    scan_row!(Min, "cummin", &random);
-    scan_row!(Max, "cummax", &random);
+    scan_row!(Sum, "inclusive sum", "cumsum", &random);
+    scan_row!(Product, "inclusive product", "cumprod", &factors);
+    scan_row!(Min, "cummin", "cummin", &random);
+    scan_row!(Max, "cummax", "cummax", &random);
     Ok(())
 }
 
-/// One scan by key of `K` (runs of 1 to 64 equal keys).
+/// One scan by key of `K` (runs of 1 to 64 equal keys); with `--dump`, its keys, values and
+/// output.
 fn by_key_row<K: ByKeyKind>(
     bench: &Bench,
+    dump: &Out,
     flush: &mut L2Flush,
     table: &mut Table,
     failures: &mut usize,
@@ -207,7 +209,7 @@ fn by_key_row<K: ByKeyKind>(
     n: usize,
 ) -> Result<()>
 where
-    K::Item: Sample,
+    K::Item: Sample + npyz::AutoSerialize,
 {
     let gpu = bench.gpu;
     let mut rng = StdRng::seed_from_u64(bench.opts.seed ^ 0x6b65);
@@ -219,6 +221,12 @@ where
         keys.extend(std::iter::repeat_n(key, len));
     }
     let x = <K::Item as Sample>::random(bench.opts.seed, n);
+    let ty = <K::Item as Sample>::NAME;
+    if op == Op::Sum {
+        // Both rows' keys are these (the same seed).
+        dump.dump(super::dump::BY_KEY_KEYS, &[], &keys)?;
+    }
+    dump.dump(&super::dump::by_key_input(ty), &[], &x)?;
     let (d_keys, d_x) = (gpu.upload(&keys)?, gpu.upload(&x)?);
     let mut ws = ScanWorkspace::<K::Item>::new(gpu)?;
     let out = std::cell::RefCell::new(gpu.upload(&vec![K::Item::default(); n])?);
@@ -234,14 +242,12 @@ where
         table,
         failures,
         (name, kernel, n),
-        || ws.scan_by_key::<K, u32>(gpu, &d_keys, &d_x, &mut *out.borrow_mut()),
+        || ws.scan_by_key::<K>(gpu, &d_keys, &d_x, &mut *out.borrow_mut()),
         || {
-            Ok(check(
-                op,
-                &x,
-                &gpu.download(&*out.borrow(), kernel)?,
-                Some(&keys),
-            ))
+            let got = gpu.download(&*out.borrow(), kernel)?;
+            let short = if op == Op::Sum { "sum" } else { "max" };
+            let name = super::dump::by_key_output(short, ty);
+            dump.verify(&name, &[], &got, |got| check(op, &x, got, Some(&keys)))
         },
     )
 }
@@ -279,32 +285,27 @@ pub(super) fn operator_table(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize)
     );
     let mut failures = 0;
     let (b, f, t, fl) = (&bench, &mut flush, &mut table, &mut failures);
-    type_rows::<i8>(b, f, t, fl, n)?;
-    type_rows::<i16>(b, f, t, fl, n)?;
-    type_rows::<i32>(b, f, t, fl, n)?;
-    type_rows::<i64>(b, f, t, fl, n)?;
-    type_rows::<u8>(b, f, t, fl, n)?;
-    type_rows::<u16>(b, f, t, fl, n)?;
-    type_rows::<u32>(b, f, t, fl, n)?;
-    type_rows::<u64>(b, f, t, fl, n)?;
-    type_rows::<f32>(b, f, t, fl, n)?;
-    type_rows::<f64>(b, f, t, fl, n)?;
-    type_rows::<F16>(b, f, t, fl, n)?;
-    by_key_row::<Sum<f32>>(b, f, t, fl, Op::Sum, n)?;
-    by_key_row::<Max<i32>>(b, f, t, fl, Op::Max, n)?;
+    let d: &Out = out;
+    type_rows::<i8>(b, d, f, t, fl, n)?;
+    type_rows::<i16>(b, d, f, t, fl, n)?;
+    type_rows::<i32>(b, d, f, t, fl, n)?;
+    type_rows::<i64>(b, d, f, t, fl, n)?;
+    type_rows::<u8>(b, d, f, t, fl, n)?;
+    type_rows::<u16>(b, d, f, t, fl, n)?;
+    type_rows::<u32>(b, d, f, t, fl, n)?;
+    type_rows::<u64>(b, d, f, t, fl, n)?;
+    type_rows::<f32>(b, d, f, t, fl, n)?;
+    type_rows::<f64>(b, d, f, t, fl, n)?;
+    type_rows::<F16>(b, d, f, t, fl, n)?;
+    by_key_row::<Sum<f32>>(b, d, f, t, fl, Op::Sum, n)?;
+    by_key_row::<Max<i32>>(b, d, f, t, fl, Op::Max, n)?;
     out.table(table);
     Ok(failures)
 }
 
 /// The kernels of the operator table, for the pattern's variants.
 pub(super) fn kernels() -> Vec<&'static str> {
-    fn four<T>() -> [&'static str; 4]
-    where
-        Sum<T>: ScanKind,
-        Product<T>: ScanKind,
-        Min<T>: ScanKind,
-        Max<T>: ScanKind,
-    {
+    fn four<T: cpu::reduce::Element>() -> [&'static str; 4] {
         [
             <Sum<T> as ScanKind>::KERNEL.name(),
             <Product<T> as ScanKind>::KERNEL.name(),
