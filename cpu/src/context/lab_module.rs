@@ -42,12 +42,12 @@ impl Module {
 pub(super) struct ConstantTimeline {
     /// The stream of the last launches that used constant memory (held, so it outlives them).
     pub(super) last_stream: Option<Arc<CudaStream>>,
-    /// `(symbol, tag)`: the tagged data each symbol holds (see [`ConstantMemory::write_tagged`](super::ConstantMemory::write_tagged)).
+    /// `(symbol, tag)`: the tagged data each symbol holds (see [`ConstantMemory::write_constant_tagged`](super::ConstantMemory::write_constant_tagged)).
     pub(super) written: Vec<(&'static str, u64)>,
 }
 
 /// A tag no other caller has: the id of an immutable value written to constant memory with
-/// [`ConstantMemory::write_tagged`](super::ConstantMemory::write_tagged).
+/// [`ConstantMemory::write_constant_tagged`](super::ConstantMemory::write_constant_tagged).
 pub fn new_constant_tag() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
