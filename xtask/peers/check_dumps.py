@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Recomputes, with NumPy alone, the arrays `demo scan`, `demo histogram` and `demo conv2d` write
-with `--dump DIR` from the inputs they dump beside them, and compares.
+"""Recomputes, with NumPy alone, the arrays `demo scan`, `demo histogram`, `demo conv2d` and
+`demo sort` write with `--dump DIR` from the inputs they dump beside them, and compares.
 
     python3 check_dumps.py [--demo bin/demo] [--work DIR]   # runs the demo, then checks
-    python3 check_dumps.py --dir DUMP                       # checks DUMP/{scan,histogram,conv2d}
+    python3 check_dumps.py --dir DUMP                       # checks DUMP/{scan,histogram,conv2d,sort}
 
 Without `--dir` it runs (small sizes, every array still written):
 
@@ -11,6 +11,7 @@ Without `--dir` it runs (small sizes, every array still written):
     demo histogram --size 100003 --bins 64              --reps 2 --format json --dump W/a
     demo conv2d    --rows 517 --cols 1023 --mask gaussian:2 ...  --dump W/a
     demo conv2d    --rows 517 --cols 1023 --mask-width 5 ...     --dump W/b
+    demo sort      --size 100003                        --reps 2 --format json --dump W/a
 
 Each DIR/<pattern>/index.json lists the arrays and the table that verified each (see
 docs/report.md, "--dump DIR"). What is recomputed:
@@ -35,6 +36,13 @@ docs/report.md, "--dump DIR"). What is recomputed:
   mask not flipped), within the library's f32 bound terms * 2^-23 * correlate(|x|, |mask|) +
   terms * 2^-126, terms = w^2 for the dense kernels and 2w + 1 for the separable ones.
   `output_separable_fma-stream` (the floor's FMA chain, not a convolution) is not recomputed.
+- sort: `output_keys_{u32,u64}` as `np.sort` of `input_keys_<type>`, `output_keys_u32_descending`
+  reversed; `output_keys_f32` bit for bit as `input_keys_f32` in NumPy's stable order (NaN last
+  and equal to every NaN, -0.0 == +0.0: torch.sort's), `output_argsort_f32` as
+  `np.argsort(kind="stable")`; `output_pairs_u32_u32_{keys,values}` as the pairs' inputs in the
+  keys' stable order; every `output_ladder_<rung>` as `np.sort(input_ladder)`; every
+  `output_segmented_<layout>` as `input_segmented` with each segment of
+  `input_segmented_<layout>_offsets` (CSR, checked to be) sorted on its own.
 
 Prints one line per array and exits 1 if any differs (or a demo run fails), 0 otherwise.
 """
@@ -60,6 +68,7 @@ RUNS = [
     ("a", ["histogram", "--size", "100003", "--bins", "64"]),
     ("a", ["conv2d", "--rows", "517", "--cols", "1023", "--mask", "gaussian:2"]),
     ("b", ["conv2d", "--rows", "517", "--cols", "1023", "--mask-width", "5"]),
+    ("a", ["sort", "--size", "100003"]),
 ]
 
 
@@ -262,7 +271,40 @@ def check_conv2d(c):
         check_convolution(c, "image_output", picture, c.load("image_mask"))
 
 
-CHECKS = {"scan": check_scan, "histogram": check_histogram, "conv2d": check_conv2d}
+# ---- sort -----------------------------------------------------------------------------------
+
+def check_sort(c):
+    for ty in ("u32", "u64"):
+        c.exact(f"output_keys_{ty}", np.sort(c.load(f"input_keys_{ty}")))
+    c.exact("output_keys_u32_descending", np.sort(c.load("input_keys_u32_descending"))[::-1])
+    # NumPy's stable float order is torch.sort's: NaN last and equal to every NaN, -0.0 == +0.0.
+    x = c.load("input_keys_f32")
+    order = np.argsort(x, kind="stable")
+    got = c.load("output_keys_f32")
+    ok = got.shape == x.shape and bool(np.array_equal(got.view(np.uint32), x[order].view(np.uint32)))
+    c.report("output_keys_f32", ok, "bit for bit in the stable order")
+    x = c.load("input_argsort_f32")
+    c.exact("output_argsort_f32", np.argsort(x, kind="stable").astype(np.uint32))
+    keys, values = c.load("input_pairs_u32_u32_keys"), c.load("input_pairs_u32_u32_values")
+    order = np.argsort(keys, kind="stable")
+    c.exact("output_pairs_u32_u32_keys", keys[order])
+    c.exact("output_pairs_u32_u32_values", values[order], "moved with their keys, stably")
+    expected = np.sort(c.load("input_ladder"))
+    for name in c.names(prefix="output_ladder_"):
+        c.exact(name, expected)
+    keys = c.load("input_segmented")
+    for name in c.names(prefix="output_segmented_"):
+        layout = name[len("output_segmented_"):]
+        offsets = c.load(f"input_segmented_{layout}_offsets").astype(np.int64)
+        lengths = np.diff(offsets)
+        if len(offsets) < 2 or offsets[0] != 0 or offsets[-1] != len(keys) or np.any(lengths < 0):
+            c.report(name, False, f"input_segmented_{layout}_offsets: not CSR offsets over {len(keys)} keys")
+            continue
+        segment = np.repeat(np.arange(len(lengths)), lengths)
+        c.exact(name, keys[np.lexsort((keys, segment))], f"{len(lengths)} segments, each sorted")
+
+
+CHECKS = {"scan": check_scan, "histogram": check_histogram, "conv2d": check_conv2d, "sort": check_sort}
 
 
 def check_dir(root):
@@ -309,7 +351,7 @@ def main():
         f, n, k = check_dir(root)
         failed, checked, found = failed + f, checked + n, found + k
     if found == 0:
-        print(f"check_dumps: no scan, histogram or conv2d dump under {', '.join(roots)}")
+        print(f"check_dumps: no scan, histogram, conv2d or sort dump under {', '.join(roots)}")
         return 1
     print(f"check_dumps: {checked - failed} of {checked} arrays recomputed and equal (within the bound)")
     return 1 if failed else 0

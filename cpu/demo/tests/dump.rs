@@ -471,3 +471,299 @@ fn conv2d_dumps_the_separable_mask_and_outputs() {
         }
     }
 }
+
+/// The segmented table's layouts, as their part of the dumped names.
+const SORT_LAYOUTS: [&str; 5] = ["1_to_64", "1_to_2048", "1_to_65536", "1_to_2p20", "one"];
+
+/// Every name `demo sort --size n --dump` writes: each input beside its output, with its shape
+/// and type (the offsets' length, one more than the segments, varies with the seed).
+fn expect_sort_names(arrays: &BTreeMap<String, (Vec<u64>, String)>, n: u64) {
+    for (row, dtype) in [
+        ("keys_u32", "<u4"),
+        ("keys_u32_descending", "<u4"),
+        ("keys_f32", "<f4"),
+        ("keys_u64", "<u8"),
+    ] {
+        expect(arrays, &format!("input_{row}"), &[n], dtype);
+        expect(arrays, &format!("output_{row}"), &[n], dtype);
+    }
+    for part in ["keys", "values"] {
+        expect(arrays, &format!("input_pairs_u32_u32_{part}"), &[n], "<u4");
+        expect(arrays, &format!("output_pairs_u32_u32_{part}"), &[n], "<u4");
+    }
+    expect(arrays, "input_argsort_f32", &[n], "<f4");
+    expect(arrays, "output_argsort_f32", &[n], "<u4");
+    expect(arrays, "input_ladder", &[n], "<u4");
+    for rung in [
+        "one_bit_per_pass",
+        "four_bits_per_pass",
+        "reduce_then_scan",
+        "onesweep",
+    ] {
+        expect(arrays, &format!("output_ladder_{rung}"), &[n], "<u4");
+    }
+    expect(arrays, "input_segmented", &[n], "<u4");
+    for layout in SORT_LAYOUTS {
+        let name = format!("input_segmented_{layout}_offsets");
+        match arrays.get(&name) {
+            Some((shape, dtype)) => {
+                assert_eq!(dtype, "<u8", "{name}: type");
+                assert!(shape.len() == 1 && shape[0] >= 2, "{name}: shape {shape:?}");
+            }
+            None => panic!("{name} not dumped; dumped: {:?}", arrays.keys()),
+        }
+        expect(arrays, &format!("output_segmented_{layout}"), &[n], "<u4");
+    }
+}
+
+/// `torch.sort`'s order of f32 (NaN above every number and equal to every NaN, -0.0 == +0.0),
+/// written here again rather than taken from the library.
+fn torch_f32(a: &f32, b: &f32) -> std::cmp::Ordering {
+    a.partial_cmp(b)
+        .unwrap_or_else(|| a.is_nan().cmp(&b.is_nan()))
+}
+
+/// The stable ascending order of `keys` under `cmp`, as u32 indices.
+fn stable_order<K>(keys: &[K], cmp: impl Fn(&K, &K) -> std::cmp::Ordering) -> Vec<u32> {
+    let mut index: Vec<u32> = (0..keys.len() as u32).collect();
+    index.sort_by(|&a, &b| cmp(&keys[a as usize], &keys[b as usize]));
+    index
+}
+
+/// `got` against `want`: the first index that differs, if any.
+fn same<T: PartialEq + std::fmt::Debug>(name: &str, got: &[T], want: &[T]) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!(
+            "{name}: {} elements, want {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    match got.iter().zip(want).position(|(g, w)| g != w) {
+        Some(i) => Err(format!("{name}[{i}]: {:?}, want {:?}", got[i], want[i])),
+        None => Ok(()),
+    }
+}
+
+/// Recomputes on the CPU, from the inputs in `folder` (`DIR/sort`), every output `demo sort`
+/// dumps: the sorted keys of each entry point (f32 bit for bit in the stable order, so a NaN's
+/// payload and the order of -0.0 and +0.0 count), the argsort, the pairs' values, the ladder's
+/// rungs and each layout's segments sorted on their own. The first difference, if any.
+fn recompute_sort(folder: &Path) -> Result<(), String> {
+    let load_u32 = |name: &str| read_npy::<u32>(&folder.join(format!("{name}.npy"))).2;
+    for (row, descending) in [("keys_u32", false), ("keys_u32_descending", true)] {
+        let mut want = load_u32(&format!("input_{row}"));
+        want.sort();
+        if descending {
+            want.reverse();
+        }
+        same(
+            &format!("output_{row}"),
+            &load_u32(&format!("output_{row}")),
+            &want,
+        )?;
+    }
+    let (_, _, mut want) = read_npy::<u64>(&folder.join("input_keys_u64.npy"));
+    want.sort();
+    let (_, _, got) = read_npy::<u64>(&folder.join("output_keys_u64.npy"));
+    same("output_keys_u64", &got, &want)?;
+    let (_, _, keys) = read_npy::<f32>(&folder.join("input_keys_f32.npy"));
+    let want: Vec<u32> = stable_order(&keys, torch_f32)
+        .iter()
+        .map(|&i| keys[i as usize].to_bits())
+        .collect();
+    let (_, _, got) = read_npy::<f32>(&folder.join("output_keys_f32.npy"));
+    let got: Vec<u32> = got.iter().map(|k| k.to_bits()).collect();
+    same("output_keys_f32 (bits)", &got, &want)?;
+    let (_, _, keys) = read_npy::<f32>(&folder.join("input_argsort_f32.npy"));
+    let want = stable_order(&keys, torch_f32);
+    same("output_argsort_f32", &load_u32("output_argsort_f32"), &want)?;
+    let (keys, values) = (
+        load_u32("input_pairs_u32_u32_keys"),
+        load_u32("input_pairs_u32_u32_values"),
+    );
+    let order = stable_order(&keys, u32::cmp);
+    let want: Vec<u32> = order.iter().map(|&i| keys[i as usize]).collect();
+    same(
+        "output_pairs_u32_u32_keys",
+        &load_u32("output_pairs_u32_u32_keys"),
+        &want,
+    )?;
+    let want: Vec<u32> = order.iter().map(|&i| values[i as usize]).collect();
+    same(
+        "output_pairs_u32_u32_values",
+        &load_u32("output_pairs_u32_u32_values"),
+        &want,
+    )?;
+    let mut want = load_u32("input_ladder");
+    want.sort();
+    for rung in [
+        "one_bit_per_pass",
+        "four_bits_per_pass",
+        "reduce_then_scan",
+        "onesweep",
+    ] {
+        let name = format!("output_ladder_{rung}");
+        same(&name, &load_u32(&name), &want)?;
+    }
+    let keys = load_u32("input_segmented");
+    for layout in SORT_LAYOUTS {
+        let name = format!("input_segmented_{layout}_offsets");
+        let (_, _, offsets) = read_npy::<u64>(&folder.join(format!("{name}.npy")));
+        let n = keys.len() as u64;
+        if offsets.first() != Some(&0)
+            || offsets.last() != Some(&n)
+            || offsets.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err(format!("{name}: not CSR offsets over {n} keys"));
+        }
+        let mut want = keys.clone();
+        for w in offsets.windows(2) {
+            want[w[0] as usize..w[1] as usize].sort();
+        }
+        let name = format!("output_segmented_{layout}");
+        same(&name, &load_u32(&name), &want)?;
+    }
+    Ok(())
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU (run.sh tests runs it)"]
+fn sort_dumps_every_input_and_the_cpu_recomputes_every_output() {
+    require_gpu();
+    let dir = tempfile::tempdir().unwrap();
+    let n = 100_003u64;
+    let (report, index) = run_dump(dir.path(), "sort", &["--size", "100003"]);
+    let arrays = check_index(dir.path(), "sort", &report, &index.expect("an index"));
+    expect_sort_names(&arrays, n);
+    let inputs = arrays.keys().filter(|k| k.starts_with("input_")).count();
+    let outputs = arrays.keys().filter(|k| k.starts_with("output_")).count();
+    assert_eq!(
+        inputs + outputs,
+        arrays.len(),
+        "every name is an input_ or an output_: {:?}",
+        arrays.keys()
+    );
+    if let Err(e) = recompute_sort(&dir.path().join("sort")) {
+        panic!("the dumped outputs against the dumped inputs: {e}");
+    }
+}
+
+/// [`recompute_sort`] on a dump written here (no GPU): the library's CPU reference sorts as
+/// the outputs pass; each output made wrong in one way (two equal-comparing f32 keys out of
+/// their stable order, a value moved, a segment's keys crossing into the next) fails with its
+/// name.
+#[test]
+fn the_sort_dump_check_passes_a_right_dump_and_names_a_wrong_output() {
+    use cpu::sort::Order;
+    use cpu::sort::reference::{argsort, sort_keys, sort_pairs};
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path();
+    let write = |name: &str, data: &[u32]| {
+        npyz::to_file_1d(folder.join(format!("{name}.npy")), data.iter().copied()).unwrap()
+    };
+    let n = 3000u32;
+    let u: Vec<u32> = (0..n)
+        .map(|i| i.wrapping_mul(2_654_435_761) % 977)
+        .collect();
+    let f: Vec<f32> = (0..n)
+        .map(|i| match i % 7 {
+            0 => f32::NAN,
+            1 => -0.0,
+            2 => 0.0,
+            _ => (u[i as usize] as f32 - 488.0) / 97.0,
+        })
+        .collect();
+    let wide: Vec<u64> = u
+        .iter()
+        .map(|&x| u64::from(x) << 33 | u64::from(x))
+        .collect();
+    write("input_keys_u32", &u);
+    write("output_keys_u32", &sort_keys(&u, Order::Ascending));
+    write("input_keys_u32_descending", &u);
+    write(
+        "output_keys_u32_descending",
+        &sort_keys(&u, Order::Descending),
+    );
+    let f32_file = |name: &str, data: &[f32]| {
+        npyz::to_file_1d(folder.join(format!("{name}.npy")), data.iter().copied()).unwrap()
+    };
+    f32_file("input_keys_f32", &f);
+    f32_file("output_keys_f32", &sort_keys(&f, Order::Ascending));
+    f32_file("input_argsort_f32", &f);
+    let index: Vec<u32> = argsort(&f, Order::Ascending)
+        .into_iter()
+        .map(|i| i as u32)
+        .collect();
+    write("output_argsort_f32", &index);
+    npyz::to_file_1d(folder.join("input_keys_u64.npy"), wide.iter().copied()).unwrap();
+    let sorted_wide = sort_keys(&wide, Order::Ascending);
+    npyz::to_file_1d(folder.join("output_keys_u64.npy"), sorted_wide).unwrap();
+    let values: Vec<u32> = (0..n).rev().collect();
+    let (k, v) = sort_pairs(&u, &values, Order::Ascending);
+    write("input_pairs_u32_u32_keys", &u);
+    write("input_pairs_u32_u32_values", &values);
+    write("output_pairs_u32_u32_keys", &k);
+    write("output_pairs_u32_u32_values", &v);
+    write("input_ladder", &u);
+    for rung in [
+        "one_bit_per_pass",
+        "four_bits_per_pass",
+        "reduce_then_scan",
+        "onesweep",
+    ] {
+        write(&format!("output_ladder_{rung}"), &k);
+    }
+    write("input_segmented", &u);
+    let mut segmented = BTreeMap::new();
+    for (layout, longest) in SORT_LAYOUTS.iter().zip([64u64, 2048, 65536, 1 << 20, 0]) {
+        let mut offsets = vec![0u64];
+        while *offsets.last().unwrap() < u64::from(n) {
+            let len = if longest == 0 {
+                u64::from(n)
+            } else {
+                1 + offsets.len() as u64 * 37 % longest
+            };
+            offsets.push((offsets.last().unwrap() + len).min(u64::from(n)));
+        }
+        let mut out = Vec::new();
+        for w in offsets.windows(2) {
+            out.extend(sort_keys(
+                &u[w[0] as usize..w[1] as usize],
+                Order::Ascending,
+            ));
+        }
+        npyz::to_file_1d(
+            folder.join(format!("input_segmented_{layout}_offsets.npy")),
+            offsets.iter().copied(),
+        )
+        .unwrap();
+        write(&format!("output_segmented_{layout}"), &out);
+        segmented.insert(*layout, (offsets, out));
+    }
+    assert_eq!(recompute_sort(folder), Ok(()));
+
+    // -0.0 (at 1) and +0.0 (at 2) compare equal: the stable order keeps -0.0 first.
+    let mut sorted = sort_keys(&f, Order::Ascending);
+    let zero = sorted.iter().position(|&x| x == 0.0).unwrap();
+    assert!(sorted[zero].is_sign_negative() && sorted[zero + 1].is_sign_positive());
+    sorted.swap(zero, zero + 1);
+    f32_file("output_keys_f32", &sorted);
+    let e = recompute_sort(folder).unwrap_err();
+    assert!(e.starts_with("output_keys_f32 (bits)"), "{e}");
+    f32_file("output_keys_f32", &sort_keys(&f, Order::Ascending));
+
+    let mut wrong = v.clone();
+    wrong.swap(0, 1);
+    write("output_pairs_u32_u32_values", &wrong);
+    let e = recompute_sort(folder).unwrap_err();
+    assert!(e.starts_with("output_pairs_u32_u32_values"), "{e}");
+    write("output_pairs_u32_u32_values", &v);
+
+    // The whole input sorted is not the 1-to-64 layout's segments each sorted.
+    write("output_segmented_1_to_64", &k);
+    let e = recompute_sort(folder).unwrap_err();
+    assert!(e.starts_with("output_segmented_1_to_64["), "{e}");
+    write("output_segmented_1_to_64", &segmented["1_to_64"].1);
+    assert_eq!(recompute_sort(folder), Ok(()));
+}

@@ -3,8 +3,10 @@
 //! timed beside the traffic model's floor; then the ladder (`cpu::sort::ladder`: one bit per
 //! pass, PMPP 13.3; four bits per pass with tiles sorted in shared memory, 13.4-13.5;
 //! reduce-then-scan, CUB's design before one-sweep) against it on the same keys; the
-//! segmented sort ([`segmented`]); its sweeps ([`sweep`]).
+//! segmented sort ([`segmented`]); its sweeps ([`sweep`]). With `--dump DIR`, every input a
+//! table sorts is written beside what it verifies ([`dump`] names them).
 
+mod dump;
 mod segmented;
 mod sweep;
 
@@ -245,7 +247,7 @@ pub(crate) fn model_bytes<K>(n: usize, value_bytes: usize) -> u64 {
 struct Row {
     label: &'static str,
     kernel: &'static str,
-    /// The name its verified output is dumped as (`--dump`).
+    /// Its part of the names its input and output are dumped as (`--dump`: [`dump::row_name`]).
     dump: String,
     n: usize,
     passes: usize,
@@ -310,7 +312,7 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<()> {
         let row = |bytes| Row {
             label,
             kernel,
-            dump: label.replace([' ', '/'], "_"),
+            dump: dump::row_name(label),
             n,
             passes,
             bytes,
@@ -362,14 +364,6 @@ fn run(gpu: &Gpu, opts: &Options, out: &mut Out, n: usize) -> Result<()> {
 
 type Trial = crate::engine::harness::Trial<Result<(), verify::Mismatch>>;
 
-/// The names the ladder's rungs dump their sorted keys as (`--dump`), in the table's order.
-const LADDER_DUMPS: [&str; 4] = [
-    "ladder_one_bit_per_pass",
-    "ladder_four_bits_per_pass",
-    "ladder_reduce_then_scan",
-    "ladder_onesweep",
-];
-
 /// The ladder table: `sort::ladder::one_bit_per_pass` (PMPP §13.3),
 /// `sort::ladder::several_bits_per_pass` (§13.4-13.5), `sort::ladder::reduce_then_scan` and the
 /// one-sweep `sort::keys` on the same u32 keys, each row's speedup over the one before. Returns the
@@ -377,6 +371,7 @@ const LADDER_DUMPS: [&str; 4] = [
 fn ladder(b: &mut Bench<'_>, out: &mut Out, n: usize) -> Result<usize> {
     let (gpu, opts, ceiling) = (b.gpu, b.opts, b.ceiling);
     let keys = random_u32(opts.seed, n);
+    out.dump(dump::LADDER_INPUT, &[], &keys)?;
     let index = reference_order(&keys, Order::Ascending);
     let pristine = gpu.upload(&keys)?;
     let mut table = Table::new(
@@ -462,9 +457,12 @@ fn ladder(b: &mut Bench<'_>, out: &mut Out, n: usize) -> Result<usize> {
                 },
                 |s, _| {
                     let got = gpu.download(s.0, kernel)?;
-                    out.verify(LADDER_DUMPS[i], &[], &got, |got| {
-                        check_keys(got, &keys, &index)
-                    })
+                    out.verify(
+                        &dump::ladder_output(dump::LADDER_RUNGS[i]),
+                        &[],
+                        &got,
+                        |got| check_keys(got, &keys, &index),
+                    )
                 },
             )?;
         failures += !trial.passed() as usize;
@@ -504,6 +502,7 @@ impl Bench<'_> {
     /// flushes the L2 before the timed sort.
     fn keys<K: Key>(&mut self, out: &Out, row: &Row, keys: &[K], order: Order) -> Result<Trial> {
         let gpu = self.gpu;
+        out.dump(&dump::entry_input(&row.dump, ""), &[], keys)?;
         let pristine = gpu.upload(keys)?;
         let mut d_keys: CudaSlice<K> = gpu.upload(keys)?;
         let index = reference_order(keys, order);
@@ -520,7 +519,9 @@ impl Bench<'_> {
                 |s| s.1.keys(gpu, s.0, order).map(|()| cfg),
                 |s, _| {
                     let got = gpu.download(s.0, row.kernel)?;
-                    out.verify(&row.dump, &[], &got, |got| check_keys(got, keys, &index))
+                    out.verify(&dump::entry_output(&row.dump, ""), &[], &got, |got| {
+                        check_keys(got, keys, &index)
+                    })
                 },
             )
     }
@@ -529,6 +530,8 @@ impl Bench<'_> {
     fn pairs(&mut self, out: &Out, row: &Row, keys: &[u32]) -> Result<Trial> {
         let gpu = self.gpu;
         let values: Vec<u32> = (0..keys.len() as u32).collect();
+        out.dump(&dump::entry_input(&row.dump, "keys"), &[], keys)?;
+        out.dump(&dump::entry_input(&row.dump, "values"), &[], &values)?;
         let (pristine_keys, pristine_values) = (gpu.upload(keys)?, gpu.upload(&values)?);
         let mut d = (gpu.upload(keys)?, gpu.upload(&values)?);
         let index = reference_order(keys, Order::Ascending);
@@ -550,13 +553,16 @@ impl Bench<'_> {
                 |s, _| {
                     let got = gpu.download(&s.0.0, row.kernel)?;
                     let got_values = gpu.download(&s.0.1, row.kernel)?;
-                    let keys = out.verify(&format!("{}_keys", row.dump), &[], &got, |got| {
-                        check_keys(got, keys, &index)
-                    })?;
-                    let values =
-                        out.verify(&format!("{}_values", row.dump), &[], &got_values, |got| {
-                            verify::exact(got, &index)
+                    let keys =
+                        out.verify(&dump::entry_output(&row.dump, "keys"), &[], &got, |got| {
+                            check_keys(got, keys, &index)
                         })?;
+                    let values = out.verify(
+                        &dump::entry_output(&row.dump, "values"),
+                        &[],
+                        &got_values,
+                        |got| verify::exact(got, &index),
+                    )?;
                     Ok(keys.and(values))
                 },
             )
@@ -565,6 +571,7 @@ impl Bench<'_> {
     /// `sort::argsort` of `keys`, ascending, into poisoned indices.
     fn argsort(&mut self, out: &Out, row: &Row, keys: &[f32]) -> Result<Trial> {
         let gpu = self.gpu;
+        out.dump(&dump::entry_input(&row.dump, ""), &[], keys)?;
         let d_keys = gpu.upload(keys)?;
         let mut indices = gpu.poisoned(keys.len(), u32::MAX)?;
         let index = reference_order(keys, Order::Ascending);
@@ -581,7 +588,9 @@ impl Bench<'_> {
                 },
                 |s, _| {
                     let got = gpu.download(s.0, row.kernel)?;
-                    out.verify(&row.dump, &[], &got, |got| verify::exact(got, &index))
+                    out.verify(&dump::entry_output(&row.dump, ""), &[], &got, |got| {
+                        verify::exact(got, &index)
+                    })
                 },
             )
     }

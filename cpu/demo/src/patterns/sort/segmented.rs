@@ -9,19 +9,20 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
-use super::{Bench, random_u32, restore};
+use super::{Bench, dump, random_u32, restore};
 use crate::engine::harness::Plan;
 use crate::engine::out::Out;
 use crate::engine::report::{ChartKind, Table};
 
-/// The rows: a label, the name the sorted keys are dumped as (`--dump`) and the longest
-/// segment (lengths uniform in `1..=longest`; 0: one segment of every key).
-const LAYOUTS: [(&str, &str, usize); 5] = [
-    ("segments of 1 to 64 keys", "segmented_1_to_64", 64),
-    ("segments of 1 to 2048 keys", "segmented_1_to_2048", 2048),
-    ("segments of 1 to 65536 keys", "segmented_1_to_65536", 65536),
-    ("segments of 1 to 2^20 keys", "segmented_1_to_2p20", 1 << 20),
-    ("one segment of every key", "segmented_one", 0),
+/// The rows: a label, the layout's part of its dumped names (`--dump`: [`dump::segmented_offsets`],
+/// [`dump::segmented_output`]) and the longest segment (lengths uniform in `1..=longest`; 0: one
+/// segment of every key).
+pub(super) const LAYOUTS: [(&str, &str, usize); 5] = [
+    ("segments of 1 to 64 keys", "1_to_64", 64),
+    ("segments of 1 to 2048 keys", "1_to_2048", 2048),
+    ("segments of 1 to 65536 keys", "1_to_65536", 65536),
+    ("segments of 1 to 2^20 keys", "1_to_2p20", 1 << 20),
+    ("one segment of every key", "one", 0),
 ];
 
 /// CSR offsets over `n` keys, segment lengths uniform in `1..=longest` (0: one segment).
@@ -44,6 +45,7 @@ fn offsets(seed: u64, n: usize, longest: usize) -> Vec<u64> {
 pub(super) fn segmented(b: &mut Bench<'_>, out: &mut Out, n: usize, keys_ms: f64) -> Result<usize> {
     let (gpu, opts, ceiling) = (b.gpu, b.opts, b.ceiling);
     let keys = random_u32(opts.seed ^ 0x5e6, n);
+    out.dump(dump::SEGMENTED_INPUT, &[], &keys)?;
     let pristine = gpu.upload(&keys)?;
     let mut table = Table::new(
         "segmented",
@@ -65,8 +67,9 @@ pub(super) fn segmented(b: &mut Bench<'_>, out: &mut Out, n: usize, keys_ms: f64
         ],
     );
     let mut failures = 0;
-    for (i, &(label, dump, longest)) in LAYOUTS.iter().enumerate() {
+    for (i, &(label, layout, longest)) in LAYOUTS.iter().enumerate() {
         let offsets = offsets(opts.seed ^ i as u64, n, longest);
+        out.dump(&dump::segmented_offsets(layout), &[], &offsets)?;
         let segments = offsets.len() - 1;
         let mut want = keys.clone();
         let mut rest: &mut [u32] = &mut want;
@@ -101,7 +104,9 @@ pub(super) fn segmented(b: &mut Bench<'_>, out: &mut Out, n: usize, keys_ms: f64
                 },
                 |s, _| {
                     let got = gpu.download(s.0, kernel)?;
-                    out.verify(dump, &[], &got, |got| cpu::verify::exact(got, &want))
+                    out.verify(&dump::segmented_output(layout), &[], &got, |got| {
+                        cpu::verify::exact(got, &want)
+                    })
                 },
             )?;
         failures += !trial.passed() as usize;
