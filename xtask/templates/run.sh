@@ -32,7 +32,7 @@
 #                       efficiency and shared-memory bank conflicts added to its tables
 #   ./run.sh photos     demo conv2d on the photographs in data/ (vec4, wide and separable kernels)
 #                       against SciPy's ndimage.correlate (scipy_check.py), within the f32 bound
-#   ./run.sh dumps      demo scan, histogram and conv2d with --dump, every dumped output recomputed
+#   ./run.sh dumps      demo scan, histogram, conv2d and sort with --dump, every dumped output recomputed
 #                       with NumPy from the dumped inputs (check_dumps.py)
 #   ./run.sh startup [DIR [PATTERN]...]  process start to exit, wall clock, of bin/demo vector-add
 #                       --size 1, every pattern's demo at its smallest sizes with --reps 1 (or the
