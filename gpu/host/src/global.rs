@@ -247,7 +247,9 @@ impl Module {
     /// (declared in the kernel crate with `gpu_std::constant_memory!`; CUDA's
     /// `cudaMemcpyToSymbol`): `module.write_constant(C_COEFFICIENTS, &[0.25, 0.5, 0.25])?`.
     /// Kernels launched through this module afterwards read the new values; see
-    /// [`Library::write_constant`] for other streams.
+    /// [`Library::write_constant`] for other streams. The array is the module's, shared by
+    /// every thread that launches through it: threads that each write and then launch queue
+    /// the two under one lock of their own, or one may launch on the other's values.
     ///
     /// # Errors
     /// [`Error::GlobalTooSmall`] if `data` has more than `C::LEN` elements;

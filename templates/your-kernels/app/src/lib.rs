@@ -321,6 +321,11 @@ pub fn min_max(module: &Module, values: &CudaSlice<kernels::MinMax>) -> Result<k
 /// launch, both queued on the stream of the module's device. An empty `y` launches nothing
 /// (the coefficients are still written).
 ///
+/// Constant memory belongs to the module, not to a call: two threads that wrote their
+/// coefficients and then launched could each launch on the other's. So the write and the
+/// launch are queued under one lock (stream order then keeps each launch with its own
+/// coefficients); a program that launches through several streams orders them itself.
+///
 /// # Errors
 /// [`Error::LengthMismatch`] if `x` is not as long as `y`; [`Error::GridTooLarge`];
 /// [`gpu_host::Error::ForeignArgument`] if a buffer belongs to another context than the
@@ -334,6 +339,8 @@ pub fn polynomial(
     let n = y.len();
     expect_len("polynomial: x", n, x.len())?;
     let cfg = linear("polynomial", n.max(1), BLOCK)?;
+    static CONSTANTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _queued_together = CONSTANTS.lock().unwrap_or_else(|p| p.into_inner());
     module.write_constant(kernels::C_POLYNOMIAL, c)?;
     if n == 0 {
         return Ok(());

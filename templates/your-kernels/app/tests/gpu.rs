@@ -382,41 +382,40 @@ fn min_max_trials() -> Vec<Trial> {
 }
 
 fn polynomial_trials() -> Vec<Trial> {
-    let mut trials: Vec<Trial> = SIZES
-        .iter()
-        .map(|&n| {
+    // One trial for every size, in turn: the coefficients are the module's, and the read-back
+    // below must not see another trial's.
+    let mut trials = vec![gpu_trial("polynomial::every_size".into(), || {
+        let (device, module) = gpu()?;
+        for &n in &SIZES {
             let name = format!("polynomial::n_{n}");
-            gpu_trial(name.clone(), move || {
-                let (device, module) = gpu()?;
-                let seed = seed_for(&name);
-                let mut rng = StdRng::seed_from_u64(seed);
-                let x = random::<f32>(&mut rng, n);
-                let c: [f32; 4] = std::array::from_fn(|_| rng.random_range(-2.0..2.0));
-                let mut y = device.upload(&vec![f32::NAN; n])?;
-                app::polynomial(module, &c, &device.upload(&x)?, &mut y)?;
-                let got = device.download(&y)?;
-                // The coefficients are in constant memory, as written.
-                let back = module.read_constant(kernels::C_POLYNOMIAL)?;
-                if back != c {
-                    return Err(format!("{name}: C_POLYNOMIAL holds {back:?}, not {c:?}").into());
-                }
-                // Horner's rule with one rounding per FMA, on both sides: exact.
-                let expected = reference::polynomial(&c, &x);
-                match got
-                    .iter()
-                    .zip(&expected)
-                    .position(|(g, e)| g.to_bits() != e.to_bits())
-                {
-                    None => Ok(()),
-                    Some(i) => Err(format!(
-                        "{name} seed={seed}: y[{i}] = {}, expected {}",
-                        got[i], expected[i]
-                    )
-                    .into()),
-                }
-            })
-        })
-        .collect();
+            let seed = seed_for(&name);
+            let mut rng = StdRng::seed_from_u64(seed);
+            let x = random::<f32>(&mut rng, n);
+            let c: [f32; 4] = std::array::from_fn(|_| rng.random_range(-2.0..2.0));
+            let mut y = device.upload(&vec![f32::NAN; n])?;
+            app::polynomial(module, &c, &device.upload(&x)?, &mut y)?;
+            let got = device.download(&y)?;
+            // The coefficients are in constant memory, as written.
+            let back = module.read_constant(kernels::C_POLYNOMIAL)?;
+            if back != c {
+                return Err(format!("{name}: C_POLYNOMIAL holds {back:?}, not {c:?}").into());
+            }
+            // Horner's rule with one rounding per FMA, on both sides: exact.
+            let expected = reference::polynomial(&c, &x);
+            if let Some(i) = got
+                .iter()
+                .zip(&expected)
+                .position(|(g, e)| g.to_bits() != e.to_bits())
+            {
+                return Err(format!(
+                    "{name} seed={seed}: y[{i}] = {}, expected {}",
+                    got[i], expected[i]
+                )
+                .into());
+            }
+        }
+        Ok(())
+    })];
     trials.push(gpu_trial(
         "polynomial::refuses_more_coefficients_than_the_array".into(),
         || {
