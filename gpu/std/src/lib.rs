@@ -139,6 +139,8 @@ pub mod disjoint;
 pub mod host;
 mod index;
 mod launch;
+#[doc(hidden)]
+pub use launch::below_min_sm as __below_min_sm;
 pub mod math;
 pub mod mem;
 mod memory;
