@@ -145,6 +145,7 @@ pub mod math;
 pub mod mem;
 mod memory;
 pub mod misc;
+pub mod mma;
 #[cfg(target_arch = "nvptx64")]
 mod panic;
 pub mod reduce;
