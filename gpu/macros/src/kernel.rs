@@ -316,28 +316,24 @@ impl One<'_> {
         };
         // Built for an architecture below `min_sm`: the same entry (name, parameters, launch
         // bounds, module), so that every architecture's PTX has the same entries, with a body
-        // that traps. The host refuses to launch it there (`KernelInfo::min_sm`); the trap is
-        // for a launch that bypasses the host's check.
+        // that traps. The body is still compiled there (`cfg!`, not `#[cfg]`: no import or
+        // helper of it goes unused), in a branch the compiler removes. The host refuses to
+        // launch it there (`KernelInfo::min_sm`); the trap is for a launch that bypasses the
+        // host's check.
         let feature = format!("sm_{}", min_sm.base10_digits());
         quote! {
-            #[cfg(all(target_arch = "nvptx64", target_feature = #feature))]
+            #[cfg(target_arch = "nvptx64")]
             #(#attrs)*
             #[unsafe(no_mangle)]
             #vis unsafe extern "ptx-kernel" fn #name(#(#wire_params),*) {
                 #gpu_std::kernel_module_marker!();
                 #bounds
-                #(#rebuild)*
-                #body
-            }
-
-            #[cfg(all(target_arch = "nvptx64", not(target_feature = #feature)))]
-            #(#attrs)*
-            #[unsafe(no_mangle)]
-            #[allow(unused_variables)]
-            #vis unsafe extern "ptx-kernel" fn #name(#(#wire_params),*) {
-                #gpu_std::kernel_module_marker!();
-                #bounds
-                #gpu_std::__below_min_sm()
+                if ::core::cfg!(target_feature = #feature) {
+                    #(#rebuild)*
+                    #body
+                } else {
+                    #gpu_std::__below_min_sm()
+                }
             }
         }
     }
