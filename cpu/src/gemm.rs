@@ -5,7 +5,7 @@
 //! [`mma_tile`] runs one tile and returns D row-major; [`ldmatrix_tile`] returns every lane's
 //! registers of the four `ldmatrix` forms; [`mma_tile_reference`], [`mma_tile_error_bound`] and
 //! [`ldmatrix_reference`] are what they are checked against. The kernels need sm_80 (Ampere)
-//! or newer: on an older device the launch is refused with [`Error::ArchTooOld`] before
+//! or newer: on an older device the launch is refused with [`Error::ArchTooOld`](crate::Error::ArchTooOld) before
 //! anything is queued.
 //!
 //! ```no_run
