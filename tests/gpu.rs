@@ -52,6 +52,7 @@ modules![
     md,
     multi_gpu,
     sort,
+    gemm,
 ];
 
 /// Named sizes: empty, one element, around one block of 256, not a power of two, large.

@@ -60,7 +60,7 @@ fn default_architectures_are_embedded() {
             module.name
         );
         if std::env::var_os("GPU_LAB_PTX_ARCHS").is_none() {
-            assert_eq!(ptx, [70, 90], "{}", module.name);
+            assert_eq!(ptx, [70, 80, 90], "{}", module.name);
         }
         // SASS comes with the prebuilt kernels, for every module or none.
         if sass {
@@ -177,6 +177,59 @@ fn launch_bounds_reach_the_ptx() {
                 header.contains(&format!(".maxntid {threads}, 1, 1"))
                     && header.contains(&format!(".minnctapersm {blocks}")),
                 "sm_{arch}: {name} lacks its launch bounds ({threads}, {blocks}):\n{header}"
+            );
+        }
+    }
+}
+
+/// A kernel declared `#[kernel(min_sm = SM)]` has, in the PTX of every architecture below
+/// `sm_SM`, an entry whose body is a trap (no tensor-core instruction anywhere in that PTX of
+/// its module), and from `sm_SM` on the instructions it is written with: the `gpu::gemm` tiles'
+/// `mma.sync` and `ldmatrix`.
+#[test]
+fn min_sm_kernels_trap_below_their_architecture() {
+    let gated: Vec<(&str, u32)> = handles()
+        .into_iter()
+        .filter_map(|h| Some((h.name, h.min_sm?)))
+        .collect();
+    assert!(
+        gated
+            .iter()
+            .any(|(n, sm)| *n == "gemm_tile_f16" && *sm == 80),
+        "{gated:?}"
+    );
+    let instructions = [
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x1.shared.b16",
+        "cvt.rna.tf32.f32",
+    ];
+    for (arch, text) in whole_by_arch() {
+        for (name, sm) in &gated {
+            let start = text
+                .find(&format!(".entry {name}("))
+                .unwrap_or_else(|| panic!("sm_{arch}: no .entry {name}"));
+            let body = &text[start..];
+            let body = &body[..body.find("\n}").unwrap_or(body.len())];
+            if arch < *sm {
+                assert!(body.contains("trap;"), "sm_{arch}: {name} does not trap");
+            }
+        }
+        let gemm = ptx_by_arch()
+            .into_iter()
+            .find(|(a, _)| *a == arch)
+            .and_then(|(_, m)| m.into_iter().find(|(m, _)| *m == "gemm"))
+            .expect("the gemm module")
+            .1;
+        for instruction in instructions {
+            assert_eq!(
+                gemm.contains(instruction),
+                arch >= 80,
+                "sm_{arch}: `{instruction}` in the gemm module's PTX"
             );
         }
     }

@@ -108,6 +108,21 @@ pub enum Error {
         /// The module's crate.
         krate: String,
     },
+    /// A kernel declared `#[kernel(min_sm = SM)]` (tensor-core kernels: `min_sm = 80`) launched
+    /// on a device of a lower compute capability, refused before anything is queued.
+    #[error(
+        "kernel {kernel} needs compute capability {}.{} (sm_{min_sm}) or newer, but the device has {}.{} (sm_{device_sm})",
+        min_sm / 10, min_sm % 10, device_sm / 10, device_sm % 10
+    )]
+    #[non_exhaustive]
+    ArchTooOld {
+        /// The kernel.
+        kernel: &'static str,
+        /// The oldest architecture it runs on (`XX` of `sm_XX`).
+        min_sm: u32,
+        /// The device's compute capability, as `10 * major + minor`.
+        device_sm: u32,
+    },
     /// A safe launch was given device memory of another context than the launching handle's.
     #[error(
         "argument {position} of kernel {kernel} is device memory of another context than the launch's"
@@ -583,6 +598,16 @@ impl From<gpu_host::Error> for Error {
             H::ForeignArgument {
                 kernel, position, ..
             } => Error::ForeignArgument { kernel, position },
+            H::ArchTooOld {
+                kernel,
+                min_sm,
+                device_sm,
+                ..
+            } => Error::ArchTooOld {
+                kernel,
+                min_sm,
+                device_sm,
+            },
             H::WrongContext {
                 what,
                 expected,

@@ -37,6 +37,7 @@ pub mod context;
 pub mod convolution;
 pub mod cuda_std_style;
 pub mod error;
+pub mod gemm;
 pub mod histogram;
 pub mod kernel;
 pub mod lab;

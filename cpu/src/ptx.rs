@@ -1,6 +1,6 @@
 //! The lab's kernels as the build embedded them (by `build.rs`, through the same builder as
 //! `cargo xtask build-ptx`): one PTX module per pattern (per top-level module of the `gpu`
-//! crate: `vector_add`, `reduce`, `sort`, ...), each as PTX for sm_70 and sm_90 and, from the
+//! crate: `vector_add`, `reduce`, `sort`, ...), each as PTX for sm_70, sm_80 and sm_90 and, from the
 //! prebuilt kernels, SASS for sm_80 and sm_90, zstd-compressed. [`Gpu`](crate::Gpu) loads a
 //! module the first time one of its kernels is launched.
 
@@ -43,6 +43,14 @@ mod tests {
             assert_eq!(
                 module.pick(12, 0, true).map(|i| i.sm),
                 Some(90),
+                "{}",
+                module.name
+            );
+            // Without SASS, an sm_86 device JIT-compiles the sm_80 PTX (the tensor-core
+            // kernels' bodies are there, not sm_70's traps).
+            assert_eq!(
+                module.pick(8, 6, false).map(|i| i.sm),
+                Some(80),
                 "{}",
                 module.name
             );

@@ -32,6 +32,7 @@ extern crate std;
 pub mod convolution;
 /// Two kernels written against cuda_std 0.2's names alone (`thread`, `shared_array!`).
 pub mod cuda_std_style;
+pub mod gemm;
 pub mod histogram;
 pub mod md;
 pub mod memory;

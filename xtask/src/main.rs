@@ -1,6 +1,6 @@
 //! Project tasks, run as `cargo xtask <task>`:
 //! - `build-ptx [--arch sm_XX]... [--out DIR]`: builds the `gpu` crate to one PTX file per
-//!   architecture (default sm_70 and sm_90) and prints the paths written, one per line, last.
+//!   architecture (default sm_70, sm_80 and sm_90) and prints the paths written, one per line, last.
 //!   `build-ptx --prebuilt [--check]`: records (or checks) the prebuilt PTX in `cpu/ptx/` (and
 //!   records the template's, `templates/your-kernels/app/ptx/`).
 //! - `bundle [--out DIR] [--archive]`: release `demo`, every test executable and the PTX in one
@@ -31,7 +31,7 @@ struct Cli {
 enum Task {
     /// Build the gpu crate to PTX, one file per architecture.
     BuildPtx {
-        /// Architecture (sm_XX, XX >= 70); repeat for several. Default: sm_70 and sm_90.
+        /// Architecture (sm_XX, XX >= 70); repeat for several. Default: sm_70, sm_80 and sm_90.
         #[arg(long = "arch", value_parser = parse_arch)]
         archs: Vec<Arch>,
         /// Output folder (default target/ptx).
@@ -59,7 +59,7 @@ enum Task {
     /// Registers, shared memory, stack frame and spills per kernel and PTX architecture, from
     /// `ptxas -v` (a CUDA toolkit's, or PyPI's nvidia-cuda-nvcc-cu12 wheel; no GPU needed).
     PtxReport {
-        /// Architecture (sm_XX, XX >= 70); repeat for several. Default: sm_70 and sm_90.
+        /// Architecture (sm_XX, XX >= 70); repeat for several. Default: sm_70, sm_80 and sm_90.
         #[arg(long = "arch", value_parser = parse_arch)]
         archs: Vec<Arch>,
         /// The ptxas to use (default: $PTXAS, PATH, /usr/local/cuda, the Python wheel).

@@ -430,7 +430,9 @@ impl Gpu {
     /// this handle's context (check with [`Gpu::check_buffer`]).
     ///
     /// # Errors
-    /// [`Error::Driver`] naming the kernel if the lookup or the launch fails.
+    /// [`Error::ArchTooOld`] for a kernel declared `min_sm` above the device's architecture
+    /// (before its module is loaded); [`Error::Driver`] naming the kernel if the lookup or the
+    /// launch fails.
     pub unsafe fn launch_unchecked<
         's,
         P: Arity,
@@ -442,6 +444,8 @@ impl Gpu {
         cfg: LaunchConfig,
         args: A,
     ) -> Result<()> {
+        // Before the module is loaded: a kernel the device is too old for is refused first.
+        gpu_host::kernel::check_arch(self.device.context(), kernel.info())?;
         let f = self.function(kernel.name())?;
         // SAFETY: the caller's contract above; `f` is the entry of the handle's name in the
         // lab's PTX, built from the same signatures (`tests/ptx.rs` checks every one).

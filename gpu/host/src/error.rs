@@ -67,6 +67,21 @@ pub enum Error {
         /// The module's crate.
         krate: String,
     },
+    /// A kernel declared `#[kernel(min_sm = SM)]` launched on a device of a lower compute
+    /// capability (refused before anything is queued: its entry there is a trap).
+    #[error(
+        "kernel {kernel} needs compute capability {}.{} (sm_{min_sm}) or newer, but the device has {}.{} (sm_{device_sm})",
+        min_sm / 10, min_sm % 10, device_sm / 10, device_sm % 10
+    )]
+    #[non_exhaustive]
+    ArchTooOld {
+        /// The kernel.
+        kernel: &'static str,
+        /// The oldest architecture it runs on (`XX` of `sm_XX`).
+        min_sm: u32,
+        /// The device's compute capability, as `10 * major + minor`.
+        device_sm: u32,
+    },
     /// A safe launch was given device memory of another context than the launch's.
     #[error(
         "argument {position} of kernel {kernel} is device memory of another context than the launch's"

@@ -24,8 +24,8 @@ use std::sync::Arc;
 use crate::error::{DriverContext, Error, Result};
 
 use cudarc::driver::{
-    CudaFunction, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice, DriverError,
-    LaunchArgs, LaunchConfig, PushKernelArg, SyncOnDrop,
+    CudaContext, CudaFunction, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice,
+    DriverError, LaunchArgs, LaunchConfig, PushKernelArg, SyncOnDrop,
     sys::{CUcontext, CUdeviceptr},
 };
 pub use gpu_std::DeviceCopy;
@@ -358,6 +358,7 @@ pub fn check_arguments<'s, P, S, A: KernelArgs<'s, P>>(
 /// (nothing more for a [`Kernel<_, Safe>`](Kernel): its types prove it).
 ///
 /// # Errors
+/// [`Error::ArchTooOld`] for a kernel the device is too old for ([`check_arch`]);
 /// [`Error::Driver`] naming the kernel if the driver refuses the launch (a `cfg` beyond the
 /// device's limits).
 ///
@@ -369,8 +370,34 @@ pub unsafe fn launch_function<'s, P, S, A: KernelArgs<'s, P>>(
     cfg: LaunchConfig,
     args: A,
 ) -> Result<()> {
+    check_arch(stream.context(), kernel.info())?;
     // SAFETY: the caller's contract above.
     unsafe { args.queue(stream, f, cfg) }.during_with(|| format!("launching {}", kernel.name()))
+}
+
+/// Refuses a kernel declared `#[kernel(min_sm = SM)]` ([`KernelInfo::min_sm`]) on a device of
+/// a lower compute capability, whose entry is a trap there; every launch of this crate checks it
+/// before queuing anything. A kernel without `min_sm` costs nothing (no driver call).
+///
+/// # Errors
+/// [`Error::ArchTooOld`] naming the kernel, its minimum and the device's architecture;
+/// [`Error::Driver`] if the compute capability cannot be read.
+pub fn check_arch(context: &CudaContext, info: &KernelInfo) -> Result<()> {
+    let Some(min_sm) = info.min_sm else {
+        return Ok(());
+    };
+    let (major, minor) = context
+        .compute_capability()
+        .during("reading the compute capability")?;
+    let device_sm = (major.max(0) * 10 + minor.max(0)) as u32;
+    if device_sm < min_sm {
+        return Err(Error::ArchTooOld {
+            kernel: info.name,
+            min_sm,
+            device_sm,
+        });
+    }
+    Ok(())
 }
 
 /// The whole argument list of a launch: a tuple whose elements match the kernel's parameters

@@ -234,7 +234,8 @@ impl Module {
     ///
     /// # Errors
     /// [`Error::NotInModule`] if `kernel` is not one of this module's crate or its PTX has no
-    /// such entry; [`Error::Driver`] if the launch fails.
+    /// such entry; [`Error::ArchTooOld`] if it declares `min_sm` above the device's
+    /// architecture (before the module is loaded); [`Error::Driver`] if the launch fails.
     pub unsafe fn launch_unchecked<
         's,
         P: Arity,
@@ -257,6 +258,8 @@ impl Module {
                 krate: self.crate_name().to_string(),
             });
         }
+        // Before the module is loaded: a kernel the device is too old for is refused first.
+        crate::kernel::check_arch(self.device.context(), kernel.info())?;
         let f = self.function(name)?;
         // SAFETY: the caller's contract above; `f` is the handle's entry, whose parameters are
         // the handle's (checked when the module was loaded).

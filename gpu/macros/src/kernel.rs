@@ -14,20 +14,38 @@ use syn::{
 use crate::gpu_std_path;
 use crate::instances::{self, Binding, Instance, ParamList, Substitute};
 
-/// `#[kernel(launch_bounds(MAX_THREADS, MIN_BLOCKS), instantiate(T = ...))]`, both optional.
+/// `#[kernel(launch_bounds(MAX_THREADS, MIN_BLOCKS), instantiate(T = ...), min_sm = SM)]`, each
+/// optional.
 pub struct KernelArgs {
     launch_bounds: Option<(LitInt, LitInt)>,
     instantiate: Option<(Span, Vec<ParamList>)>,
+    min_sm: Option<LitInt>,
 }
+
+/// The architectures `min_sm` takes: those rustc's nvptx backend names as a target feature
+/// (`target_feature = "sm_80"` is set when building for sm_80 or newer), from sm_70 (the lab's
+/// oldest) up.
+const MIN_SM_VALUES: [u32; 15] = [
+    70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121,
+];
 
 impl Parse for KernelArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut args = Self {
             launch_bounds: None,
             instantiate: None,
+            min_sm: None,
         };
         while !input.is_empty() {
             let name: Ident = input.parse()?;
+            if name == "min_sm" && args.min_sm.is_none() {
+                input.parse::<Token![=]>()?;
+                args.min_sm = Some(parse_min_sm(input)?);
+                if !input.is_empty() {
+                    input.parse::<Token![,]>()?;
+                }
+                continue;
+            }
             let inner;
             syn::parenthesized!(inner in input);
             if name == "launch_bounds" && args.launch_bounds.is_none() {
@@ -37,8 +55,8 @@ impl Parse for KernelArgs {
             } else {
                 return Err(Error::new(
                     name.span(),
-                    "`#[kernel]` takes `launch_bounds(MAX_THREADS, MIN_BLOCKS)` and \
-                     `instantiate(T = ...)`, each at most once",
+                    "`#[kernel]` takes `launch_bounds(MAX_THREADS, MIN_BLOCKS)`, \
+                     `instantiate(T = ...)` and `min_sm = SM`, each at most once",
                 ));
             }
             if !input.is_empty() {
@@ -47,6 +65,19 @@ impl Parse for KernelArgs {
         }
         Ok(args)
     }
+}
+
+fn parse_min_sm(input: ParseStream) -> syn::Result<LitInt> {
+    let sm: LitInt = input.parse()?;
+    let value: u32 = sm.base10_parse()?;
+    if !MIN_SM_VALUES.contains(&value) {
+        return Err(Error::new(
+            sm.span(),
+            "`min_sm` is an architecture rustc's nvptx backend knows, as a number: 70, 72, 75, \
+             80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120 or 121 (`min_sm = 80` for sm_80)",
+        ));
+    }
+    Ok(sm)
 }
 
 fn parse_launch_bounds(inner: ParseStream) -> syn::Result<(LitInt, LitInt)> {
@@ -223,6 +254,7 @@ pub fn expand_kernel(args: KernelArgs, func: ItemFn) -> syn::Result<TokenStream2
             original: &sig.inputs,
             safe,
             launch_bounds: &args.launch_bounds,
+            min_sm: &args.min_sm,
             generic: generic.then_some((&sig.ident, &inst.bindings)),
         };
         if inst_index == 0 {
@@ -247,6 +279,8 @@ struct One<'a> {
     original: &'a syn::punctuated::Punctuated<FnArg, Token![,]>,
     safe: bool,
     launch_bounds: &'a Option<(LitInt, LitInt)>,
+    /// `min_sm = SM`: below `sm_SM` the entry's body is a trap.
+    min_sm: &'a Option<LitInt>,
     /// The generic kernel's name and this instance's bindings.
     generic: Option<(&'a Ident, &'a [(Ident, Binding)])>,
 }
@@ -267,6 +301,26 @@ impl One<'_> {
             .as_ref()
             .map(|(threads, blocks)| quote!(#gpu_std::launch_bounds!(#threads, #blocks);));
         let body = self.safe_body(body);
+        let Some(min_sm) = self.min_sm else {
+            return quote! {
+                #[cfg(target_arch = "nvptx64")]
+                #(#attrs)*
+                #[unsafe(no_mangle)]
+                #vis unsafe extern "ptx-kernel" fn #name(#(#wire_params),*) {
+                    #gpu_std::kernel_module_marker!();
+                    #bounds
+                    #(#rebuild)*
+                    #body
+                }
+            };
+        };
+        // Built for an architecture below `min_sm`: the same entry (name, parameters, launch
+        // bounds, module), so that every architecture's PTX has the same entries, with a body
+        // that traps. The body is still compiled there (`cfg!`, not `#[cfg]`: no import or
+        // helper of it goes unused), in a branch the compiler removes. The host refuses to
+        // launch it there (`KernelInfo::min_sm`); the trap is for a launch that bypasses the
+        // host's check.
+        let feature = format!("sm_{}", min_sm.base10_digits());
         quote! {
             #[cfg(target_arch = "nvptx64")]
             #(#attrs)*
@@ -274,8 +328,12 @@ impl One<'_> {
             #vis unsafe extern "ptx-kernel" fn #name(#(#wire_params),*) {
                 #gpu_std::kernel_module_marker!();
                 #bounds
-                #(#rebuild)*
-                #body
+                if ::core::cfg!(target_feature = #feature) {
+                    #(#rebuild)*
+                    #body
+                } else {
+                    #gpu_std::__below_min_sm()
+                }
             }
         }
     }
@@ -446,6 +504,10 @@ impl One<'_> {
             }
             None => quote!(::core::option::Option::None),
         };
+        let min_sm_info = match self.min_sm {
+            Some(sm) => quote!(::core::option::Option::Some(#sm)),
+            None => quote!(::core::option::Option::None),
+        };
         let safety = safety_type(safe, gpu_std);
         let instance_doc = self.generic.map(|(generic, bindings)| {
             let values: Vec<String> = bindings
@@ -486,6 +548,7 @@ impl One<'_> {
                 name: #entry,
                 params: &[#(#infos),*],
                 launch_bounds: #bounds_info,
+                min_sm: #min_sm_info,
                 module: ::core::module_path!(),
             };
 

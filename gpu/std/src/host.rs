@@ -25,6 +25,15 @@
 //! let wire: Vec<(&str, usize)> = handle.info().params.iter().map(|p| (p.name, p.bytes)).collect();
 //! assert_eq!(wire, [("a", 4), ("x_ptr", 8), ("x_len", 8), ("y", 8)]);
 //! assert_eq!(handle.info().launch_bounds, Some((256, 4)));
+//! assert_eq!(handle.info().min_sm, None);
+//!
+//! /// Tensor cores: built for sm_70, the entry is there, but its body traps.
+//! ///
+//! /// # Safety
+//! /// `y` is valid for one float.
+//! #[kernel(min_sm = 80)]
+//! pub unsafe fn ampere_only(y: *mut f32) {}
+//! assert_eq!(ampere_only.info().min_sm, Some(80));
 //! ```
 //!
 //! A safe kernel (parameters only scalars, `&[T]` and [`DisjointSlice<T>`](crate::DisjointSlice))
@@ -129,6 +138,13 @@
 //! pub unsafe fn add(x: Owned) {}
 //! ```
 //!
+//! An architecture rustc does not know:
+//!
+//! ```compile_fail
+//! #[gpu_std::kernel(min_sm = 81)]
+//! pub unsafe fn add(x: *const f32) {}
+//! ```
+//!
 //! Launch bounds out of range:
 //!
 //! ```compile_fail
@@ -230,6 +246,11 @@ pub struct KernelInfo {
     pub params: &'static [ParamInfo],
     /// `launch_bounds(max_threads, min_blocks)` if the kernel declares them.
     pub launch_bounds: Option<(u32, u32)>,
+    /// `min_sm = SM` if the kernel declares it: the oldest architecture it runs on, as `XX`
+    /// of `sm_XX` (80 for compute capability 8.0). Built for an older architecture, its entry
+    /// has the same parameters but a body that traps, and the host's launch refuses a device
+    /// of a lower compute capability before queuing anything.
+    pub min_sm: Option<u32>,
     /// The module path the kernel is declared in (`my_kernels::kernels`); its first segment is
     /// the crate ([`KernelInfo::crate_name`]).
     pub module: &'static str,

@@ -54,3 +54,16 @@ macro_rules! kernel_module_marker {
         }
     };
 }
+
+/// The body `#[kernel(min_sm = SM)]` gives the entry in a build for an architecture below
+/// `sm_SM`: PTX `trap`, so the launch fails instead of running code the architecture lacks.
+/// The host refuses such a launch before it is queued (`KernelInfo::min_sm`, checked by
+/// `gpu_host`'s launches); this is for a launch that bypasses that check. Write the attribute,
+/// not this function.
+#[doc(hidden)]
+#[inline(always)]
+#[crate::gpu_only]
+pub fn below_min_sm() -> ! {
+    // SAFETY: `trap` aborts the kernel; it has no preconditions.
+    unsafe { core::arch::nvptx::trap() }
+}

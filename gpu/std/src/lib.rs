@@ -139,10 +139,13 @@ pub mod disjoint;
 pub mod host;
 mod index;
 mod launch;
+#[doc(hidden)]
+pub use launch::below_min_sm as __below_min_sm;
 pub mod math;
 pub mod mem;
 mod memory;
 pub mod misc;
+pub mod mma;
 #[cfg(target_arch = "nvptx64")]
 mod panic;
 pub mod reduce;

@@ -175,7 +175,10 @@ impl Builder {
     /// `ptxas` from the PTX of the highest architecture not above it), so that a device of that
     /// architecture loads its kernels without a JIT: an sm_80 cubin serves every 8.x device,
     /// an sm_90 one the H100 and H200. Only a fresh build assembles; a prebuilt folder hands
-    /// back the cubins it recorded.
+    /// back the cubins it recorded. A crate with `#[kernel(min_sm = SM)]` kernels builds PTX
+    /// for `sm_SM` too ([`Builder::archs`]): a cubin assembled from older PTX would hold those
+    /// kernels' trap bodies (this project builds sm_70, sm_80 and sm_90 PTX for its sm_80 and
+    /// sm_90 cubins).
     pub fn sass(mut self, archs: impl IntoIterator<Item = Arch>) -> Self {
         self.sass = archs.into_iter().collect();
         self.sass.sort();

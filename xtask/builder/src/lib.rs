@@ -71,8 +71,10 @@ pub const PREBUILT_DIR: &str = "cpu/ptx";
 pub const DIGEST_FILE: &str = "inputs.sha256";
 
 /// Architectures built when none is asked for: `sm_70` (portable: the driver JIT-compiles it
-/// for Volta and every newer GPU) and `sm_90` (Hopper, H100/H200).
-pub const DEFAULT_ARCHS: [Arch; 2] = [Arch(70), Arch(90)];
+/// for Volta and every newer GPU), `sm_80` (Ampere and Ada: the tensor-core kernels, declared
+/// `#[kernel(min_sm = 80)]`, have their bodies from sm_80 on, and [`DEFAULT_SASS`]'s sm_80
+/// cubins are assembled from this PTX) and `sm_90` (Hopper, H100/H200).
+pub const DEFAULT_ARCHS: [Arch; 3] = [Arch(70), Arch(80), Arch(90)];
 
 /// Architectures this project's prebuilt kernels carry SASS for ([`Builder::sass`]): `sm_80`
 /// (every Ampere and Ada GPU, 8.x) and `sm_90` (Hopper, H100/H200), which load with no JIT.
