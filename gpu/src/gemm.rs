@@ -59,6 +59,14 @@ pub mod kernels {
         (a, b, c)
     }
 
+    /// Traps (the whole block: the condition is the block's) unless the block is made of full
+    /// warps, which `mma.sync.aligned` needs: every lane of every warp then reaches the `mma`.
+    #[inline(always)]
+    fn full_warps() {
+        let b = gpu_std::block_dim();
+        assert!((b.x * b.y * b.z).is_multiple_of(gpu_std::WARP_SIZE));
+    }
+
     /// Writes this lane's accumulators as `d[thread_index]` (lane `lane` of the first warp).
     #[inline(always)]
     fn store(d: &mut DisjointSlice<[f32; 4]>, acc: Acc16x8) {
@@ -72,13 +80,17 @@ pub mod kernels {
     /// global memory by the documented maps and writes its four accumulators as `d[lane]`.
     ///
     /// Launch: one block of 32 threads (more warps compute the same tile; only the first
-    /// 32 threads of the grid write). Parameters: `a` 16 x 16 and `b` 16 x 8 row-major f16
+    /// 32 threads of the grid write; a block whose size is not a multiple of 32 traps). Parameters: `a` 16 x 16 and `b` 16 x 8 row-major f16
     /// bits, `c` 16 x 8 row-major, `d` 32 fragments.
     /// Performance: a test kernel (1 MMA, 4096 flops).
     #[kernel(min_sm = 80)]
     pub fn gemm_tile_f16(a: &[u16], b: &[u16], c: &[f32], mut d: DisjointSlice<[f32; 4]>) {
+        full_warps();
         let (a, b, c) = load_16::<F16>(a, b, c);
-        store(&mut d, mma_m16n8k16_f16(a, b, c));
+        // SAFETY: every warp of the block is full (`full_warps` returned) and every lane
+        // reaches this call: no branch above depends on the lane.
+        let acc = unsafe { mma_m16n8k16_f16(a, b, c) };
+        store(&mut d, acc);
     }
 
     /// [`gemm_tile_f16`] with bf16 inputs (`mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`).
@@ -86,8 +98,12 @@ pub mod kernels {
     /// Launch and parameters as [`gemm_tile_f16`], `a` and `b` as bf16 bits.
     #[kernel(min_sm = 80)]
     pub fn gemm_tile_bf16(a: &[u16], b: &[u16], c: &[f32], mut d: DisjointSlice<[f32; 4]>) {
+        full_warps();
         let (a, b, c) = load_16::<Bf16>(a, b, c);
-        store(&mut d, mma_m16n8k16_bf16(a, b, c));
+        // SAFETY: every warp of the block is full (`full_warps` returned) and every lane
+        // reaches this call: no branch above depends on the lane.
+        let acc = unsafe { mma_m16n8k16_bf16(a, b, c) };
+        store(&mut d, acc);
     }
 
     /// `D = A B + C` for one 16 x 8 tile with tf32 inputs (f32 values rounded on the device with
@@ -97,6 +113,7 @@ pub mod kernels {
     /// 16 x 8 row-major, `d` 32 fragments.
     #[kernel(min_sm = 80)]
     pub fn gemm_tile_tf32(a: &[f32], b: &[f32], c: &[f32], mut d: DisjointSlice<[f32; 4]>) {
+        full_warps();
         let lane = lane_id();
         let fa = ATf32 {
             regs: core::array::from_fn(|i| to_tf32(at(a, TILE_K_TF32, ATf32::coord(lane, i), 0.0))),
@@ -107,7 +124,10 @@ pub mod kernels {
         let fc = Acc16x8 {
             regs: core::array::from_fn(|i| at(c, TILE_N, Acc16x8::coord(lane, i), 0.0)),
         };
-        store(&mut d, mma_m16n8k8_tf32(fa, fb, fc));
+        // SAFETY: every warp of the block is full (`full_warps` returned) and every lane
+        // reaches this call: no branch above depends on the lane.
+        let acc = unsafe { mma_m16n8k8_tf32(fa, fb, fc) };
+        store(&mut d, acc);
     }
 
     /// One row of eight 16-bit elements, the unit `ldmatrix` reads (16 bytes, 16-byte aligned).
@@ -122,9 +142,9 @@ pub mod kernels {
     /// (as a row-major B: the `mma` B fragment), `x1[lane]` from `ldmatrix.x1` of the top-left
     /// quarter.
     ///
-    /// Launch: one block of 32 threads (any block works: its first warp stages the tile, every
-    /// warp reads it; only the first 32 threads of the grid write). Shared memory: 512 bytes,
-    /// static.
+    /// Launch: one block of 32 threads (any block whose `x` size is a multiple of 32 works: its
+    /// first warp stages the tile, every warp reads it; only the first 32 threads of the grid
+    /// write; another block traps). Shared memory: 512 bytes, static.
     #[kernel(min_sm = 80)]
     pub fn gemm_ldmatrix(
         a: &[u16],
@@ -133,6 +153,9 @@ pub mod kernels {
         mut x2_trans: DisjointSlice<[u32; 2]>,
         mut x1: DisjointSlice<u32>,
     ) {
+        // Whole warps along x (so at least 32 threads stage the 32 rows, and every warp is
+        // full for the `.sync.aligned` loads); otherwise the block traps before any of them.
+        assert!(gpu_std::block_dim().x.is_multiple_of(gpu_std::WARP_SIZE));
         let tile = gpu_std::static_shared!(s_gemm_ldmatrix: [Row8; 32]);
         let t = thread_idx().x as usize;
         if t < 32 {
@@ -151,8 +174,8 @@ pub mod kernels {
         let (m, r) = (lane / 8, lane % 8);
         let slot = 2 * (8 * (m % 2) + r) + m / 2;
         let address = tile.shared_address() + (slot * size_of::<Row8>()) as u32;
-        // SAFETY: every lane of every warp reaches these calls together (no branch above
-        // depends on the lane); `address` is the shared-window address of slot `slot < 32` of
+        // SAFETY: every warp is full (asserted above) and all its lanes reach these calls
+        // together (no branch above depends on the lane); `address` is the shared-window address of slot `slot < 32` of
         // `tile`, 16-byte aligned (`Row8`'s alignment, which the declaration keeps) and valid
         // for its 16 bytes; nothing writes the tile after the barrier.
         let (r4, r4t, r2t, r1) = unsafe {

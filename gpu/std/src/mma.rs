@@ -28,11 +28,12 @@
 //!
 //! # Warp convergence
 //! `.sync.aligned` means every lane of the warp executes the same instruction together; in
-//! code a lane may skip (a branch on the lane's own data) the ISA leaves the result undefined.
-//! The `mma` functions are safe nevertheless: they read and write registers only, and their
-//! results are plain `f32`/`u32` values, any bit pattern of which is valid, so a divergent call
-//! gives wrong numbers (and compute-sanitizer's synccheck reports it), never a memory error.
-//! The `ldmatrix` functions read shared memory at addresses the caller gives: they are `unsafe`,
+//! code a lane may skip (a branch on the lane's own data, or a partial last warp of a block
+//! whose size is not a multiple of 32) the ISA leaves the behaviour undefined. So the `mma`
+//! functions are `unsafe`, their one contract that all 32 lanes of the warp exist and reach the
+//! call together (convergent control flow), and a safe kernel that calls them proves it: it
+//! refuses a block of partial warps (a trap, before any call) and calls them outside any branch
+//! that depends on the lane. The `ldmatrix` functions also read shared memory at addresses the caller gives:
 //! with the contract stated once at [`ldmatrix_x4`].
 //!
 //! # Architectures
@@ -275,13 +276,17 @@ pub fn to_tf32(x: f32) -> u32 {
 /// type"). Every lane of the warp calls it together (the [module](self)'s note on convergence).
 #[inline(always)]
 #[cfg_attr(not(target_feature = "sm_80"), allow(unused_variables))]
+///
+/// # Safety
+/// All 32 lanes of the warp exist and execute this call together (convergent control flow;
+/// the [module](self)'s note on convergence).
 #[crate::gpu_only]
-pub fn mma_m16n8k16_f16(a: A16x16<F16>, b: B16x8<F16>, c: Acc16x8) -> Acc16x8 {
+pub unsafe fn mma_m16n8k16_f16(a: A16x16<F16>, b: B16x8<F16>, c: Acc16x8) -> Acc16x8 {
     #[cfg(target_feature = "sm_80")]
     {
         let mut d = c;
-        // SAFETY: reads and writes registers only; every bit pattern of the outputs is a
-        // valid `f32`.
+        // SAFETY: the whole warp executes it together (the caller's contract); it reads and
+        // writes registers only, and every bit pattern of the outputs is a valid `f32`.
         unsafe {
             core::arch::asm!(
                 "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 \
@@ -304,13 +309,17 @@ pub fn mma_m16n8k16_f16(a: A16x16<F16>, b: B16x8<F16>, c: Acc16x8) -> Acc16x8 {
 /// `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`, the same section and fragments).
 #[inline(always)]
 #[cfg_attr(not(target_feature = "sm_80"), allow(unused_variables))]
+///
+/// # Safety
+/// All 32 lanes of the warp exist and execute this call together (convergent control flow;
+/// the [module](self)'s note on convergence).
 #[crate::gpu_only]
-pub fn mma_m16n8k16_bf16(a: A16x16<Bf16>, b: B16x8<Bf16>, c: Acc16x8) -> Acc16x8 {
+pub unsafe fn mma_m16n8k16_bf16(a: A16x16<Bf16>, b: B16x8<Bf16>, c: Acc16x8) -> Acc16x8 {
     #[cfg(target_feature = "sm_80")]
     {
         let mut d = c;
-        // SAFETY: reads and writes registers only; every bit pattern of the outputs is a
-        // valid `f32`.
+        // SAFETY: the whole warp executes it together (the caller's contract); it reads and
+        // writes registers only, and every bit pattern of the outputs is a valid `f32`.
         unsafe {
             core::arch::asm!(
                 "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 \
@@ -335,13 +344,17 @@ pub fn mma_m16n8k16_bf16(a: A16x16<Bf16>, b: B16x8<Bf16>, c: Acc16x8) -> Acc16x8
 /// roundings, so each product is exact in f32 and only the sums round.
 #[inline(always)]
 #[cfg_attr(not(target_feature = "sm_80"), allow(unused_variables))]
+///
+/// # Safety
+/// All 32 lanes of the warp exist and execute this call together (convergent control flow;
+/// the [module](self)'s note on convergence).
 #[crate::gpu_only]
-pub fn mma_m16n8k8_tf32(a: ATf32, b: BTf32, c: Acc16x8) -> Acc16x8 {
+pub unsafe fn mma_m16n8k8_tf32(a: ATf32, b: BTf32, c: Acc16x8) -> Acc16x8 {
     #[cfg(target_feature = "sm_80")]
     {
         let mut d = c;
-        // SAFETY: reads and writes registers only; every bit pattern of the outputs is a
-        // valid `f32`.
+        // SAFETY: the whole warp executes it together (the caller's contract); it reads and
+        // writes registers only, and every bit pattern of the outputs is a valid `f32`.
         unsafe {
             core::arch::asm!(
                 "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 \
