@@ -40,7 +40,7 @@
 //! The instructions exist from sm_80 on (`ldmatrix` from sm_75). Built for an older
 //! architecture, each function traps: declare a kernel that uses them
 //! `#[kernel(min_sm = 80)]`, so that its PTX below sm_80 is a trap and the host refuses to
-//! launch it on an older device ([`KernelInfo::min_sm`](crate::host::KernelInfo::min_sm)).
+//! launch it on an older device (the host build's `gpu_std::host::KernelInfo::min_sm`).
 
 use core::marker::PhantomData;
 
